@@ -1,0 +1,84 @@
+"""检查共用的小工具：找到套件根目录、在临时副本里运行命令、准备干净的环境变量。
+
+不是检查本身；被 checks/test_*.py 导入。
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "retrieval_qa.py"
+DOCUMENTS = ROOT / "retrieval_documents.json"
+KIT_FILES = ["retrieval_qa.py", "retrieval_documents.json"]   # 学生下载到同一个文件夹里的文件
+
+# 子进程也用同一个 Python、同样的 -W 设置（例如 -W error）
+PYTHON = [sys.executable] + [f"-W{option}" for option in sys.warnoptions]
+
+# 会改变程序行为的环境变量：检查里一律去掉，让结果不依赖谁的机器
+SCRUBBED = ("PYTHONIOENCODING", "PYTHONUTF8", "PYTHONWARNINGS", "PYTHONSTARTUP", "PYTHONINSPECT",
+            "DEEPSEEK_API_KEY", "DEEPSEEK_MODEL", "LOCAL_MODEL_URL", "LOCAL_MODEL_NAME")
+
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def clean_env(**extra):
+    env = {key: value for key, value in os.environ.items() if key not in SCRUBBED}
+    env.update(extra)
+    return env
+
+
+def run_kit(args, stdin="", cwd=None, script=SCRIPT, env=None, python=None):
+    """运行 retrieval_qa.py，返回 (退出码, stdout 文本, stderr 文本)，都按 UTF-8 解码。"""
+    done = subprocess.run((python or PYTHON) + [str(script)] + list(args),
+                          input=stdin.encode("utf-8"), capture_output=True, cwd=cwd,
+                          env=env if env is not None else clean_env(), timeout=60)
+    return done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8")
+
+
+def run_json(args, **kwargs):
+    """运行并把 stdout 解析成 JSON；stdout 必须恰好是一个 JSON 对象。"""
+    code, out, err = run_kit(args, **kwargs)
+    return code, json.loads(out), err
+
+
+class KitCopy:
+    """临时目录里的一份套件副本：练习在这里做，不碰仓库里的文件。"""
+
+    def __init__(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.path = Path(self._tmp.name) / "kit"
+        self.path.mkdir()
+        for name in KIT_FILES:
+            shutil.copy2(ROOT / name, self.path / name)
+        self.documents = self.path / "retrieval_documents.json"
+        self.original = self.documents.read_bytes()
+
+    def records(self):
+        return json.loads(self.documents.read_text(encoding="utf-8"))
+
+    def write_records(self, records):
+        self.documents.write_text(json.dumps(records, ensure_ascii=False, indent=2), encoding="utf-8")
+
+    def restore(self):
+        self.documents.write_bytes(self.original)
+
+    def run(self, args, **kwargs):
+        return run_kit(args, script=self.path / "retrieval_qa.py", **kwargs)
+
+    def close(self):
+        self._tmp.cleanup()
+
+
+def write_temp(directory, name, content):
+    """在临时目录里写一个文件；content 是 str 时按 UTF-8 写，是 bytes 时原样写。"""
+    path = Path(directory) / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8", newline="\n")
+    return path

@@ -1,0 +1,194 @@
+"""命令行约定：stdout 只有一个 JSON 对象、状态、退出码、提示走 stderr、从别的目录运行、启动要轻。"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+from kit_helpers import PYTHON, ROOT, SCRIPT, clean_env, run_json, run_kit, write_temp
+
+FIELDS = ["question", "status", "model_called", "hits", "note"]
+# 只检索的路径不许导入的模块：网络和读密钥的都不要
+FORBIDDEN = ("urllib", "http", "ssl", "_ssl", "socket", "_socket", "getpass")
+
+
+class OutputTest(unittest.TestCase):
+    def test_retrieved_question(self):
+        code, result, err = run_json(["--retrieve-only", "试用几天？"])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(list(result), FIELDS)
+        self.assertEqual(result["question"], "试用几天？")
+        self.assertEqual(result["status"], "retrieved")
+        self.assertIs(result["model_called"], False)
+        self.assertEqual([hit["id"] for hit in result["hits"]], ["D01#1"])
+        self.assertEqual(list(result["hits"][0]), ["id", "title", "text", "matched"])
+        self.assertIn("没有调用模型", result["note"])
+
+    def test_no_hits_question(self):
+        code, result, _ = run_json(["--retrieve-only", "价格是多少？"])
+        self.assertEqual(code, 0)
+        self.assertEqual((result["status"], result["hits"], result["model_called"]), ("no_hits", [], False))
+        self.assertIn("没有调用模型", result["note"])
+
+    def test_zero_hits_without_retrieve_only_still_calls_no_model(self):
+        code, result, _ = run_json(["价格是多少？"])
+        self.assertEqual(code, 0)
+        self.assertEqual((result["status"], result["model_called"]), ("no_hits", False))
+
+    def test_stdout_is_utf8_indented_and_not_ascii_escaped(self):
+        code, out, _ = run_kit(["--retrieve-only", "试用几天？"])
+        self.assertIn('"question": "试用几天？"', out)
+        self.assertIn('\n  "status": "retrieved"', out)
+        self.assertNotIn("\\u", out)
+
+    def test_utf8_even_when_the_console_says_otherwise(self):
+        # 模拟 Windows 旧控制台 / C locale：不重新配置 stdout 就会在打印中文时崩溃
+        for env in (clean_env(PYTHONIOENCODING="ascii"),
+                    clean_env(LC_ALL="C", LANG="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0")):
+            with self.subTest(env={k: env.get(k) for k in ("PYTHONIOENCODING", "LC_ALL")}):
+                # 问题从 stdin 读：C locale 下命令行参数本身就无法按 UTF-8 解码，那不是本检查要测的
+                code, result, err = run_json(["--retrieve-only"], stdin="试用几天？\n", env=env)
+                self.assertEqual(code, 0, err)
+                self.assertEqual(result["hits"][0]["id"], "D01#1")
+                self.assertIn("命中词：几天、试用", err)
+
+    def test_pipes_into_json_tool(self):
+        first = subprocess.run(PYTHON + [str(SCRIPT), "--retrieve-only", "部署后会自动发送吗？"],
+                               capture_output=True, env=clean_env(), timeout=60)
+        second = subprocess.run(PYTHON + ["-m", "json.tool"], input=first.stdout, capture_output=True, timeout=60)
+        self.assertEqual(second.returncode, 0, second.stderr)
+        self.assertEqual(json.loads(second.stdout)["status"], "retrieved")
+
+    def test_human_summary_goes_to_stderr(self):
+        _, _, err = run_kit(["--retrieve-only", "部署后会自动发送吗？"])
+        self.assertEqual(err.splitlines(), ["命中 2 个片段：",
+                                            "  D01#2  产品规则 · 发送边界  命中词：发送、自动",
+                                            "  D02#1  部署说明 · 服务器资源  命中词：部署"])
+
+
+class PromptTest(unittest.TestCase):
+    def test_question_from_stdin_with_prompt_on_stderr(self):
+        code, result, err = run_json(["--retrieve-only"], stdin="试用几天？\n")
+        self.assertEqual(code, 0)
+        self.assertEqual(result["question"], "试用几天？")
+        self.assertTrue(err.startswith("问题：试用几天？\n"), err)
+
+    def test_windows_line_ending_and_bom_from_a_pipe(self):
+        code, result, _ = run_json(["--retrieve-only"], stdin="\ufeff试用几天？\r\n")
+        self.assertEqual((code, result["question"]), (0, "试用几天？"))
+
+    def test_blank_question_exits_2(self):
+        for args, stdin in ((["--retrieve-only", "   "], ""), (["--retrieve-only"], "\n"), (["--retrieve-only"], "")):
+            with self.subTest(args=args, stdin=stdin):
+                code, out, err = run_kit(args, stdin=stdin)
+                self.assertEqual(code, 2)
+                self.assertEqual(out, "")
+                self.assertIn("错误：问题是空的。", err)
+
+    def test_stdin_that_is_not_utf8(self):
+        done = subprocess.run(PYTHON + [str(SCRIPT), "--retrieve-only"], input="试用几天？\n".encode("gbk"),
+                              capture_output=True, env=clean_env(), timeout=60)
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("从标准输入读到的问题不是 UTF-8 文本", done.stderr.decode("utf-8"))
+        self.assertNotIn(b"Traceback", done.stderr)
+
+    @unittest.skipIf(sys.platform == "win32", "Windows 没有 SIGINT 可以直接发给子进程")
+    def test_ctrl_c_at_the_prompt_exits_130_without_traceback(self):
+        process = subprocess.Popen(PYTHON + [str(SCRIPT), "--retrieve-only"], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env())
+        try:
+            self.assertEqual(process.stderr.read(len("问题：".encode("utf-8"))), "问题：".encode("utf-8"))
+            time.sleep(0.05)
+            process.send_signal(signal.SIGINT)
+            out, err = process.communicate(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        self.assertEqual(process.returncode, 130)
+        self.assertEqual(out, b"")
+        self.assertNotIn(b"Traceback", err)
+        self.assertIn("已中断".encode("utf-8"), err)
+
+
+class UsageTest(unittest.TestCase):
+    def test_usage_errors_exit_2_with_one_line(self):
+        for args in (["--no-such-option"], ["试用", "几天"], ["--documents"], ["--retrieve"]):
+            with self.subTest(args=args):
+                code, out, err = run_kit(args)
+                self.assertEqual(code, 2)
+                self.assertEqual(out, "")
+                self.assertEqual(len(err.strip().splitlines()), 1)
+                self.assertTrue(err.startswith("错误："), err)
+                self.assertIn("用法：python retrieval_qa.py", err)
+
+    def test_help_documents_flags_and_every_exit_code(self):
+        code, out, _ = run_kit(["--help"])
+        self.assertEqual(code, 0)
+        for text in ("--retrieve-only", "--documents PATH", "0 正常", "1 需要人工复核", "2 用法或资料文件错误",
+                     "3 模型调用失败", "4 模型回答被拒绝", "130 被 Ctrl-C 中断"):
+            self.assertIn(text, out)
+
+
+class WorkingDirectoryTest(unittest.TestCase):
+    def test_runs_from_another_directory(self):
+        with tempfile.TemporaryDirectory() as elsewhere:
+            code, result, _ = run_json(["--retrieve-only", "试用几天？"], cwd=elsewhere)
+        self.assertEqual((code, result["hits"][0]["id"]), (0, "D01#1"))
+
+    def test_documents_option_is_relative_to_the_cwd(self):
+        with tempfile.TemporaryDirectory() as elsewhere:
+            records = [{"id": "X1", "title": "价格", "text": "基础版每月 99 元。", "keywords": ["价格"]}]
+            write_temp(elsewhere, "mine.json", json.dumps(records, ensure_ascii=False))
+            code, result, _ = run_json(["--retrieve-only", "价格是多少？", "--documents", "mine.json"], cwd=elsewhere)
+            self.assertEqual((code, [h["id"] for h in result["hits"]]), (0, ["X1"]))
+            code, result, _ = run_json(["--retrieve-only", "--documents=mine.json", "价格是多少？"], cwd=elsewhere)
+            self.assertEqual(result["hits"][0]["id"], "X1")
+
+    def test_file_is_read_afresh_at_every_start(self):
+        with tempfile.TemporaryDirectory() as elsewhere:
+            path = write_temp(elsewhere, "d.json", '[{"id": "A", "title": "t", "text": "x", "keywords": ["甲"]}]')
+            self.assertEqual(len(run_json(["--retrieve-only", "甲乙", "--documents", str(path)])[1]["hits"]), 1)
+            write_temp(elsewhere, "d.json", '[{"id": "A", "title": "t", "text": "x", "keywords": ["丙"]}]')
+            self.assertEqual(run_json(["--retrieve-only", "甲乙", "--documents", str(path)])[1]["hits"], [])
+
+
+class StartupCostTest(unittest.TestCase):
+    """只检索的路径不导入网络模块和 getpass。用 -S 跳过 site，免得机器上的 .pth 文件先把它们导入了。"""
+
+    def imported(self, args, stdin=""):
+        done = subprocess.run([sys.executable, "-S", "-X", "importtime"] + args, input=stdin.encode("utf-8"),
+                              capture_output=True, env=clean_env(), timeout=60, cwd=ROOT)
+        names = set()
+        for line in done.stderr.decode("utf-8", errors="replace").splitlines():
+            if line.startswith("import time:") and line.count("|") == 2:
+                names.add(line.rsplit("|", 1)[1].strip())
+        return done.returncode, names
+
+    def assert_light(self, names):
+        heavy = sorted(n for n in names if n.split(".")[0] in FORBIDDEN)
+        self.assertEqual(heavy, [])
+
+    def test_importtime_sees_imports_at_all(self):
+        # 防止检查空转：同样的办法必须能看见一次真实的网络模块导入
+        code, names = self.imported(["-c", "import urllib.request"])
+        self.assertEqual(code, 0)
+        self.assertIn("urllib.request", names)
+        self.assertIn("socket", names)
+
+    def test_retrieve_only_paths_import_no_network_module(self):
+        for args, stdin in (([str(SCRIPT), "--retrieve-only", "试用几天？"], ""),
+                            ([str(SCRIPT), "--retrieve-only"], "部署后会自动发送吗？\n"),
+                            ([str(SCRIPT), "价格是多少？"], ""),
+                            ([str(SCRIPT), "--retrieve-only", "x", "--documents", "missing.json"], "")):
+            with self.subTest(args=args[1:]):
+                code, names = self.imported(args, stdin)
+                self.assertIn(code, (0, 2))
+                self.assertIn("json", names)
+                self.assert_light(names)
+
+
+if __name__ == "__main__":
+    unittest.main()

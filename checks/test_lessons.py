@@ -1,0 +1,106 @@
+"""课文记录必须是真实命令的真实输出：执行 lessons/*.md 和 README.md 里的每个 console 块。"""
+import tempfile
+import unittest
+from pathlib import Path
+
+from kit_helpers import ROOT, write_temp
+from transcripts import check_markdown, default_documents, parse_markdown
+
+
+class LessonTranscriptTest(unittest.TestCase):
+    def test_every_lesson_and_the_readme(self):
+        documents = default_documents()
+        self.assertIn(ROOT / "lessons" / "03-retrieval-qa.md", documents)
+        for path in documents:
+            with self.subTest(path=path.name):
+                failures, commands = check_markdown(path)
+                self.assertGreater(commands, 0, f"{path.name} 没有可执行的 console 块")
+                self.assertEqual(failures, [], "\n\n".join(failures))
+
+
+class RunnerTest(unittest.TestCase):
+    """执行器本身：输出不一致时必须失败，并指出课文文件和行号。"""
+
+    def lesson(self, text):
+        directory = tempfile.TemporaryDirectory()
+        self.addCleanup(directory.cleanup)
+        return write_temp(directory.name, "lesson.md", text)
+
+    def test_wrong_output_is_reported_with_file_and_line(self):
+        path = self.lesson("# 课\n\n```console\n$ python retrieval_qa.py --retrieve-only 价格是多少？\n没有命中任何片段。\n"
+                           '{\n  "question": "价格是多少？",\n  "status": "retrieved"\n}\n```\n')
+        failures, commands = check_markdown(path)
+        self.assertEqual(commands, 1)
+        self.assertEqual(len(failures), 1)
+        self.assertTrue(failures[0].startswith("lesson.md:4: "), failures[0])
+        self.assertIn('-  "status": "retrieved"', failures[0])
+
+    def test_line_endings_and_trailing_spaces_are_ignored_but_text_is_not(self):
+        good = self.lesson("```console\r\n$ python -c \"print('你好   ')\"   \r\n你好\r\n```\r\n")
+        self.assertEqual(check_markdown(good), ([], 1))
+        bad = self.lesson("```console\n$ python -c \"print('你好')\"\n您好\n```\n")
+        failures, _ = check_markdown(bad)
+        self.assertEqual(len(failures), 1)
+        self.assertTrue(failures[0].startswith("lesson.md:2: "), failures[0])
+
+    def test_exit_code_line(self):
+        path = self.lesson("```console\n$ python retrieval_qa.py --retrieve-only \"   \"\n"
+                           "错误：问题是空的。请输入一个问题，例如：试用几天？\n[0]\n```\n")
+        failures, _ = check_markdown(path)
+        self.assertEqual(len(failures), 1)
+        self.assertIn("退出码应当是 0，实际是 2", failures[0])
+        path.write_text(path.read_text(encoding="utf-8").replace("[0]", "[2]"), encoding="utf-8")
+        self.assertEqual(check_markdown(path), ([], 1))
+
+    def test_typed_answer_pipes_file_edits_and_restore(self):
+        mini = '[{"id": "M1", "title": "价格", "text": "基础版每月 99 元。", "keywords": ["价格"]}]'
+        hit_output = ("命中 1 个片段：\n  M1  价格  命中词：价格\n{\n"
+                      '  "question": "价格是多少？",\n  "status": "retrieved",\n  "model_called": false,\n'
+                      '  "hits": [\n    {\n      "id": "M1",\n      "title": "价格",\n'
+                      '      "text": "基础版每月 99 元。",\n      "matched": [\n        "价格"\n      ]\n    }\n  ],\n'
+                      '  "note": "只做了检索（--retrieve-only）：没有调用模型，也没有读取密钥。"\n}\n')
+        path = self.lesson(
+            f"```json file=mini.json\n{mini}\n```\n"
+            "```console\n$ python retrieval_qa.py --retrieve-only --documents mini.json\n问题：价格是多少？\n"
+            + hit_output + "```\n"
+            "```json remove=mini.json\n{\"id\": \"M1\"}\n```\n"
+            "```console\n$ echo 价格是多少？ | python retrieval_qa.py --retrieve-only --documents mini.json\n"
+            "错误：资料文件 mini.json：应当有 1–100 条记录，实际有 0 条。\n[2]\n```\n"
+            "<!-- transcript: restore -->\n"
+            "```console\n$ python retrieval_qa.py --retrieve-only 价格是多少？ --documents mini.json\n"
+            "错误：资料文件 mini.json：找不到这个文件。提示：确认它和 retrieval_qa.py 在同一个文件夹，"
+            "或用 --documents 指定路径。\n[2]\n```\n")
+        steps = parse_markdown(Path(path))
+        self.assertEqual([step[0] for step in steps], ["file", "run", "remove", "run", "restore", "run"])
+        self.assertEqual(check_markdown(path), ([], 3))
+
+    def test_record_listing_must_match_the_file(self):
+        good = self.lesson('```json\n{"id": "D02#1", "title": "部署说明 · 服务器资源",\n'
+                           ' "text": "私有部署需要一台 4 核 CPU、8 GB 内存的服务器，另外为资料索引预留 50 GB 磁盘空间。",\n'
+                           ' "keywords": ["部署", "服务器", "内存", "配置"]}\n```\n')
+        self.assertEqual(check_markdown(good), ([], 0))
+        bad = self.lesson('```json\n{"id": "D02#1", "title": "部署说明 · 服务器资源",\n'
+                          ' "text": "私有部署需要一台 8 核 CPU、8 GB 内存的服务器，另外为资料索引预留 50 GB 磁盘空间。",\n'
+                          ' "keywords": ["部署", "服务器", "内存", "配置"]}\n```\n')
+        self.assertEqual(check_markdown(bad)[0],
+                         ["lesson.md:1: 课文展示的记录 D02#1 和此时 retrieval_documents.json 里的不一样"])
+
+
+class ReadmeTest(unittest.TestCase):
+    TEST_COMMAND = "python -W error checks/run_checks.py"
+
+    def test_readme_gives_both_commands_and_ci_runs_the_test_command(self):
+        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+        self.assertIn("$ python retrieval_qa.py --retrieve-only\n", readme)
+        self.assertIn(self.TEST_COMMAND, readme)
+        ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+        self.assertIn('-W error checks/run_checks.py', ci.split("set -euo pipefail", 1)[1])
+
+    def test_readme_documents_every_exit_code(self):
+        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+        for code in ("| 0 |", "| 1 |", "| 2 |", "| 3 |", "| 4 |", "| 130 |"):
+            self.assertIn(code, readme)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,253 @@
+"""资料文件的读取规则：每条规则一个检查，几种常见错误的提示逐字固定。"""
+import json
+import tempfile
+import unittest
+
+from kit_helpers import DOCUMENTS, run_kit, write_temp
+
+import retrieval_qa
+from retrieval_qa import KitError, load_documents
+
+GOOD = {"id": "A1", "title": "标题", "text": "正文", "keywords": ["试用"]}
+
+
+def records_text(*records):
+    return json.dumps(list(records), ensure_ascii=False)
+
+
+class LoaderCase(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self._tmp.cleanup)
+        self.dir = self._tmp.name
+
+    def path(self, name, content):
+        return str(write_temp(self.dir, name, content))
+
+    def error_for(self, content, name="bad.json"):
+        """加载这段内容，必须以 KitError 结束；返回去掉文件路径后的报错。"""
+        path = self.path(name, content)
+        with self.assertRaises(KitError) as caught:
+            load_documents(path)
+        self.assertEqual(caught.exception.exit_code, 2)
+        message = str(caught.exception)
+        prefix = f"错误：资料文件 {path}"
+        self.assertTrue(message.startswith(prefix), message)
+        self.assertNotIn("\n", message)
+        return message[len(prefix):]
+
+
+class SampleFileTest(LoaderCase):
+    def test_sample_file_has_five_valid_records(self):
+        records = load_documents()
+        self.assertEqual([r["id"] for r in records], ["D01#1", "D01#2", "D02#1", "D03#1", "D04#1"])
+
+    def test_trial_is_seven_days_written_as_a_digit(self):
+        trial = load_documents()[0]
+        self.assertIn("7 天", trial["text"])
+        self.assertNotIn("免费用多久", trial["keywords"])   # 练习一要学生自己加
+
+    def test_default_path_is_next_to_the_script_not_the_cwd(self):
+        self.assertEqual(retrieval_qa.DOCUMENTS_PATH, str(DOCUMENTS))
+
+
+class EncodingTest(LoaderCase):
+    def test_bom_from_windows_notepad_is_accepted(self):
+        path = self.path("bom.json", b"\xef\xbb\xbf" + records_text(GOOD).encode("utf-8"))
+        self.assertEqual(load_documents(path)[0]["id"], "A1")
+
+    def test_gbk_file_names_the_encoding(self):
+        content = records_text(GOOD).encode("gbk")
+        self.assertEqual(self.error_for(content),
+                         "：不是 UTF-8 编码（第 1 行有无法解码的字节 0xB1）。"
+                         "提示：可能是用 GBK/ANSI 保存的，请在编辑器里选择“UTF-8”重新保存。")
+
+    def test_utf16_file_is_named(self):
+        content = records_text(GOOD).encode("utf-16")
+        self.assertEqual(self.error_for(content), "：是 UTF-16 编码。提示：在编辑器里选择“UTF-8”重新保存。")
+
+    def test_empty_and_blank_files(self):
+        expected = "：文件是空的。提示：它应当是一个 JSON 数组：[ {…}, {…} ]。"
+        self.assertEqual(self.error_for(""), expected)
+        self.assertEqual(self.error_for(" \n\t\r\n"), expected)
+
+
+class SizeAndCountTest(LoaderCase):
+    def test_file_at_the_limit_loads_and_one_byte_more_does_not(self):
+        body = records_text(GOOD)
+        at_limit = body + " " * (100 * 1024 - len(body.encode("utf-8")))
+        self.assertEqual(len(load_documents(self.path("ok.json", at_limit))), 1)
+        message = self.error_for(at_limit + " ")
+        self.assertEqual(message, "：超过了 102400 字节（100 KB）的上限。提示：资料应当是人工切分的短片段。")
+
+    def test_between_one_and_one_hundred_records(self):
+        many = [dict(GOOD, id=f"R{n:03d}") for n in range(101)]
+        self.assertEqual(len(load_documents(self.path("100.json", records_text(*many[:100])))), 100)
+        self.assertEqual(self.error_for(records_text(*many)), "：应当有 1–100 条记录，实际有 101 条。")
+        self.assertEqual(self.error_for("[]"), "：应当有 1–100 条记录，实际有 0 条。")
+
+    def test_top_level_must_be_an_array(self):
+        self.assertEqual(self.error_for(json.dumps(GOOD)), "：最外层应当是 JSON 数组 [ … ]，实际是对象 {…}。")
+
+
+class SyntaxHintTest(LoaderCase):
+    """语法错误：行、列，加上学生最常见失误的提示。列从 1 数起，按字符（不是字节）计。"""
+
+    def test_trailing_comma_points_at_the_comma(self):
+        content = '[\n  {"id": "A1"},\n]\n'
+        self.assertEqual(self.error_for(content),
+                         " 第 2 行第 15 列：JSON 格式不对，这里多了一个逗号。"
+                         "提示：数组或对象的最后一项后面不能再写逗号，删掉它。")
+
+    def test_trailing_comma_inside_an_object(self):
+        content = '[{"id": "A1",}]'
+        self.assertIn(" 第 1 行第 13 列：JSON 格式不对，这里多了一个逗号。", self.error_for(content))
+
+    def test_missing_comma_between_records(self):
+        content = '[\n  {"id": "A1"}\n  {"id": "A2"}\n]\n'
+        self.assertEqual(self.error_for(content),
+                         " 第 3 行第 3 列：JSON 格式不对，这里应当是逗号 ,。提示：上一项的末尾可能漏了逗号 ,。")
+
+    def test_full_width_comma_is_named_and_shown(self):
+        content = '[{"id": "A1"，"title": "标题"}]'
+        self.assertEqual(self.error_for(content),
+                         " 第 1 行第 13 列：JSON 格式不对，这里应当是逗号 ,。"
+                         "提示：这里是全角字符「，」，JSON 的标点要用半角的 ,（切换到英文输入法再输入）。")
+
+    def test_full_width_colon_and_quote(self):
+        self.assertIn("全角字符「：」", self.error_for('[{"id"："A1"}]'))
+        self.assertIn("全角字符「“」", self.error_for('[{“id”: "A1"}]'))
+
+    def test_full_width_closing_quote_inside_a_string(self):
+        content = '[{"id": "A1",\n  "title": "标题”,\n  "text": "x"}]'
+        message = self.error_for(content)
+        self.assertIn(" 第 2 行", message)
+        self.assertIn("这一行有全角引号「”」，字符串结尾的引号可能写成了全角", message)
+
+    def test_single_quotes(self):
+        self.assertEqual(self.error_for("[{'id': 'A1'}]"),
+                         " 第 1 行第 3 列：JSON 格式不对，这里应当是用双引号括起来的字段名。"
+                         "提示：JSON 的字段名和字符串要用双引号 \"，不能用单引号 '。")
+
+    def test_comment(self):
+        content = '[\n  // 试用规则\n  {"id": "A1"}\n]'
+        self.assertEqual(self.error_for(content),
+                         " 第 2 行第 3 列：JSON 格式不对，这里缺少一个值。"
+                         "提示：JSON 不支持注释（// 、/* */ 或 #），请删掉注释。")
+
+    def test_file_ending_early(self):
+        self.assertIn("可能少了结尾的 ] 或 }", self.error_for('[{"id": "A1"}, '))
+
+
+class SchemaTest(LoaderCase):
+    """结构错误：第几条记录、它的 id、哪个字段、应当是什么、实际是什么。"""
+
+    def check(self, record, expected, position=2):
+        records = [GOOD, record] if position == 2 else [record]
+        self.assertEqual(self.error_for(records_text(*records)), "：" + expected)
+
+    def test_record_must_be_an_object(self):
+        self.check(["A2"], "第 2 条记录应当是对象 { … }，实际是数组（1 项）。")
+
+    def test_misspelt_keywords_field_is_suggested(self):
+        record = {"id": "A2", "title": "t", "text": "x", "keyword": ["试用"]}
+        self.check(record, '第 2 条记录（id "A2"）缺少字段 keywords。提示：这条记录里有 keyword，是不是想写 keywords？')
+
+    def test_missing_field_without_a_near_name(self):
+        self.check({"id": "A2", "text": "x", "keywords": ["k"]}, '第 2 条记录（id "A2"）缺少字段 title。')
+
+    def test_id_must_be_a_non_empty_string(self):
+        self.check(dict(GOOD, id=7), "第 2 条记录的字段 id 应当是非空字符串，实际是数字 7。")
+        self.check(dict(GOOD, id=""), "第 2 条记录的字段 id 应当是非空字符串，实际是空字符串。")
+
+    def test_blank_text_is_rejected(self):
+        self.check(dict(GOOD, id="A2", text="  \n "), '第 2 条记录（id "A2"）的字段 text 应当是非空字符串，实际是空字符串。')
+
+    def test_title_null(self):
+        self.check(dict(GOOD, id="A2", title=None), '第 2 条记录（id "A2"）的字段 title 应当是非空字符串，实际是null。')
+
+    def test_keywords_written_as_a_string(self):
+        self.check(dict(GOOD, id="A2", keywords="部署"),
+                   '第 2 条记录（id "A2"）的字段 keywords 应当是非空的字符串数组，实际是字符串 "部署"。提示：写成 ["部署"]。')
+
+    def test_keywords_empty_list_and_bad_items(self):
+        self.check(dict(GOOD, id="A2", keywords=[]),
+                   '第 2 条记录（id "A2"）的字段 keywords 应当是非空的字符串数组，实际是数组（0 项）。')
+        self.check(dict(GOOD, id="A2", keywords=["部署", 3]),
+                   '第 2 条记录（id "A2"）的 keywords 第 2 项应当是非空字符串，实际是数字 3。')
+        self.check(dict(GOOD, id="A2", keywords=["部署", " "]),
+                   '第 2 条记录（id "A2"）的 keywords 第 2 项应当是非空字符串，实际是空字符串。')
+
+    def test_duplicate_id(self):
+        self.check(dict(GOOD, title="另一条"), '第 2 条记录（id "A1"）的 id 和第 1 条重复。提示：每条记录的 id 必须唯一。')
+
+    def test_nan_and_infinity_are_not_json(self):
+        content = '[{"id": "A1", "title": NaN, "text": "x", "keywords": ["k"]}]'
+        self.assertEqual(self.error_for(content),
+                         '：第 1 条记录（id "A1"）的字段 title 应当是非空字符串，实际是非法值 NaN（JSON 不允许 NaN 和 Infinity）。')
+        content = '[{"id": "A1", "title": "t", "text": "x", "keywords": ["k"], "note": [[-Infinity]]}]'
+        self.assertEqual(self.error_for(content),
+                         '：第 1 条记录（id "A1"）的字段 note 里有非法值 -Infinity（JSON 不允许 NaN 和 Infinity）。')
+
+    def test_extra_fields_are_allowed(self):
+        path = self.path("extra.json", records_text(dict(GOOD, note="备注")))
+        self.assertEqual(load_documents(path)[0]["note"], "备注")
+
+
+class PathTest(LoaderCase):
+    def test_missing_file(self):
+        path = f"{self.dir}/nope.json"
+        with self.assertRaises(KitError) as caught:
+            load_documents(path)
+        self.assertEqual(str(caught.exception),
+                         f"错误：资料文件 {path}：找不到这个文件。"
+                         "提示：确认它和 retrieval_qa.py 在同一个文件夹，或用 --documents 指定路径。")
+
+    def test_windows_extra_txt_extension_is_suggested(self):
+        self.path("docs.json.txt", records_text(GOOD))
+        with self.assertRaises(KitError) as caught:
+            load_documents(f"{self.dir}/docs.json")
+        self.assertIn("同一目录下有 docs.json.txt，Windows 可能给它多加了 .txt 扩展名", str(caught.exception))
+
+    def test_directory(self):
+        with self.assertRaises(KitError) as caught:
+            load_documents(self.dir)
+        self.assertIn("这是一个文件夹，不是 JSON 文件", str(caught.exception))
+
+
+class NeverATracebackTest(LoaderCase):
+    """无论文件里是什么，命令行都只给一行中文说明、退出码 2，stdout 为空。"""
+
+    HOSTILE = {
+        "empty.json": "",
+        "blank.json": "   \n\n",
+        "binary.json": bytes(range(256)) * 4,
+        "gbk.json": records_text(GOOD).encode("gbk"),
+        "nested.json": "[" * 100_000,
+        "nested_ok_depth.json": "[" * 900 + "]" * 900,
+        "nan.json": "[NaN]",
+        "nul.json": "[\x00]",
+        "string.json": '"只是一个字符串"',
+        "utf16.json": records_text(GOOD).encode("utf-16-le"),
+    }
+
+    def assert_clean_failure(self, args):
+        code, out, err = run_kit(["--retrieve-only", "试用几天？"] + args)
+        self.assertEqual(code, 2, err)
+        self.assertEqual(out, "")
+        self.assertNotIn("Traceback", err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertTrue(err.startswith("错误：资料文件 "), err)
+
+    def test_hostile_files(self):
+        for name, content in self.HOSTILE.items():
+            with self.subTest(name=name):
+                self.assert_clean_failure(["--documents", self.path(name, content)])
+
+    def test_directory_and_missing_path(self):
+        self.assert_clean_failure(["--documents", self.dir])
+        self.assert_clean_failure(["--documents", f"{self.dir}/missing.json"])
+
+
+if __name__ == "__main__":
+    unittest.main()

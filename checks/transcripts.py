@@ -1,0 +1,225 @@
+"""课文记录的执行器：把 lessons/*.md 和 README.md 里的每个 ```console 块真的跑一遍，输出必须与课文一致。
+
+    $ python checks/transcripts.py                    # 检查全部课文
+    $ python checks/transcripts.py lessons/03-retrieval-qa.md
+
+课文里的写法（都在套件的临时副本里执行，不碰你的文件）：
+- ```console 块：`$ ` 开头的行是命令，其后到下一个 `$ ` 之前的行是期望输出（stdout 与 stderr 合在一起，
+  和终端里看到的一样）。期望输出最后一行若是 `[N]`，还要求退出码为 N。
+  命令只支持 python（或 py）和 `echo 文字 | python …` 这样的管道，所以 Windows 上也能执行。
+  期望输出里若有以“问题：”开头的行，而命令没有用 echo 提供输入，就把这行“问题：”后面的文字当作键盘输入。
+- ```json file=NAME 块：把块的内容原样写进文件 NAME。
+- ```json edit=FILE 块：块里是一条记录，替换 FILE 中 id 相同的那条（没有就加到末尾）。
+- ```json remove=FILE 块：删除 FILE 中与块里记录 id 相同的那条。
+- <!-- transcript: restore -->：把套件文件恢复成原样（课文里“改回去”“恢复备份”的那一步）。
+- 普通的 ```json 块若是一条带 id 和 keywords 的记录，它必须和那一刻资料文件里的同一条记录完全一样，
+  remove= 块写出了整条记录时也一样：课文里展示的资料不能和文件走样。
+比较时只统一换行符、去掉行尾空白。
+"""
+import difflib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from kit_helpers import PYTHON, ROOT, clean_env
+
+PROMPT = "问题："
+FENCE = re.compile(r"^```(\S*)(.*)$")
+RESTORE = "<!-- transcript: restore -->"
+EXIT_LINE = re.compile(r"^\[(\d+)\]$")
+
+
+def default_documents():
+    return sorted((ROOT / "lessons").glob("*.md")) + [ROOT / "README.md"]
+
+
+def parse_markdown(path):
+    """把一篇课文拆成按顺序执行的步骤：("run", 行号, 命令, 期望行)、
+    ("file"/"edit"/"remove"/"listing", 行号, 文件名, 内容)、("restore", 行号)。"""
+    steps, block, start, kind, argument = [], None, 0, None, None
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if block is None:
+            match = FENCE.match(line)
+            if line.strip() == RESTORE:
+                steps.append(("restore", number))
+            elif match:
+                block, start = [], number
+                kind, argument = block_kind(match.group(1), match.group(2))
+        elif line.startswith("```"):
+            if kind == "console":
+                steps.extend(console_steps(block, start))
+            elif kind:
+                steps.append((kind, start, argument, "\n".join(text for _, text in block) + "\n"))
+            block = None
+        else:
+            block.append((number, line))
+    return steps
+
+
+def block_kind(language, info):
+    if language == "console":
+        return "console", None
+    if language == "json" and not info.strip():
+        return "listing", "retrieval_documents.json"
+    for word in info.split():
+        name, _, value = word.partition("=")
+        if name in ("file", "edit", "remove") and value:
+            return name, value
+    return None, None
+
+
+def console_steps(block, start):
+    steps = []
+    for number, line in block:
+        if line.startswith("$ "):
+            steps.append(["run", number, line[2:], []])
+        elif steps:
+            steps[-1][3].append(line)
+    return [tuple(step) for step in steps]
+
+
+# ---------- 执行 ----------
+
+def make_copy(directory):
+    """把套件（不含 .git）复制到临时目录，课文在这里执行。"""
+    kit = Path(directory) / "kit"
+    shutil.copytree(ROOT, kit, ignore=shutil.ignore_patterns(".git", "__pycache__"))
+    return kit
+
+
+def split_pipeline(command):
+    lexer = shlex.shlex(command, posix=True, punctuation_chars="|")
+    lexer.whitespace_split = True
+    segments = [[]]
+    for token in lexer:
+        if token == "|":
+            segments.append([])
+        else:
+            segments[-1].append(token)
+    return segments
+
+
+def run_command(command, expected, kit):
+    """执行一条课文命令，返回 (终端上看到的文字, 退出码)。"""
+    env = clean_env()
+    segments = split_pipeline(command)
+    typed = next((line[len(PROMPT):] + "\n" for line in expected if line.startswith(PROMPT)), "")
+    data, shown, code = typed.encode("utf-8"), b"", 0
+    for index, words in enumerate(segments):
+        last = index == len(segments) - 1
+        if words and words[0] == "echo":
+            data, code = (" ".join(words[1:]) + "\n").encode("utf-8"), 0
+            if last:
+                shown += data
+            continue
+        if not words or words[0] not in ("python", "py"):
+            raise ValueError(f"课文命令只支持 python 和 echo：{command}")
+        done = subprocess.run(PYTHON + words[1:], input=data, cwd=kit, env=env, timeout=60,
+                              stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT if last else subprocess.PIPE)
+        code = done.returncode
+        if last:
+            shown += done.stdout
+        else:
+            shown, data = shown + done.stderr, done.stdout
+    return shown.decode("utf-8", errors="replace"), code
+
+
+def apply_edit(kind, argument, content, kit):
+    """执行一个文件步骤；课文展示的记录和文件不一致时返回说明，否则返回 None。"""
+    target = kit / argument
+    if kind == "file":
+        target.write_text(content, encoding="utf-8", newline="\n")
+        return None
+    record = json.loads(content)
+    if kind == "listing" and not (isinstance(record, dict) and "id" in record and "keywords" in record):
+        return None
+    records = json.loads(target.read_text(encoding="utf-8-sig"))
+    index = next((i for i, item in enumerate(records) if item.get("id") == record["id"]), None)
+    if kind in ("listing", "remove") and len(record) > 1 and (index is None or records[index] != record):
+        return f"课文展示的记录 {record['id']} 和此时 {argument} 里的不一样"
+    if kind == "listing":
+        return None
+    if kind == "remove":
+        if index is None:
+            return f"{argument} 里没有 id 为 {record['id']} 的记录可删"
+        del records[index]
+    elif index is None:
+        records.append(record)
+    else:
+        records[index] = record
+    target.write_text(json.dumps(records, ensure_ascii=False, indent=2) + "\n", encoding="utf-8", newline="\n")
+    return None
+
+
+def normalise(lines):
+    lines = [line.rstrip() for line in lines]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def check_markdown(path, label=None):
+    """执行一篇课文的全部步骤，返回失败说明的列表（空列表表示全部一致）和执行的命令数。"""
+    label = label or path.name
+    failures, commands = [], 0
+    with tempfile.TemporaryDirectory() as directory:
+        kit = make_copy(directory)
+        pristine = Path(directory) / "pristine"
+        shutil.copytree(kit, pristine)
+        for step in parse_markdown(path):
+            if step[0] == "restore":
+                shutil.rmtree(kit)
+                shutil.copytree(pristine, kit)
+            elif step[0] == "run":
+                _, number, command, expected = step
+                commands += 1
+                failure = compare(command, expected, kit)
+                if failure:
+                    failures.append(f"{label}:{number}: `{command}` 的输出和课文不一致\n{failure}")
+            else:
+                problem = apply_edit(step[0], step[2], step[3], kit)
+                if problem:
+                    failures.append(f"{label}:{step[1]}: {problem}")
+    return failures, commands
+
+
+def compare(command, expected, kit):
+    expected = normalise(expected)
+    want_code = None
+    if expected and EXIT_LINE.match(expected[-1]):
+        want_code = int(EXIT_LINE.match(expected[-1]).group(1))
+        expected = normalise(expected[:-1])
+    shown, code = run_command(command, expected, kit)
+    actual = normalise(shown.replace("\r\n", "\n").split("\n"))
+    if actual != expected:
+        return "\n".join(difflib.unified_diff(expected, actual, "课文", "实际输出", lineterm=""))
+    if want_code is not None and code != want_code:
+        return f"退出码应当是 {want_code}，实际是 {code}"
+    return None
+
+
+def main(argv):
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(encoding="utf-8", errors="replace")
+    paths = [Path(arg).resolve() for arg in argv] or default_documents()
+    total = 0
+    all_failures = []
+    for path in paths:
+        failures, commands = check_markdown(path, os.path.relpath(path, ROOT))
+        total += commands
+        all_failures.extend(failures)
+    for failure in all_failures:
+        print(failure + "\n")
+    print(f"执行了 {total} 条课文命令，{len(all_failures)} 条与课文不一致。")
+    return 1 if all_failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
