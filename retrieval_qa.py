@@ -10,6 +10,9 @@ import os
 import sys
 import unicodedata
 
+from reply_assistant import (EXIT_INTERRUPTED, EXIT_OK, KitError, ask_question, parse_command_line,
+                             use_utf8_streams, write_json)
+
 # ---------- 常量 ----------
 
 # 资料默认放在脚本旁边，和从哪个目录启动无关。用 os.path 而不用 pathlib：
@@ -20,10 +23,6 @@ MAX_FILE_BYTES = 100 * 1024   # 100 KB：手工切分的教学资料远小于此
 MAX_RECORDS = 100             # 1–100 条：再多就不是“人工切分、人工写关键词”了
 MAX_HITS = 3                  # 最多取 3 条：教学取值，不是通用最优参数
 PROMPT = "问题："
-
-# 退出码：0 正常，1 需要人工复核，2 用法或资料文件错误，3 模型调用失败，4 模型回答被拒绝，130 被中断
-EXIT_OK, EXIT_REVIEW, EXIT_USAGE = 0, 1, 2
-EXIT_MODEL_FAILED, EXIT_REJECTED, EXIT_INTERRUPTED = 3, 4, 130
 
 # 学生最常敲错的全角标点，以及 JSON 需要的半角写法
 FULL_WIDTH = {"“": '"', "”": '"', "‘": "'", "’": "'", "，": ",", "：": ":",
@@ -42,26 +41,22 @@ JSON_ERRORS = {
 }
 
 HELP = f"""\
-用法：python retrieval_qa.py [问题] [--retrieve-only] [--documents PATH]
+用法：python retrieval_qa.py [问题] [--retrieve-only] [--documents PATH] [--timeout 秒]
 
-按关键词从资料文件里找出和问题相关的片段（最多 {MAX_HITS} 条），结果以一个 JSON 对象写到 stdout。
+按关键词从资料文件里找出和问题相关的片段（最多 {MAX_HITS} 条）；不加 --retrieve-only 时，
+只把命中的片段发给模型写草稿，并检查回答。结果以一个 JSON 对象写到 stdout。
 
   问题                省略时会在 stderr 上提示“{PROMPT}”，再从标准输入读一行
   --retrieve-only     只检索：不调用模型，也不读取密钥
   --documents PATH    改用另一个资料文件（默认：脚本旁边的 retrieval_documents.json）
+  --timeout 秒        模型请求的总时限（默认 60 秒）；超时不自动重试
   -h, --help          显示这段说明
 
+零命中时不调用模型，也不读取密钥。
 退出码：0 正常；1 需要人工复核；2 用法或资料文件错误；3 模型调用失败；
         4 模型回答被拒绝；130 被 Ctrl-C 中断。
+
 """
-
-
-class KitError(Exception):
-    """学生能自己改正的问题：一行中文说明，不打印 traceback。"""
-
-    def __init__(self, message, exit_code=EXIT_USAGE):
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 # ---------- 第一步：读取并检查资料文件 ----------
@@ -277,64 +272,15 @@ def retrieve(question, documents, limit=MAX_HITS):
 
 # ---------- 第三步：命令行 ----------
 
-USAGE = "用法：python retrieval_qa.py [问题] [--retrieve-only] [--documents PATH]；详见 --help。"
-FLAGS = {"--retrieve-only": "retrieve_only", "-h": "help", "--help": "help"}   # 不带值的开关
-VALUE_OPTIONS = {"--documents": "documents"}                                  # 后面跟一个值
-
-
-def usage_error(what):
-    return KitError(f"错误：{what}。{USAGE}")
-
-
-def parse_args(argv):
-    """选项很少，手写解析：比 argparse 少导入一批模块，启动更快，报错也全是中文。"""
-    options = {"question": None, "retrieve_only": False, "help": False, "documents": None}
-    pending = list(argv)
-    only_positional = False
-    while pending:
-        arg = pending.pop(0)
-        if arg == "--" and not only_positional:
-            only_positional = True
-        elif arg.startswith("-") and len(arg) > 1 and not only_positional:
-            name, has_value, value = arg.partition("=")
-            if name in FLAGS and not has_value:
-                options[FLAGS[name]] = True
-            elif name in VALUE_OPTIONS:
-                if not has_value:
-                    if not pending:
-                        raise usage_error(f"{name} 后面缺少一个值")
-                    value = pending.pop(0)
-                options[VALUE_OPTIONS[name]] = value
-            else:
-                raise usage_error(f"不认识的选项 {arg}")
-        elif options["question"] is None:
-            options["question"] = arg
-        else:
-            raise usage_error(f"多了一个参数 {arg}（问题里有空格时，请用引号把整个问题括起来）")
-    return options
-
-
-def use_utf8_streams():
-    """Windows 控制台和管道里也按 UTF-8 输出中文。"""
-    for stream in (sys.stdout, sys.stderr):
-        if hasattr(stream, "reconfigure"):
-            stream.reconfigure(encoding="utf-8", errors="replace")
-    if sys.stdin is not None and hasattr(sys.stdin, "reconfigure") and not sys.stdin.isatty():
-        sys.stdin.reconfigure(encoding="utf-8")
-
-
-def ask_question():
-    """在 stderr 上提示，从 stdin 读一行；来自管道时把读到的问题回显出来。"""
-    sys.stderr.write(PROMPT)
-    sys.stderr.flush()
-    try:
-        line = sys.stdin.readline() if sys.stdin is not None else ""
-    except UnicodeDecodeError:
-        raise KitError("错误：从标准输入读到的问题不是 UTF-8 文本。提示：把问题直接写在命令后面，"
-                       "例如 python retrieval_qa.py --retrieve-only 试用几天？") from None
-    if sys.stdin is None or not sys.stdin.isatty():
-        sys.stderr.write(line.rstrip("\r\n") + "\n")
-    return line.lstrip("\ufeff")
+USAGE = "用法：python retrieval_qa.py [问题] [--retrieve-only] [--documents PATH] [--timeout 秒]；详见 --help。"
+NOTES = {
+    "retrieved": "只做了检索（--retrieve-only）：没有调用模型，也没有读取密钥。",
+    "no_hits": "没有命中任何片段，所以没有调用模型。零命中不等于资料里没有答案，也可能是问法和关键词对不上。",
+    "draft": "这是草稿，不会自动发送；发出前请人工核对事实和出处。",
+    "missing": "模型认为命中的片段回答不了这个问题。这不证明资料库里没有答案，先检查检索。",
+    "rejected": "模型的回答没有通过检查，已拒绝，不要使用；原因见 problems。",
+    "error": "模型调用失败，没有得到回答；没有自动重试。",
+}
 
 
 def show_hits(hits):
@@ -347,27 +293,37 @@ def show_hits(hits):
         print(f"  {hit['id']}  {hit['title']}  命中词：{'、'.join(hit['matched'])}", file=sys.stderr)
 
 
+def ask_model(question, hits, timeout_text):
+    """只有真的要调用模型时才导入网络相关的模块；只检索的路径因此和启动 Python 一样轻。"""
+    from model_reply_assistant import DEFAULT_TIMEOUT, answer_with_model, parse_timeout
+    timeout = parse_timeout(timeout_text) if timeout_text is not None else DEFAULT_TIMEOUT
+    return answer_with_model(question, hits, timeout)
+
+
 def run(argv):
-    args = parse_args(argv)
+    args = parse_command_line(argv, USAGE, flags={"--retrieve-only": "retrieve_only"},
+                              value_options={"--documents": "documents", "--timeout": "timeout"})
     if args["help"]:
-        sys.stdout.write(HELP)
+        from model_reply_assistant import HELP as MODEL_HELP
+        sys.stdout.write(HELP + MODEL_HELP[MODEL_HELP.index("环境变量："):MODEL_HELP.index("退出码：")])
         return EXIT_OK
     documents = load_documents(args["documents"] or DOCUMENTS_PATH)
-    question = (args["question"] if args["question"] is not None else ask_question()).strip()
+    question = (args["question"] if args["question"] is not None else ask_question(PROMPT)).strip()
     if not question:
         raise KitError("错误：问题是空的。请输入一个问题，例如：试用几天？")
     hits = retrieve(question, documents)
     show_hits(hits)
-    if hits and not args["retrieve_only"]:
-        raise KitError("错误：这一版还不能调用模型，请加上 --retrieve-only 只做检索。")
-    if hits:
-        status, note = "retrieved", "只做了检索（--retrieve-only）：没有调用模型，也没有读取密钥。"
-    else:
-        status, note = "no_hits", "没有命中任何片段，所以没有调用模型。零命中不等于资料里没有答案，也可能是问法和关键词对不上。"
-    result = {"question": question, "status": status, "model_called": False, "hits": hits, "note": note}
-    sys.stdout.write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
-    sys.stdout.flush()
-    return EXIT_OK
+    result = {"question": question, "status": "retrieved" if hits else "no_hits", "model_called": False,
+              "hits": hits}
+    code = EXIT_OK
+    if not args["retrieve_only"]:
+        result.update(draft=None, sources=[], problems=[])
+        if hits:   # 零命中：不读密钥，不发请求
+            outcome, code = ask_model(question, hits, args["timeout"])
+            result.update(outcome)
+    result["note"] = NOTES[result["status"]]
+    write_json(result)
+    return code
 
 
 def main(argv=None):

@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "retrieval_qa.py"
 DOCUMENTS = ROOT / "retrieval_documents.json"
-KIT_FILES = ["retrieval_qa.py", "retrieval_documents.json"]   # 学生下载到同一个文件夹里的文件
+KIT_FILES = ["reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py", "retrieval_documents.json"]   # 学生下载到同一个文件夹里的文件
 
 # 子进程也用同一个 Python、同样的 -W 设置（例如 -W error）
 PYTHON = [sys.executable] + [f"-W{option}" for option in sys.warnoptions]
@@ -82,3 +82,8 @@ def write_temp(directory, name, content):
     else:
         path.write_text(content, encoding="utf-8", newline="\n")
     return path
+
+
+def load_sample_texts():
+    """随套件发布的资料：id → 正文。"""
+    return {record["id"]: record["text"] for record in json.loads(DOCUMENTS.read_text(encoding="utf-8-sig"))}

@@ -1,0 +1,116 @@
+"""测试器材：127.0.0.1 上的一个假“模型服务”，按 chat-completions 的格式回话。
+
+它不是模型，只会按检查的吩咐返回写死的内容、错误码、空行或者干脆不回答；不要拿给学生当模型用。
+用法（在检查里）：
+    with StandIn() as server:
+        server.reply({"status": "draft", "draft": "…", "sources": ["D01#1"]})
+        ……把 LOCAL_MODEL_URL 设成 server.url，运行程序……
+        server.requests   # 收到的每个请求：path、headers、body（已解析的 JSON）
+"""
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+GIVE_UP_AFTER = 5.0   # 滴空行和装死最多持续这么久，即使检查忘了关它，也会自己停下
+
+
+def completion(content, finish_reason="stop"):
+    """一份最小的 chat-completions 成功响应。content 是 dict 时先转成 JSON 文本。"""
+    if not isinstance(content, str):
+        content = json.dumps(content, ensure_ascii=False)
+    return {"id": "stand-in", "object": "chat.completion", "model": "stand-in",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                         "finish_reason": finish_reason}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+
+
+class StandIn:
+    def __init__(self):
+        self.requests = []
+        self.stop = threading.Event()
+        self.behaviour = ("json", 200, completion({"status": "missing", "draft": "", "sources": []}), {})
+
+    # ---- 吩咐它怎么回答 ----
+    def reply(self, content, finish_reason="stop"):
+        self.behaviour = ("json", 200, completion(content, finish_reason), {})
+
+    def respond(self, status, payload, headers=None):
+        self.behaviour = ("json", status, payload, headers or {})
+
+    def raw(self, body, status=200):
+        self.behaviour = ("raw", status, body, {})
+
+    def drip(self, interval=0.05):
+        """先发 200 的响应头，然后每隔 interval 秒发一个空行，永不结束（DeepSeek 慢时的样子）。"""
+        self.behaviour = ("drip", interval, None, {})
+
+    def silent(self):
+        """收下请求，一个字节也不回。"""
+        self.behaviour = ("silent", None, None, {})
+
+    # ---- 启动与关闭 ----
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self):
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(self))
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+def make_handler(stand_in):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):   # 安静：检查输出里不要混进访问日志
+            pass
+
+        def do_POST(self):
+            length = int(self.headers.get("Content-Length", 0))
+            raw = self.rfile.read(length)
+            try:
+                body = json.loads(raw.decode("utf-8"))
+            except ValueError:
+                body = raw
+            stand_in.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+            kind, status, payload, headers = stand_in.behaviour
+            if kind == "silent":
+                stand_in.stop.wait(GIVE_UP_AFTER)
+                return
+            if kind == "drip":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "1000000")
+                self.end_headers()
+                give_up = time.monotonic() + GIVE_UP_AFTER
+                while not stand_in.stop.wait(status) and time.monotonic() < give_up:
+                    try:
+                        self.wfile.write(b"\n")
+                        self.wfile.flush()
+                    except OSError:
+                        return
+                return
+            data = payload if kind == "raw" else json.dumps(payload, ensure_ascii=False).encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            try:
+                self.wfile.write(data)
+            except OSError:
+                pass
+
+    return Handler

@@ -1,0 +1,367 @@
+"""第 02 课：真正调用模型。标准库 urllib 发一次 HTTPS 请求，回答必须是合规的 JSON，只能引用发过去的资料。
+
+    $ python model_reply_assistant.py 试用几天？
+
+默认请求 DeepSeek 官方接口，密钥来自环境变量 DEEPSEEK_API_KEY（没有就用不回显的方式询问）。
+没有密钥时可以改用本机的 OpenAI 兼容模型（例如 Ollama）：设置 LOCAL_MODEL_URL 和 LOCAL_MODEL_NAME。
+失败时不自动重试：一次请求可能已经计费，要不要再试由你决定。
+"""
+import getpass
+import ipaddress
+import json
+import os
+import ssl
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import warnings
+
+from reply_assistant import (EXIT_INTERRUPTED, EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
+                             KitError, MATERIALS, ask_question, build_messages, parse_command_line,
+                             use_utf8_streams, write_json)
+
+# ---------- 常量 ----------
+
+ENDPOINT = "https://api.deepseek.com/chat/completions"   # 固定的官方地址，不接受其他远程地址
+DEFAULT_MODEL = "deepseek-v4-flash"   # deepseek-chat 已于 2026 年停用；型号会变，用 DEEPSEEK_MODEL 覆盖
+DEFAULT_TIMEOUT = 60.0       # 整个请求（连接 + 等待 + 读完）的总时限，秒
+MAX_TOKENS = 2048            # 回答 JSON 通常不到 300 token；留足余量，免得 JSON 被截断（finish_reason=length）
+TEMPERATURE = 0              # 写草稿要稳，不要发挥
+MAX_RESPONSE_BYTES = 1024 * 1024   # 响应体最多读 1 MiB，再大就是出了问题
+ANSWER_STATUSES = ("draft", "missing")
+
+# HTTP 错误码 → 原因和该做什么（依据 DeepSeek 官方错误码说明）
+HTTP_ERRORS = {
+    400: "请求格式有误（HTTP 400）：通常是程序或参数的问题，请核对模型名和请求内容",
+    401: "密钥无效（HTTP 401）：检查 DEEPSEEK_API_KEY 是否完整，或到平台重新创建密钥",
+    402: "账户余额不足（HTTP 402）：请到 DeepSeek 平台充值后再试",
+    422: "请求参数无效（HTTP 422）：常见原因是模型名不存在，用 DEEPSEEK_MODEL 改成平台当前列出的型号",
+    429: "请求太频繁（HTTP 429）：达到了速率或并发上限，请稍后手动重试",
+    500: "服务器内部错误（HTTP 500）：稍等片刻后手动重试",
+    503: "服务器繁忙（HTTP 503）：稍等片刻后手动重试",
+}
+
+USAGE = "用法：python model_reply_assistant.py [问题] [--timeout 秒]；详见 --help。"
+
+
+# ---------- 第一步：决定请求谁 ----------
+
+def model_target(environ=None):
+    """返回 (url, 模型名, 是否需要密钥)。设置了 LOCAL_MODEL_URL 就请求本机模型，否则请求 DeepSeek。"""
+    environ = os.environ if environ is None else environ
+    local = environ.get("LOCAL_MODEL_URL", "").strip()
+    if not local:
+        return ENDPOINT, environ.get("DEEPSEEK_MODEL", "").strip() or DEFAULT_MODEL, True
+    check_loopback(local)
+    name = environ.get("LOCAL_MODEL_NAME", "").strip()
+    if not name:
+        raise KitError("错误：设置了 LOCAL_MODEL_URL，还需要用 LOCAL_MODEL_NAME 指定本机模型的名字（例如 qwen2.5:7b）。")
+    return local.rstrip("/") + "/chat/completions", name, False
+
+
+def check_loopback(url):
+    """本机模型只许在本机：127.0.0.0/8、::1 或 localhost。别的地址在连接之前就拒绝。"""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if parts.scheme not in ("http", "https") or not loopback:
+        raise KitError(f"错误：LOCAL_MODEL_URL 只能指向本机（127.0.0.1、::1 或 localhost），"
+                       f"现在是 {url}。资料不会发给其他机器。")
+
+
+def read_api_key():
+    """从 DEEPSEEK_API_KEY 读密钥；没有就用 getpass 询问（不回显）。终端藏不住输入时宁可停下。"""
+    key = os.environ.get("DEEPSEEK_API_KEY", "").strip()
+    if key:
+        return key
+    no_terminal = KitError("错误：没有设置环境变量 DEEPSEEK_API_KEY，而当前终端无法隐藏输入，"
+                           "为了不让密钥显示出来，程序停下了。请先设置 DEEPSEEK_API_KEY 再运行。", EXIT_MODEL_FAILED)
+    if sys.platform == "win32" and not (sys.stdin and sys.stdin.isatty()):
+        raise no_terminal   # Windows 的 getpass 在 IDE 控制台里可能卡住
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", getpass.GetPassWarning)   # 藏不住输入时 getpass 只发警告并回显，这里改为停下
+        try:
+            key = getpass.getpass("DeepSeek API Key（输入不回显）：", stream=sys.stderr).strip()
+        except (getpass.GetPassWarning, EOFError, OSError):
+            raise no_terminal from None
+    if not key:
+        raise KitError("错误：没有输入密钥。也可以先设置环境变量 DEEPSEEK_API_KEY。", EXIT_MODEL_FAILED)
+    return key
+
+
+# ---------- 第二步：发送请求 ----------
+
+def build_request_body(question, materials, model):
+    return {
+        "model": model,
+        "messages": build_messages(question, materials),
+        "response_format": {"type": "json_object"},   # JSON 模式：提示词里必须出现 json 和样例
+        "thinking": {"type": "disabled"},             # V4 默认开思考，思考会占用 max_tokens
+        "max_tokens": MAX_TOKENS,
+        "temperature": TEMPERATURE,
+        "stream": False,
+    }
+
+
+def send(url, body, headers, timeout):
+    """发一次 POST，返回 (HTTP 状态码, 响应头, 响应体字节)。整个过程不超过 timeout 秒。
+
+    DeepSeek 慢的时候会不停地发空行保持连接，单次读取的超时永远不会触发；
+    所以让请求在后台线程里进行，这里只等到总时限为止。
+    """
+    outcome = {}
+
+    def exchange():
+        try:
+            outcome["value"] = open_and_read(url, body, headers, timeout)
+        except BaseException as error:   # 交给主线程处理
+            outcome["error"] = error
+
+    worker = threading.Thread(target=exchange, daemon=True)
+    worker.start()
+    deadline = time.monotonic() + timeout
+    while worker.is_alive():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"超过 {timeout:g} 秒还没有完整的回答")
+        worker.join(min(left, 0.1))   # 小步等待，Ctrl-C 随时有效
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def open_and_read(url, body, headers, timeout):
+    # ProxyHandler({})：不使用系统代理，资料和密钥只发往上面的地址；默认 SSL 上下文会校验证书
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}),
+                                         urllib.request.HTTPSHandler(context=ssl.create_default_context()))
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with opener.open(request, timeout=timeout) as response:
+            return response.status, dict(response.headers), read_limited(response)
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, dict(error.headers or {}), read_limited(error)
+
+
+def read_limited(response):
+    data = response.read(MAX_RESPONSE_BYTES + 1)
+    if len(data) > MAX_RESPONSE_BYTES:
+        raise ValueError("响应体超过 1 MiB 上限")
+    return data
+
+
+def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=None):
+    """请模型写草稿。materials 省略时发送基线的三份资料；传入 [{id, title, text}, …] 时只发送这些。
+
+    返回 {"content", "finish_reason", "usage", "model"}；调用失败时抛出 KitError（退出码 3）。
+    """
+    url, model, needs_key = target or model_target()
+    chosen = MATERIALS if materials is None else [{k: m[k] for k in ("id", "title", "text")} for m in materials]
+    body = json.dumps(build_request_body(question, chosen, model), ensure_ascii=False).encode("utf-8")
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if needs_key:
+        headers["Authorization"] = f"Bearer {api_key}"   # 密钥只出现在这里
+    try:
+        status, response_headers, data = send(url, body, headers, timeout)
+    except Exception as error:
+        raise KitError(f"错误：{describe_failure(error, url)}。没有自动重试。", EXIT_MODEL_FAILED) from None
+    return parse_response(status, response_headers, data, api_key, model)
+
+
+def describe_failure(error, url):
+    """把网络层的异常翻译成一句中文：原因和该做什么。"""
+    host = urllib.parse.urlsplit(url).netloc
+    reason = getattr(error, "reason", error)
+    if isinstance(error, TimeoutError) or isinstance(reason, TimeoutError):
+        return f"请求 {host} 超时（{error}），可以用 --timeout 调大时限"
+    if isinstance(reason, ConnectionRefusedError):
+        return f"连接 {host} 被拒绝：那里没有服务在监听（本机模型启动了吗？）"
+    if isinstance(reason, ssl.SSLCertVerificationError):
+        return f"{host} 的 TLS 证书校验失败：请更新系统根证书，不要关闭证书校验"
+    if isinstance(reason, ssl.SSLError):
+        return f"和 {host} 的 TLS 连接失败（{reason.__class__.__name__}）"
+    if isinstance(reason, OSError) and reason.__class__.__name__ == "gaierror":
+        return f"无法解析域名 {host}：检查网络连接和 DNS"
+    if isinstance(error, ValueError):
+        return f"{host} 的{error}"
+    return f"网络错误：{reason}"
+
+
+def parse_response(status, headers, data, api_key, model):
+    def failed(what):
+        return KitError(f"错误：{what}。没有自动重试。", EXIT_MODEL_FAILED)
+
+    if status != 200:
+        what = HTTP_ERRORS.get(status, f"服务器返回 HTTP {status}")
+        if status in (400, 422):
+            what += f"（当前模型：{model}）"
+        retry_after = headers.get("Retry-After") or headers.get("retry-after")
+        if status == 429 and retry_after:
+            what += f"；服务器建议等 {retry_after} 秒"
+        detail = server_message(data, api_key)
+        raise failed(what + (f"。服务器说：{detail}" if detail else ""))
+    if not data.strip():
+        raise failed("服务器返回了空的响应体")
+    try:
+        payload = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise failed("服务器的响应不是 UTF-8 文本") from None
+    except ValueError:
+        raise failed("服务器的响应不是 JSON") from None
+    if not isinstance(payload, dict) or not payload.get("choices"):
+        detail = server_message(data, api_key)
+        raise failed("服务器返回了错误对象，而不是回答" + (f"：{detail}" if detail else ""))
+    choice = payload["choices"][0] if isinstance(payload["choices"], list) else None
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        raise failed("服务器的响应里没有 choices[0].message")
+    content = message.get("content")
+    return {"content": content if isinstance(content, str) else "", "finish_reason": choice.get("finish_reason"),
+            "usage": payload.get("usage"), "model": model}
+
+
+def server_message(data, api_key):
+    """取出服务器错误对象里的 message，截短；万一其中出现密钥，先抹掉。"""
+    try:
+        error = json.loads(data.decode("utf-8")).get("error")
+        text = error.get("message") if isinstance(error, dict) else error
+    except (ValueError, AttributeError, UnicodeDecodeError):
+        return ""
+    if not isinstance(text, str):
+        return ""
+    if api_key:
+        text = text.replace(api_key, "***")
+    return text[:200]
+
+
+# ---------- 第三步：检查回答 ----------
+
+def check_answer(reply, allowed_ids):
+    """硬规则：截断、空白、非 JSON、状态不对、草稿为空、来源不合规，都拒绝。
+
+    返回 (answer, problems)。problems 为空时 answer 是 {"status", "draft", "sources"}（重复的来源已合并）。
+    """
+    allowed = set(allowed_ids)
+    if reply["finish_reason"] != "stop":
+        return None, [f"回答没有正常结束（finish_reason 是 {reply['finish_reason']}，不是 stop），可能被截断"]
+    content = reply["content"].strip()
+    if not content:
+        return None, ["回答是空的"]
+    try:
+        answer = json.loads(content)
+    except ValueError:
+        hint = "（外面包了 ``` 代码块）" if content.startswith("```") else ""
+        return None, [f"回答不是单个 JSON 对象{hint}"]
+    if not isinstance(answer, dict):
+        return None, ["回答不是单个 JSON 对象"]
+    status, draft, sources = answer.get("status"), answer.get("draft"), answer.get("sources")
+    problems = []
+    if status not in ANSWER_STATUSES:
+        problems.append(f"status 是 {json.dumps(status, ensure_ascii=False)}，只允许 draft 或 missing")
+    if not isinstance(draft, str) or (status == "draft" and not draft.strip()):
+        problems.append("draft 是空的" if isinstance(draft, str) else "draft 不是字符串")
+    if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources) or (
+            status == "draft" and not sources):
+        problems.append("sources 必须是非空的字符串数组")
+        sources = []
+    for source in dict.fromkeys(sources):
+        if source not in allowed:
+            problems.append(f"来源 {source} 不在这次发送的资料里（只允许 {'、'.join(sorted(allowed))}）")
+    if problems:
+        return None, problems
+    return {"status": status, "draft": draft.strip(), "sources": list(dict.fromkeys(sources))}, []
+
+
+# ---------- 第四步：把三步串起来 ----------
+
+def answer_with_model(question, materials, timeout=DEFAULT_TIMEOUT):
+    """决定目标 → 读密钥 → 请求 → 检查。返回输出对象里的 status、model_called、draft、sources、problems。"""
+    result = {"status": "error", "model_called": False, "draft": None, "sources": [], "problems": []}
+    try:
+        target = model_target()
+        api_key = read_api_key() if target[2] else None
+        print(f"正在请求模型 {target[1]}（{urllib.parse.urlsplit(target[0]).netloc}），最多等 {timeout:g} 秒……",
+              file=sys.stderr)
+        result["model_called"] = True
+        reply = generate(question, api_key, materials, timeout=timeout, target=target)
+    except KitError as error:
+        if error.exit_code == EXIT_USAGE:
+            raise
+        print(error, file=sys.stderr)
+        result["problems"] = [str(error).removeprefix("错误：")]
+        return result, EXIT_MODEL_FAILED
+    answer, problems = check_answer(reply, [m["id"] for m in materials])
+    if problems:
+        print(f"回答被拒绝：{'；'.join(problems)}", file=sys.stderr)
+        print(f"模型的原始回答（仅供排查，不要使用）：{reply['content'][:200]}", file=sys.stderr)
+        result.update(status="rejected", problems=problems)
+        return result, EXIT_REJECTED
+    print(f"模型回答：{answer['status']}，引用 {'、'.join(answer['sources']) or '无'}", file=sys.stderr)
+    result.update(answer)
+    return result, EXIT_OK
+
+
+def parse_timeout(text):
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1
+    if not 0 < seconds <= 3600:
+        raise KitError(f"错误：--timeout 应当是 0 到 3600 之间的秒数，实际是 {text}。")
+    return seconds
+
+
+HELP = f"""\
+用法：python model_reply_assistant.py [问题] [--timeout 秒]
+
+基线做法：把三份资料全部发给模型，请它写一份回复草稿，并检查回答。结果以一个 JSON 对象写到 stdout。
+
+  问题              省略时在 stderr 上提示“问题：”，再从标准输入读一行
+  --timeout 秒      整个请求的总时限（默认 {DEFAULT_TIMEOUT:g} 秒）；超时不自动重试
+  -h, --help        显示这段说明
+
+环境变量：
+  DEEPSEEK_API_KEY  DeepSeek 密钥；没有设置时用不回显的方式询问，终端无法隐藏输入就停下
+  DEEPSEEK_MODEL    模型名，默认 {DEFAULT_MODEL}
+  LOCAL_MODEL_URL   改用本机的 OpenAI 兼容模型，例如 http://127.0.0.1:11434/v1（只接受本机地址；不读密钥）
+  LOCAL_MODEL_NAME  本机模型的名字，例如 qwen2.5:7b
+
+官方地址固定为 {ENDPOINT}，不使用系统代理，证书校验始终开启。
+退出码：0 正常；2 用法错误；3 模型调用失败；4 模型回答被拒绝；130 被 Ctrl-C 中断。
+"""
+
+
+def run(argv):
+    options = parse_command_line(argv, USAGE, value_options={"--timeout": "timeout"})
+    if options["help"]:
+        sys.stdout.write(HELP)
+        return EXIT_OK
+    timeout = parse_timeout(options["timeout"]) if options["timeout"] is not None else DEFAULT_TIMEOUT
+    question = (options["question"] if options["question"] is not None else ask_question()).strip()
+    if not question:
+        raise KitError("错误：问题是空的。请输入一个问题，例如：试用几天？")
+    result, code = answer_with_model(question, MATERIALS, timeout)
+    write_json({"question": question, **result})
+    return code
+
+
+def main(argv=None):
+    use_utf8_streams()
+    try:
+        return run(sys.argv[1:] if argv is None else argv)
+    except KitError as error:
+        print(error, file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("\n已中断（Ctrl-C）。", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())
