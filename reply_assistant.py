@@ -38,8 +38,9 @@ MATERIALS = [
      "text": "每个团队账户默认带 5 个客服席位，管理员可以在后台随时增加或减少席位。"},
 ]
 
-# 模型必须按这个样子回答；提示词里给出样例，JSON 模式要求提示词里出现 json 这个词
-ANSWER_EXAMPLE = {"status": "draft", "draft": "体验版的试用期是 7 天。", "sources": ["D01"]}
+# 模型必须按这个样子回答。JSON 模式要求提示词里出现 json 这个词并给出样例；
+# 样例只写占位文字，免得模型把样例里的“事实”抄进草稿
+ANSWER_EXAMPLE = {"status": "draft", "draft": "根据资料写出的回复草稿", "sources": ["资料的 id"]}
 
 SYSTEM_PROMPT = f"""你是客服回复草稿助手，只根据用户消息里 <material> 块中的资料写回复草稿。
 规则：
@@ -95,7 +96,10 @@ def parse_command_line(argv, usage, flags=None, value_options=None):
                     value = pending.pop(0)
                 options[value_options[name]] = value
             else:
-                raise KitError(f"错误：不认识的选项 {arg}。{usage}")
+                import difflib   # 只在出错时才需要
+                close = difflib.get_close_matches(name, list(flags) + list(value_options), n=1)
+                guess = f"（是不是想写 {close[0]}？）" if close else ""
+                raise KitError(f"错误：不认识的选项 {arg}{guess}。{usage}")
         elif options["question"] is None:
             options["question"] = arg
         else:
@@ -119,9 +123,10 @@ def ask_question(prompt="问题："):
     try:
         line = sys.stdin.readline() if sys.stdin is not None else ""
     except UnicodeDecodeError:
+        sys.stderr.write("\n")
         raise KitError("错误：从标准输入读到的问题不是 UTF-8 文本。提示：把问题直接写在命令后面，"
                        "例如 python retrieval_qa.py --retrieve-only 试用几天？") from None
-    if sys.stdin is None or not sys.stdin.isatty():
+    if sys.stdin is None or not sys.stdin.isatty() or not line:   # 管道输入或 Ctrl-D：补上回显和换行
         sys.stderr.write(line.rstrip("\r\n") + "\n")
     return line.lstrip("\ufeff")
 

@@ -31,13 +31,13 @@ FULL_WIDTH = {"“": '"', "”": '"', "‘": "'", "’": "'", "，": ",", "：":
 # json 模块的英文报错 → 给学生看的中文说明
 JSON_ERRORS = {
     "Expecting value": "这里缺少一个值",
-    "Expecting ',' delimiter": "这里应当是逗号 ,",
-    "Expecting ':' delimiter": "这里应当是冒号 :",
+    "Expecting ',' delimiter": "这里应当是逗号「,」",
+    "Expecting ':' delimiter": "这里应当是冒号「:」",
     "Expecting property name enclosed in double quotes": "这里应当是用双引号括起来的字段名",
     "Unterminated string starting at": "从这里开始的字符串没有结尾的双引号",
     "Invalid control character at": "字符串里直接出现了换行或控制字符",
     "Extra data": "JSON 数组结束后还有多余的内容",
-    "Invalid \\escape": "反斜杠 \\ 后面的转义写法不合法",
+    "Invalid \\escape": "反斜杠「\\」后面的转义写法不合法",
 }
 
 HELP = f"""\
@@ -90,6 +90,9 @@ def read_document_bytes(path, shown):
         raise fail(shown, "这是一个文件夹，不是 JSON 文件", "用 --documents 指向文件本身")
     if not os.path.exists(path):
         hint = "确认它和 retrieval_qa.py 在同一个文件夹，或用 --documents 指定路径"
+        if path != DOCUMENTS_PATH:
+            hint = ("检查路径的拼写" if os.path.isabs(path) else
+                    "--documents 的相对路径从当前文件夹算起，不是从 retrieval_qa.py 所在的文件夹")
         if os.path.exists(path + ".txt"):
             hint = f"同一目录下有 {os.path.basename(path)}.txt，Windows 可能给它多加了 .txt 扩展名"
         raise fail(shown, "找不到这个文件", hint)
@@ -141,20 +144,27 @@ def syntax_error(text, error, shown):
     if message.startswith("Illegal trailing comma") or (before.endswith(",") and char != "" and char in "]}"):
         pos = len(before) - 1 if before.endswith(",") else pos   # 各 Python 版本都指向这个逗号
         what, hint = "这里多了一个逗号", "数组或对象的最后一项后面不能再写逗号，删掉它"
+    elif not text[pos:].strip():
+        pos = len(text.rstrip())   # 指向最后一个字符之后，而不是文件末尾的空行
+        what, hint = "文件在这里意外结束", "可能少了结尾的「]」或「}」"
     elif char in FULL_WIDTH:
-        hint = f"这里是全角字符「{char}」，JSON 的标点要用半角的 {FULL_WIDTH[char]}（切换到英文输入法再输入）"
+        hint = f"这里是全角字符「{char}」，JSON 的标点要用半角的「{FULL_WIDTH[char]}」（切换到英文输入法再输入）"
     elif char == "'":
-        hint = "JSON 的字段名和字符串要用双引号 \"，不能用单引号 '"
+        hint = "JSON 的字段名和字符串要用双引号「\"」，不能用单引号「'」"
     elif char in ("/", "#"):
         hint = "JSON 不支持注释（// 、/* */ 或 #），请删掉注释"
+    elif char == "," and message.startswith("Expecting value"):
+        what, hint = "这里多了一个逗号", "两项之间只要一个逗号，数组开头也不能有逗号，删掉它"
+    elif char == "{" and message.startswith("Expecting property name"):
+        hint = "上一条记录可能少了结尾的「}」"
+    elif message.startswith("Expecting ',' delimiter") and text[pos - 1:pos] == '"':
+        hint = "可能是上一项少了逗号「,」；如果是正文里写了英文双引号，请写成 \\\" 或换成中文引号“”"
     elif message.startswith("Expecting ',' delimiter"):
-        hint = "上一项的末尾可能漏了逗号 ,"
+        hint = "上一项的末尾可能漏了逗号「,」"
     elif message.startswith(("Unterminated string", "Invalid control character")):
         quote = next((c for c in line_text if c in "“”"), None)
         hint = (f"这一行有全角引号「{quote}」，字符串结尾的引号可能写成了全角" if quote
-                else "检查字符串结尾是否漏了双引号 \"；正文里要换行请写 \\n")
-    elif message.startswith("Expecting value") and not text[pos:].strip():
-        hint = "文件在这里意外结束，可能少了结尾的 ] 或 }"
+                else "检查字符串结尾是否漏了双引号「\"」；正文里要换行请写 \\n")
     elif message.startswith("Invalid \\escape"):
         hint = "要写反斜杠本身，请写成 \\\\"
     line = text.count("\n", 0, pos) + 1
@@ -174,7 +184,9 @@ def describe(value):
         return f"数字 {value}"
     if isinstance(value, str):
         shown = value if len(value) <= 20 else value[:20] + "…"
-        return "空字符串" if not value.strip() else "字符串 " + json.dumps(shown, ensure_ascii=False)
+        if not value.strip():
+            return "只有空白的字符串" if value else "空字符串"
+        return "字符串 " + json.dumps(shown, ensure_ascii=False)
     if isinstance(value, list):
         return f"数组（{len(value)} 项）"
     return "对象 {…}"
@@ -213,7 +225,10 @@ def check_record(record, number, shown):
             raise fail(shown, f"{label}的字段 {field} 应当是非空字符串，实际是{describe(record[field])}")
     keywords = record["keywords"]
     if not isinstance(keywords, list) or not keywords:
-        hint = f"写成 [{json.dumps(keywords, ensure_ascii=False)}]" if is_text(keywords) else None
+        hint = None
+        if is_text(keywords):   # "试用, 体验版" 这样的一个字符串，按逗号拆成数组
+            words = [w.strip() for w in keywords.replace("，", ",").split(",") if w.strip()]
+            hint = "写成 " + json.dumps(words, ensure_ascii=False)
         raise fail(shown, f"{label}的字段 keywords 应当是非空的字符串数组，实际是{describe(keywords)}", hint)
     for index, keyword in enumerate(keywords, start=1):
         if not is_text(keyword):
@@ -243,14 +258,15 @@ def misspelt_field(record, field):
     import difflib   # 只在出错时才需要
     unknown = [key for key in record if key not in ("id", "title", "text", "keywords")]
     close = difflib.get_close_matches(field, unknown, n=1, cutoff=0.6)
-    return f"这条记录里有 {close[0]}，是不是想写 {field}？" if close else None
+    quoted = json.dumps(close[0], ensure_ascii=False) if close else ""
+    return f"这条记录里有 {quoted}，是不是想写 \"{field}\"？" if close else None
 
 
 # ---------- 第二步：关键词检索 ----------
 
 def normalize(text):
-    """NFKC 把全角字母数字变成半角，casefold 忽略大小写：ＡＢＣ、abc、ABC 视为相同。"""
-    return unicodedata.normalize("NFKC", text).casefold()
+    """NFKC 把全角字母数字变成半角，casefold 忽略大小写：ＡＢＣ、abc、ABC 视为相同；首尾空白不算。"""
+    return unicodedata.normalize("NFKC", text).casefold().strip()
 
 
 def retrieve(question, documents, limit=MAX_HITS):

@@ -15,11 +15,15 @@ CHECKS_DIR = Path(__file__).resolve().parent
 def main(argv):
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(encoding="utf-8", errors="replace")
-    print(f"Python {platform.python_version()}，警告设置：{sys.warnoptions or '默认'}", file=sys.stderr)
+    warnings = " ".join(f"-W {option}" for option in sys.warnoptions) or "默认"
+    print(f"Python {platform.python_version()}，警告设置：{warnings}", file=sys.stderr)
     suite = unittest.defaultTestLoader.discover(str(CHECKS_DIR), top_level_dir=str(CHECKS_DIR))
     result = unittest.TextTestRunner(verbosity=2 if "-v" in argv else 1).run(suite)
     failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
     skipped = len(result.skipped)
+    from kit_helpers import DOCUMENTS_EDITED, EDITED_REASON, IN_CI
+    if DOCUMENTS_EDITED:
+        print(f"注意：{EDITED_REASON}。" if not IN_CI else "注意：CI 里资料文件必须是发布版。", file=sys.stderr)
     print(f"checks: {result.testsRun - failed - skipped} passed, {failed} failed, {skipped} skipped")
     return 0 if result.wasSuccessful() and result.testsRun > 0 else 1
 

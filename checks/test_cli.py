@@ -8,13 +8,14 @@ import tempfile
 import time
 import unittest
 
-from kit_helpers import PYTHON, ROOT, SCRIPT, clean_env, run_json, run_kit, write_temp
+from kit_helpers import PYTHON, ROOT, SCRIPT, clean_env, needs_shipped_documents, run_json, run_kit, write_temp
 
 FIELDS = ["question", "status", "model_called", "hits", "note"]
 # 只检索的路径不许导入的模块：网络和读密钥的都不要
 FORBIDDEN = ("urllib", "http", "ssl", "_ssl", "socket", "_socket", "getpass")
 
 
+@needs_shipped_documents
 class OutputTest(unittest.TestCase):
     def test_retrieved_question(self):
         code, result, err = run_json(["--retrieve-only", "试用几天？"])
@@ -69,6 +70,7 @@ class OutputTest(unittest.TestCase):
                                             "  D02#1  部署说明 · 服务器资源  命中词：部署"])
 
 
+@needs_shipped_documents
 class PromptTest(unittest.TestCase):
     def test_question_from_stdin_with_prompt_on_stderr(self):
         code, result, err = run_json(["--retrieve-only"], stdin="试用几天？\n")
@@ -124,6 +126,11 @@ class UsageTest(unittest.TestCase):
                 self.assertTrue(err.startswith("错误："), err)
                 self.assertIn("用法：python retrieval_qa.py", err)
 
+    def test_mistyped_option_gets_a_suggestion(self):
+        code, _, err = run_kit(["--retrive-only", "试用几天？"])
+        self.assertEqual(code, 2)
+        self.assertTrue(err.startswith("错误：不认识的选项 --retrive-only（是不是想写 --retrieve-only？）。"), err)
+
     def test_help_documents_flags_and_every_exit_code(self):
         code, out, _ = run_kit(["--help"])
         self.assertEqual(code, 0)
@@ -132,6 +139,7 @@ class UsageTest(unittest.TestCase):
             self.assertIn(text, out)
 
 
+@needs_shipped_documents
 class WorkingDirectoryTest(unittest.TestCase):
     def test_runs_from_another_directory(self):
         with tempfile.TemporaryDirectory() as elsewhere:

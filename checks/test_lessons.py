@@ -3,10 +3,11 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from kit_helpers import ROOT, write_temp
+from kit_helpers import ROOT, needs_shipped_documents, write_temp
 from transcripts import check_markdown, default_documents, parse_markdown
 
 
+@needs_shipped_documents
 class LessonTranscriptTest(unittest.TestCase):
     def test_every_lesson_and_the_readme(self):
         documents = default_documents()
@@ -68,12 +69,21 @@ class RunnerTest(unittest.TestCase):
             "错误：资料文件 mini.json：应当有 1–100 条记录，实际有 0 条。\n[2]\n```\n"
             "<!-- transcript: restore -->\n"
             "```console\n$ python retrieval_qa.py --retrieve-only 价格是多少？ --documents mini.json\n"
-            "错误：资料文件 mini.json：找不到这个文件。提示：确认它和 retrieval_qa.py 在同一个文件夹，"
-            "或用 --documents 指定路径。\n[2]\n```\n")
+            "错误：资料文件 mini.json：找不到这个文件。提示：--documents 的相对路径从当前文件夹算起，"
+            "不是从 retrieval_qa.py 所在的文件夹。\n[2]\n```\n")
         steps = parse_markdown(Path(path))
         self.assertEqual([step[0] for step in steps], ["file", "run", "remove", "run", "restore", "run"])
         self.assertEqual(check_markdown(path), ([], 3))
 
+    def test_restore_returns_to_the_last_backup(self):
+        path = self.lesson(
+            "```json file=note.json\n\"first\"\n```\n<!-- transcript: backup -->\n"
+            "```json file=note.json\n\"second\"\n```\n<!-- transcript: restore -->\n"
+            "```console\n$ python -c \"import pathlib; print(pathlib.Path('note.json').read_text('utf-8').strip())\"\n"
+            "\"first\"\n```\n")
+        self.assertEqual(check_markdown(path), ([], 1))
+
+    @needs_shipped_documents
     def test_record_listing_must_match_the_file(self):
         good = self.lesson('```json\n{"id": "D02#1", "title": "部署说明 · 服务器资源",\n'
                            ' "text": "私有部署需要一台 4 核 CPU、8 GB 内存的服务器，另外为资料索引预留 50 GB 磁盘空间。",\n'

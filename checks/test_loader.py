@@ -2,8 +2,10 @@
 import json
 import tempfile
 import unittest
+from unittest import mock
 
-from kit_helpers import DOCUMENTS, run_kit, write_temp
+from kit_helpers import (DOCUMENTS, DOCUMENTS_EDITED, IN_CI, SHIPPED_DOCUMENTS_SHA256, documents_digest,
+                         needs_shipped_documents, run_kit, write_temp)
 
 import retrieval_qa
 from retrieval_qa import KitError, load_documents
@@ -37,6 +39,7 @@ class LoaderCase(unittest.TestCase):
         return message[len(prefix):]
 
 
+@needs_shipped_documents
 class SampleFileTest(LoaderCase):
     def test_sample_file_has_five_valid_records(self):
         records = load_documents()
@@ -47,8 +50,21 @@ class SampleFileTest(LoaderCase):
         self.assertIn("7 天", trial["text"])
         self.assertNotIn("免费用多久", trial["keywords"])   # 练习一要学生自己加
 
+
+
+class KitDocumentsTest(LoaderCase):
+    """这几项总会运行，学生改过的副本也一样。"""
+
     def test_default_path_is_next_to_the_script_not_the_cwd(self):
         self.assertEqual(retrieval_qa.DOCUMENTS_PATH, str(DOCUMENTS))
+
+    def test_kit_documents_file_is_valid(self):
+        self.assertGreaterEqual(len(load_documents()), 1)
+
+    def test_shipped_documents_are_unchanged(self):
+        if DOCUMENTS_EDITED and not IN_CI:
+            self.skipTest("retrieval_documents.json 已被修改（做过练习？）")
+        self.assertEqual(documents_digest(), SHIPPED_DOCUMENTS_SHA256)
 
 
 class EncodingTest(LoaderCase):
@@ -106,13 +122,13 @@ class SyntaxHintTest(LoaderCase):
     def test_missing_comma_between_records(self):
         content = '[\n  {"id": "A1"}\n  {"id": "A2"}\n]\n'
         self.assertEqual(self.error_for(content),
-                         " 第 3 行第 3 列：JSON 格式不对，这里应当是逗号 ,。提示：上一项的末尾可能漏了逗号 ,。")
+                         " 第 3 行第 3 列：JSON 格式不对，这里应当是逗号「,」。提示：上一项的末尾可能漏了逗号「,」。")
 
     def test_full_width_comma_is_named_and_shown(self):
         content = '[{"id": "A1"，"title": "标题"}]'
         self.assertEqual(self.error_for(content),
-                         " 第 1 行第 13 列：JSON 格式不对，这里应当是逗号 ,。"
-                         "提示：这里是全角字符「，」，JSON 的标点要用半角的 ,（切换到英文输入法再输入）。")
+                         " 第 1 行第 13 列：JSON 格式不对，这里应当是逗号「,」。"
+                         "提示：这里是全角字符「，」，JSON 的标点要用半角的「,」（切换到英文输入法再输入）。")
 
     def test_full_width_colon_and_quote(self):
         self.assertIn("全角字符「：」", self.error_for('[{"id"："A1"}]'))
@@ -127,7 +143,7 @@ class SyntaxHintTest(LoaderCase):
     def test_single_quotes(self):
         self.assertEqual(self.error_for("[{'id': 'A1'}]"),
                          " 第 1 行第 3 列：JSON 格式不对，这里应当是用双引号括起来的字段名。"
-                         "提示：JSON 的字段名和字符串要用双引号 \"，不能用单引号 '。")
+                         "提示：JSON 的字段名和字符串要用双引号「\"」，不能用单引号「'」。")
 
     def test_comment(self):
         content = '[\n  // 试用规则\n  {"id": "A1"}\n]'
@@ -136,7 +152,24 @@ class SyntaxHintTest(LoaderCase):
                          "提示：JSON 不支持注释（// 、/* */ 或 #），请删掉注释。")
 
     def test_file_ending_early(self):
-        self.assertIn("可能少了结尾的 ] 或 }", self.error_for('[{"id": "A1"}, '))
+        self.assertEqual(self.error_for('[{"id": "A1"}, '),
+                         " 第 1 行第 15 列：JSON 格式不对，文件在这里意外结束。提示：可能少了结尾的「]」或「}」。")
+        # 少了最后的 ]：指向最后一个字符之后，而不是文件末尾的空行；也不要误导学生去加逗号
+        self.assertEqual(self.error_for('[\n  {"id": "A1"}\n\n'),
+                         " 第 2 行第 15 列：JSON 格式不对，文件在这里意外结束。提示：可能少了结尾的「]」或「}」。")
+
+    def test_doubled_or_leading_comma(self):
+        expected = "JSON 格式不对，这里多了一个逗号。提示：两项之间只要一个逗号，数组开头也不能有逗号，删掉它。"
+        self.assertEqual(self.error_for('[{"id": "A1"},,{"id": "A2"}]'), " 第 1 行第 15 列：" + expected)
+        self.assertEqual(self.error_for('[\n  ,{"id": "A1"}]'), " 第 2 行第 3 列：" + expected)
+
+    def test_unescaped_double_quote_inside_text(self):
+        self.assertEqual(self.error_for('[{"text": "试用期 "7" 天"}]'),
+                         ' 第 1 行第 17 列：JSON 格式不对，这里应当是逗号「,」。提示：可能是上一项少了逗号「,」；'
+                         '如果是正文里写了英文双引号，请写成 \\" 或换成中文引号“”。')
+
+    def test_missing_closing_brace_of_a_record(self):
+        self.assertIn("上一条记录可能少了结尾的「}」", self.error_for('[{"id": "A1",\n  {"id": "A2"}]'))
 
 
 class SchemaTest(LoaderCase):
@@ -151,7 +184,7 @@ class SchemaTest(LoaderCase):
 
     def test_misspelt_keywords_field_is_suggested(self):
         record = {"id": "A2", "title": "t", "text": "x", "keyword": ["试用"]}
-        self.check(record, '第 2 条记录（id "A2"）缺少字段 keywords。提示：这条记录里有 keyword，是不是想写 keywords？')
+        self.check(record, '第 2 条记录（id "A2"）缺少字段 keywords。提示：这条记录里有 "keyword"，是不是想写 "keywords"？')
 
     def test_missing_field_without_a_near_name(self):
         self.check({"id": "A2", "text": "x", "keywords": ["k"]}, '第 2 条记录（id "A2"）缺少字段 title。')
@@ -161,7 +194,7 @@ class SchemaTest(LoaderCase):
         self.check(dict(GOOD, id=""), "第 2 条记录的字段 id 应当是非空字符串，实际是空字符串。")
 
     def test_blank_text_is_rejected(self):
-        self.check(dict(GOOD, id="A2", text="  \n "), '第 2 条记录（id "A2"）的字段 text 应当是非空字符串，实际是空字符串。')
+        self.check(dict(GOOD, id="A2", text="  \n "), '第 2 条记录（id "A2"）的字段 text 应当是非空字符串，实际是只有空白的字符串。')
 
     def test_title_null(self):
         self.check(dict(GOOD, id="A2", title=None), '第 2 条记录（id "A2"）的字段 title 应当是非空字符串，实际是null。')
@@ -169,6 +202,9 @@ class SchemaTest(LoaderCase):
     def test_keywords_written_as_a_string(self):
         self.check(dict(GOOD, id="A2", keywords="部署"),
                    '第 2 条记录（id "A2"）的字段 keywords 应当是非空的字符串数组，实际是字符串 "部署"。提示：写成 ["部署"]。')
+        self.check(dict(GOOD, id="A2", keywords="部署，服务器, 内存"),
+                   '第 2 条记录（id "A2"）的字段 keywords 应当是非空的字符串数组，实际是字符串 "部署，服务器, 内存"。'
+                   '提示：写成 ["部署", "服务器", "内存"]。')
 
     def test_keywords_empty_list_and_bad_items(self):
         self.check(dict(GOOD, id="A2", keywords=[]),
@@ -176,7 +212,7 @@ class SchemaTest(LoaderCase):
         self.check(dict(GOOD, id="A2", keywords=["部署", 3]),
                    '第 2 条记录（id "A2"）的 keywords 第 2 项应当是非空字符串，实际是数字 3。')
         self.check(dict(GOOD, id="A2", keywords=["部署", " "]),
-                   '第 2 条记录（id "A2"）的 keywords 第 2 项应当是非空字符串，实际是空字符串。')
+                   '第 2 条记录（id "A2"）的 keywords 第 2 项应当是非空字符串，实际是只有空白的字符串。')
 
     def test_duplicate_id(self):
         self.check(dict(GOOD, title="另一条"), '第 2 条记录（id "A1"）的 id 和第 1 条重复。提示：每条记录的 id 必须唯一。')
@@ -201,6 +237,16 @@ class PathTest(LoaderCase):
             load_documents(path)
         self.assertEqual(str(caught.exception),
                          f"错误：资料文件 {path}：找不到这个文件。"
+                         "提示：检查路径的拼写。")
+
+    def test_missing_default_file(self):
+        with self.assertRaises(KitError) as caught:
+            retrieval_qa.read_document_bytes(retrieval_qa.DOCUMENTS_PATH + ".missing", "retrieval_documents.json")
+        self.assertIn("找不到这个文件", str(caught.exception))
+        with mock.patch.object(retrieval_qa, "DOCUMENTS_PATH", f"{self.dir}/retrieval_documents.json"):
+            with self.assertRaises(KitError) as caught:
+                retrieval_qa.load_documents(retrieval_qa.DOCUMENTS_PATH)
+        self.assertEqual(str(caught.exception), "错误：资料文件 retrieval_documents.json：找不到这个文件。"
                          "提示：确认它和 retrieval_qa.py 在同一个文件夹，或用 --documents 指定路径。")
 
     def test_windows_extra_txt_extension_is_suggested(self):

@@ -6,12 +6,14 @@
 课文里的写法（都在套件的临时副本里执行，不碰你的文件）：
 - ```console 块：`$ ` 开头的行是命令，其后到下一个 `$ ` 之前的行是期望输出（stdout 与 stderr 合在一起，
   和终端里看到的一样）。期望输出最后一行若是 `[N]`，还要求退出码为 N。
-  命令只支持 python（或 py）和 `echo 文字 | python …` 这样的管道，所以 Windows 上也能执行。
+  命令只支持 python（或 py）、`echo 文字 | python …` 这样的管道，以及 `变量=值 python …` 这样临时设置环境变量
+  （这是 macOS/Linux 的写法，课文里要另外给出 Windows 的写法）。命令在新的会话里运行，没有可以输入密钥的终端。
   期望输出里若有以“问题：”开头的行，而命令没有用 echo 提供输入，就把这行“问题：”后面的文字当作键盘输入。
 - ```json file=NAME 块：把块的内容原样写进文件 NAME。
 - ```json edit=FILE 块：块里是一条记录，替换 FILE 中 id 相同的那条（没有就加到末尾）。
 - ```json remove=FILE 块：删除 FILE 中与块里记录 id 相同的那条。
-- <!-- transcript: restore -->：把套件文件恢复成原样（课文里“改回去”“恢复备份”的那一步）。
+- <!-- transcript: backup -->：记下套件此刻的样子（课文里“先备份”的那一步）。
+- <!-- transcript: restore -->：恢复到上一次 backup 的样子；之前没有 backup 就恢复成套件原样。
 - 普通的 ```json 块若是一条带 id 和 keywords 的记录，它必须和那一刻资料文件里的同一条记录完全一样，
   remove= 块写出了整条记录时也一样：课文里展示的资料不能和文件走样。
 比较时只统一换行符、去掉行尾空白。
@@ -31,7 +33,7 @@ from kit_helpers import PYTHON, ROOT, clean_env
 
 PROMPT = "问题："
 FENCE = re.compile(r"^```(\S*)(.*)$")
-RESTORE = "<!-- transcript: restore -->"
+DIRECTIVES = {"<!-- transcript: backup -->": "backup", "<!-- transcript: restore -->": "restore"}
 EXIT_LINE = re.compile(r"^\[(\d+)\]$")
 
 
@@ -41,13 +43,13 @@ def default_documents():
 
 def parse_markdown(path):
     """把一篇课文拆成按顺序执行的步骤：("run", 行号, 命令, 期望行)、
-    ("file"/"edit"/"remove"/"listing", 行号, 文件名, 内容)、("restore", 行号)。"""
+    ("file"/"edit"/"remove"/"listing", 行号, 文件名, 内容)、("backup"/"restore", 行号)。"""
     steps, block, start, kind, argument = [], None, 0, None, None
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if block is None:
             match = FENCE.match(line)
-            if line.strip() == RESTORE:
-                steps.append(("restore", number))
+            if line.strip() in DIRECTIVES:
+                steps.append((DIRECTIVES[line.strip()], number))
             elif match:
                 block, start = [], number
                 kind, argument = block_kind(match.group(1), match.group(2))
@@ -113,6 +115,9 @@ def run_command(command, expected, kit):
     data, shown, code = typed.encode("utf-8"), b"", 0
     for index, words in enumerate(segments):
         last = index == len(segments) - 1
+        while words and "=" in words[0] and words[0].split("=", 1)[0].isidentifier():
+            name, _, value = words.pop(0).partition("=")
+            env[name] = value
         if words and words[0] == "echo":
             data, code = (" ".join(words[1:]) + "\n").encode("utf-8"), 0
             if last:
@@ -121,7 +126,7 @@ def run_command(command, expected, kit):
         if not words or words[0] not in ("python", "py"):
             raise ValueError(f"课文命令只支持 python 和 echo：{command}")
         done = subprocess.run(PYTHON + words[1:], input=data, cwd=kit, env=env, timeout=60,
-                              stdout=subprocess.PIPE,
+                              start_new_session=sys.platform != "win32", stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT if last else subprocess.PIPE)
         code = done.returncode
         if last:
@@ -174,7 +179,10 @@ def check_markdown(path, label=None):
         pristine = Path(directory) / "pristine"
         shutil.copytree(kit, pristine)
         for step in parse_markdown(path):
-            if step[0] == "restore":
+            if step[0] == "backup":
+                shutil.rmtree(pristine)
+                shutil.copytree(kit, pristine)
+            elif step[0] == "restore":
                 shutil.rmtree(kit)
                 shutil.copytree(pristine, kit)
             elif step[0] == "run":
@@ -208,7 +216,14 @@ def compare(command, expected, kit):
 def main(argv):
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(encoding="utf-8", errors="replace")
+    if any(arg.startswith("-") for arg in argv):
+        print(__doc__)
+        return 0 if set(argv) <= {"-h", "--help"} else 2
     paths = [Path(arg).resolve() for arg in argv] or default_documents()
+    missing = [str(path) for path in paths if not path.is_file()]
+    if missing:
+        print(f"错误：找不到课文文件 {'、'.join(missing)}。", file=sys.stderr)
+        return 2
     total = 0
     all_failures = []
     for path in paths:
