@@ -19,15 +19,14 @@ import urllib.parse
 import urllib.request
 import warnings
 
-from reply_assistant import (EXIT_INTERRUPTED, EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
-                             KitError, MATERIALS, ask_question, build_messages, parse_command_line,
-                             use_utf8_streams, write_json)
+from reply_assistant import (DEFAULT_TIMEOUT, EXIT_INTERRUPTED, EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED,
+                             EXIT_USAGE, KitError, MATERIALS, ask_question, build_messages, parse_command_line,
+                             parse_timeout, use_utf8_streams, write_json)
 
 # ---------- 常量 ----------
 
 ENDPOINT = "https://api.deepseek.com/chat/completions"   # 固定的官方地址，不接受其他远程地址
 DEFAULT_MODEL = "deepseek-v4-flash"   # deepseek-chat 已于 2026 年停用；型号会变，用 DEEPSEEK_MODEL 覆盖
-DEFAULT_TIMEOUT = 60.0       # 整个请求（连接 + 等待 + 读完）的总时限，秒
 MAX_TOKENS = 2048            # 回答 JSON 通常不到 300 token；留足余量，免得 JSON 被截断（finish_reason=length）
 TEMPERATURE = 0              # 写草稿要稳，不要发挥
 MAX_RESPONSE_BYTES = 1024 * 1024   # 响应体最多读 1 MiB，再大就是出了问题
@@ -38,13 +37,22 @@ HTTP_ERRORS = {
     400: "请求格式有误（HTTP 400）：通常是程序或参数的问题，请核对模型名和请求内容",
     401: "密钥无效（HTTP 401）：检查 DEEPSEEK_API_KEY 是否完整，或到平台重新创建密钥",
     402: "账户余额不足（HTTP 402）：请到 DeepSeek 平台充值后再试",
+    404: "接口地址不存在（HTTP 404）",
     422: "请求参数无效（HTTP 422）：常见原因是模型名不存在，用 DEEPSEEK_MODEL 改成平台当前列出的型号",
     429: "请求太频繁（HTTP 429）：达到了速率或并发上限，请稍后手动重试",
     500: "服务器内部错误（HTTP 500）：稍等片刻后手动重试",
     503: "服务器繁忙（HTTP 503）：稍等片刻后手动重试",
 }
+# 本机模型没有密钥和账户；这几种错误的原因换一种说法
+LOCAL_HTTP_ERRORS = {
+    401: "本机服务要求认证（HTTP 401）：本机模式不发送密钥，请检查本机服务的设置",
+    400: "请求被本机服务拒绝（HTTP 400）：核对 LOCAL_MODEL_NAME，以及该服务是否支持 JSON 模式",
+    404: "本机服务上找不到地址或模型（HTTP 404）：LOCAL_MODEL_URL 通常以 /v1 结尾；确认 LOCAL_MODEL_NAME 的模型已下载",
+    422: "请求参数无效（HTTP 422）：核对 LOCAL_MODEL_NAME",
+}
 
 USAGE = "用法：python model_reply_assistant.py [问题] [--timeout 秒]；详见 --help。"
+NO_KEY_OPTIONS = "没有密钥时，可以用 LOCAL_MODEL_URL 改用本机模型（见第 02 课），或用 retrieval_qa.py --retrieve-only 只检索。"
 
 
 # ---------- 第一步：决定请求谁 ----------
@@ -65,12 +73,14 @@ def model_target(environ=None):
 def check_loopback(url):
     """本机模型只许在本机：127.0.0.0/8、::1 或 localhost。别的地址在连接之前就拒绝。"""
     parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise KitError(f"错误：LOCAL_MODEL_URL 要以 http:// 开头，例如 http://127.0.0.1:11434/v1，现在是 {url}。")
     host = parts.hostname or ""
     try:
         loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
         loopback = False
-    if parts.scheme not in ("http", "https") or not loopback:
+    if not loopback:
         raise KitError(f"错误：LOCAL_MODEL_URL 只能指向本机（127.0.0.1、::1 或 localhost），"
                        f"现在是 {url}。资料不会发给其他机器。")
 
@@ -81,7 +91,8 @@ def read_api_key():
     if key:
         return key
     no_terminal = KitError("错误：没有设置环境变量 DEEPSEEK_API_KEY，而当前终端无法隐藏输入，"
-                           "为了不让密钥显示出来，程序停下了。请先设置 DEEPSEEK_API_KEY 再运行。", EXIT_MODEL_FAILED)
+                           "为了不让密钥显示出来，程序停下了。请先设置 DEEPSEEK_API_KEY 再运行；"
+                           f"{NO_KEY_OPTIONS}", EXIT_MODEL_FAILED)
     if sys.platform == "win32" and not (sys.stdin and sys.stdin.isatty()):
         raise no_terminal   # Windows 的 getpass 在 IDE 控制台里可能卡住
     with warnings.catch_warnings():
@@ -91,7 +102,7 @@ def read_api_key():
         except (getpass.GetPassWarning, EOFError, OSError):
             raise no_terminal from None
     if not key:
-        raise KitError("错误：没有输入密钥。也可以先设置环境变量 DEEPSEEK_API_KEY。", EXIT_MODEL_FAILED)
+        raise KitError(f"错误：没有输入密钥。可以先设置环境变量 DEEPSEEK_API_KEY；{NO_KEY_OPTIONS}", EXIT_MODEL_FAILED)
     return key
 
 
@@ -171,7 +182,7 @@ def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=
         status, response_headers, data = send(url, body, headers, timeout)
     except Exception as error:
         raise KitError(f"错误：{describe_failure(error, url)}。没有自动重试。", EXIT_MODEL_FAILED) from None
-    return parse_response(status, response_headers, data, api_key, model)
+    return parse_response(status, response_headers, data, api_key, model, local=not needs_key)
 
 
 def describe_failure(error, url):
@@ -193,17 +204,17 @@ def describe_failure(error, url):
     return f"网络错误：{reason}"
 
 
-def parse_response(status, headers, data, api_key, model):
+def parse_response(status, headers, data, api_key, model, local=False):
     def failed(what):
         return KitError(f"错误：{what}。没有自动重试。", EXIT_MODEL_FAILED)
 
     if status != 200:
-        what = HTTP_ERRORS.get(status, f"服务器返回 HTTP {status}")
-        if status in (400, 422):
+        what = (local and LOCAL_HTTP_ERRORS.get(status)) or HTTP_ERRORS.get(status, f"服务器返回 HTTP {status}")
+        if status in (400, 404, 422):
             what += f"（当前模型：{model}）"
-        retry_after = headers.get("Retry-After") or headers.get("retry-after")
+        retry_after = str(headers.get("Retry-After") or headers.get("retry-after") or "").strip()
         if status == 429 and retry_after:
-            what += f"；服务器建议等 {retry_after} 秒"
+            what += f"；服务器建议等 {retry_after} 秒" if retry_after.isdigit() else f"；服务器建议在 {retry_after} 之后再试"
         detail = server_message(data, api_key)
         raise failed(what + (f"。服务器说：{detail}" if detail else ""))
     if not data.strip():
@@ -299,22 +310,15 @@ def answer_with_model(question, materials, timeout=DEFAULT_TIMEOUT):
     answer, problems = check_answer(reply, [m["id"] for m in materials])
     if problems:
         print(f"回答被拒绝：{'；'.join(problems)}", file=sys.stderr)
-        print(f"模型的原始回答（仅供排查，不要使用）：{reply['content'][:200]}", file=sys.stderr)
+        print(f"模型的原始回答（仅供排查，不要使用）：{reply['content'].strip()[:200] or '（空）'}", file=sys.stderr)
         result.update(status="rejected", problems=problems)
         return result, EXIT_REJECTED
-    print(f"模型回答：{answer['status']}，引用 {'、'.join(answer['sources']) or '无'}", file=sys.stderr)
+    if answer["status"] == "missing":
+        print("模型回答：missing（发送的资料回答不了这个问题）", file=sys.stderr)
+    else:
+        print(f"模型回答：draft，引用 {'、'.join(answer['sources'])}", file=sys.stderr)
     result.update(answer)
     return result, EXIT_OK
-
-
-def parse_timeout(text):
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = -1
-    if not 0 < seconds <= 3600:
-        raise KitError(f"错误：--timeout 应当是 0 到 3600 之间的秒数，实际是 {text}。")
-    return seconds
 
 
 HELP = f"""\
@@ -342,7 +346,7 @@ def run(argv):
     if options["help"]:
         sys.stdout.write(HELP)
         return EXIT_OK
-    timeout = parse_timeout(options["timeout"]) if options["timeout"] is not None else DEFAULT_TIMEOUT
+    timeout = parse_timeout(options["timeout"])
     question = (options["question"] if options["question"] is not None else ask_question()).strip()
     if not question:
         raise KitError("错误：问题是空的。请输入一个问题，例如：试用几天？")

@@ -107,6 +107,22 @@ def parse_command_line(argv, usage, flags=None, value_options=None):
     return options
 
 
+DEFAULT_TIMEOUT = 60.0   # 模型请求（连接 + 等待 + 读完）的总时限，秒
+
+
+def parse_timeout(text):
+    """--timeout 的值：大于 0、不超过 3600 的秒数；省略时用默认值。放在这里，是为了启动时就能检查，不必导入网络模块。"""
+    if text is None:
+        return DEFAULT_TIMEOUT
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds <= 3600:
+        raise KitError(f"错误：--timeout 应当是大于 0、不超过 3600 的秒数，实际是 {text}。")
+    return seconds
+
+
 def use_utf8_streams():
     """Windows 控制台和管道里也按 UTF-8 收发中文。"""
     for stream in (sys.stdout, sys.stderr):

@@ -11,7 +11,7 @@ import sys
 import unicodedata
 
 from reply_assistant import (EXIT_INTERRUPTED, EXIT_OK, KitError, ask_question, parse_command_line,
-                             use_utf8_streams, write_json)
+                             parse_timeout, use_utf8_streams, write_json)
 
 # ---------- 常量 ----------
 
@@ -295,7 +295,7 @@ NOTES = {
     "draft": "这是草稿，不会自动发送；发出前请人工核对事实和出处。",
     "missing": "模型认为命中的片段回答不了这个问题。这不证明资料库里没有答案，先检查检索。",
     "rejected": "模型的回答没有通过检查，已拒绝，不要使用；原因见 problems。",
-    "error": "模型调用失败，没有得到回答；没有自动重试。",
+    "error": "模型调用失败，没有得到回答。",
 }
 
 
@@ -309,10 +309,9 @@ def show_hits(hits):
         print(f"  {hit['id']}  {hit['title']}  命中词：{'、'.join(hit['matched'])}", file=sys.stderr)
 
 
-def ask_model(question, hits, timeout_text):
+def ask_model(question, hits, timeout):
     """只有真的要调用模型时才导入网络相关的模块；只检索的路径因此和启动 Python 一样轻。"""
-    from model_reply_assistant import DEFAULT_TIMEOUT, answer_with_model, parse_timeout
-    timeout = parse_timeout(timeout_text) if timeout_text is not None else DEFAULT_TIMEOUT
+    from model_reply_assistant import answer_with_model
     return answer_with_model(question, hits, timeout)
 
 
@@ -323,6 +322,7 @@ def run(argv):
         from model_reply_assistant import HELP as MODEL_HELP
         sys.stdout.write(HELP + MODEL_HELP[MODEL_HELP.index("环境变量："):MODEL_HELP.index("退出码：")])
         return EXIT_OK
+    timeout = parse_timeout(args["timeout"])
     documents = load_documents(args["documents"] or DOCUMENTS_PATH)
     question = (args["question"] if args["question"] is not None else ask_question(PROMPT)).strip()
     if not question:
@@ -335,9 +335,11 @@ def run(argv):
     if not args["retrieve_only"]:
         result.update(draft=None, sources=[], problems=[])
         if hits:   # 零命中：不读密钥，不发请求
-            outcome, code = ask_model(question, hits, args["timeout"])
+            outcome, code = ask_model(question, hits, timeout)
             result.update(outcome)
     result["note"] = NOTES[result["status"]]
+    if result["status"] == "error" and not result["model_called"]:
+        result["note"] = "没有调用模型：请求还没有发出就停下了，原因见 problems。"
     write_json(result)
     return code
 

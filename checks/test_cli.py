@@ -126,6 +126,13 @@ class UsageTest(unittest.TestCase):
                 self.assertTrue(err.startswith("错误："), err)
                 self.assertIn("用法：python retrieval_qa.py", err)
 
+    def test_bad_timeout_is_refused_before_anything_else(self):
+        for value in ("0", "-1", "abc", "3601"):
+            with self.subTest(value=value):
+                code, out, err = run_kit(["--retrieve-only", "价格是多少？", "--timeout", value])
+                self.assertEqual((code, out), (2, ""))
+                self.assertEqual(err, f"错误：--timeout 应当是大于 0、不超过 3600 的秒数，实际是 {value}。\n")
+
     def test_mistyped_option_gets_a_suggestion(self):
         code, _, err = run_kit(["--retrive-only", "试用几天？"])
         self.assertEqual(code, 2)

@@ -219,6 +219,18 @@ class FailureTest(StandInCase):
         self.server.respond(422, {"error": {"message": "Model Not Exist"}})
         self.assert_failed("当前模型：stand-in")
 
+    def test_429_with_a_date_instead_of_seconds(self):
+        self.server.respond(429, {"error": {"message": "slow"}}, {"Retry-After": "Wed, 21 Oct 2026 07:28:00 GMT"})
+        self.assert_failed("服务器建议在 Wed, 21 Oct 2026 07:28:00 GMT 之后再试")
+
+    def test_local_mode_hints_do_not_talk_about_deepseek_keys(self):
+        self.server.respond(401, {"error": {"message": "unauthorized"}})
+        result = self.assert_failed("本机服务要求认证（HTTP 401）")
+        self.assertNotIn("DEEPSEEK_API_KEY", result["problems"][0])
+        self.server.respond(404, {"error": {"message": "model 'stand-in' not found"}})
+        result = self.assert_failed("本机服务上找不到地址或模型（HTTP 404）")
+        self.assertIn("LOCAL_MODEL_NAME", result["problems"][0])
+
     def test_200_with_an_error_object(self):
         self.server.respond(200, {"error": {"message": "quota exceeded"}})
         self.assert_failed("服务器返回了错误对象，而不是回答：quota exceeded")
@@ -265,12 +277,18 @@ class FailureTest(StandInCase):
 class LoopbackOnlyTest(unittest.TestCase):
     def test_non_loopback_urls_are_refused_before_any_connection(self):
         for url in ("http://example.com/v1", "http://10.0.0.5:11434/v1", "http://192.168.1.2/v1",
-                    "http://127.0.0.1@evil.example/v1", "http://[::2]/v1", "ftp://127.0.0.1/v1",
-                    "http://localhost.evil.example/v1", "127.0.0.1:11434"):
+                    "http://127.0.0.1@evil.example/v1", "http://[::2]/v1", "http://localhost.evil.example/v1"):
             with self.subTest(url=url), mock.patch.object(model_reply_assistant, "send", side_effect=AssertionError):
                 code, out, err = run_main(retrieval_qa, ["试用几天？"], LOCAL_MODEL_URL=url, LOCAL_MODEL_NAME="m")
                 self.assertEqual((code, out), (2, ""))
                 self.assertIn("LOCAL_MODEL_URL 只能指向本机", err)
+
+    def test_url_without_http_scheme_is_named(self):
+        for url in ("127.0.0.1:11434/v1", "ftp://127.0.0.1/v1"):
+            with self.subTest(url=url), mock.patch.object(model_reply_assistant, "send", side_effect=AssertionError):
+                code, out, err = run_main(retrieval_qa, ["试用几天？"], LOCAL_MODEL_URL=url, LOCAL_MODEL_NAME="m")
+                self.assertEqual((code, out), (2, ""))
+                self.assertIn(f"LOCAL_MODEL_URL 要以 http:// 开头，例如 http://127.0.0.1:11434/v1，现在是 {url}。", err)
 
     def test_loopback_urls_are_accepted(self):
         for url in ("http://127.0.0.1:11434/v1", "http://localhost:11434/v1/", "http://[::1]:8080/v1",
@@ -372,6 +390,9 @@ class KeyTest(unittest.TestCase):
         result = json.loads(done.stdout)
         self.assertEqual((result["status"], result["model_called"]), ("error", False))
         self.assertIn("DEEPSEEK_API_KEY", result["problems"][0])
+        self.assertIn("LOCAL_MODEL_URL", result["problems"][0])      # 没有密钥的学生还能怎么做
+        self.assertIn("--retrieve-only", result["problems"][0])
+        self.assertIn("没有调用模型", result["note"])
 
     def test_getpass_warning_stops_instead_of_echoing(self):
         def warns(*args, **kwargs):

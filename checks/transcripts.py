@@ -29,7 +29,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from kit_helpers import PYTHON, ROOT, clean_env
+from kit_helpers import DOCUMENTS_EDITED, EDITED_REASON, IN_CI, PYTHON, ROOT, clean_env
 
 PROMPT = "问题："
 FENCE = re.compile(r"^```(\S*)(.*)$")
@@ -190,7 +190,7 @@ def check_markdown(path, label=None):
                 commands += 1
                 failure = compare(command, expected, kit)
                 if failure:
-                    failures.append(f"{label}:{number}: `{command}` 的输出和课文不一致\n{failure}")
+                    failures.append(f"{label}:{number}: `{command}` 的输出和文档里写的不一致\n{failure}")
             else:
                 problem = apply_edit(step[0], step[2], step[3], kit)
                 if problem:
@@ -224,6 +224,9 @@ def main(argv):
     if missing:
         print(f"错误：找不到课文文件 {'、'.join(missing)}。", file=sys.stderr)
         return 2
+    if DOCUMENTS_EDITED and not IN_CI:   # 课文记录以发布版资料为准
+        print(f"注意：{EDITED_REASON}。课文记录没有执行。")
+        return 0
     total = 0
     all_failures = []
     for path in paths:
@@ -232,7 +235,7 @@ def main(argv):
         all_failures.extend(failures)
     for failure in all_failures:
         print(failure + "\n")
-    print(f"执行了 {total} 条课文命令，{len(all_failures)} 条与课文不一致。")
+    print(f"执行了 {total} 条命令，{len(all_failures)} 条与文档里写的不一致。")
     return 1 if all_failures else 0
 
 
