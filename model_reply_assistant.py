@@ -20,8 +20,8 @@ import urllib.request
 import warnings
 
 from reply_assistant import (DEFAULT_TIMEOUT, EXIT_INTERRUPTED, EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED,
-                             EXIT_USAGE, KitError, MATERIALS, ask_question, build_messages, parse_command_line,
-                             parse_timeout, use_utf8_streams, write_json)
+                             EXIT_USAGE, KitError, MATERIALS, ask_question, build_messages, describe, explain_json_error,
+                             parse_command_line, parse_timeout, use_utf8_streams, write_json)
 
 # ---------- 常量 ----------
 
@@ -265,21 +265,23 @@ def check_answer(reply, allowed_ids):
     if not content:
         return None, ["回答是空的"]
     try:
-        answer = json.loads(content)
-    except ValueError:
-        hint = "（外面包了 ``` 代码块）" if content.startswith("```") else ""
-        return None, [f"回答不是单个 JSON 对象{hint}"]
+        answer = json.loads(reply["content"])
+    except json.JSONDecodeError as error:
+        if content.startswith("```"):
+            return None, ["回答不是单个 JSON 对象（外面包了 ``` 代码块）"]
+        line, column, what, _ = explain_json_error(reply["content"], error)
+        return None, [f"回答不是单个 JSON 对象（第 {line} 行第 {column} 列：{what}）"]
     if not isinstance(answer, dict):
         return None, ["回答不是单个 JSON 对象"]
     status, draft, sources = answer.get("status"), answer.get("draft"), answer.get("sources")
     problems = []
     if status not in ANSWER_STATUSES:
-        problems.append(f"status 是 {json.dumps(status, ensure_ascii=False)}，只允许 draft 或 missing")
+        problems.append(f"status 是{describe(status)}，只允许 draft 或 missing")
     if not isinstance(draft, str) or (status == "draft" and not draft.strip()):
-        problems.append("draft 是空的" if isinstance(draft, str) else "draft 不是字符串")
+        problems.append("draft 是空的" if isinstance(draft, str) else f"draft 应当是字符串，实际是{describe(draft)}")
     if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources) or (
             status == "draft" and not sources):
-        problems.append("sources 必须是非空的字符串数组")
+        problems.append(f"sources 必须是非空的字符串数组，实际是{describe(sources)}")
         sources = []
     for source in dict.fromkeys(sources):
         if source not in allowed:
@@ -291,34 +293,53 @@ def check_answer(reply, allowed_ids):
 
 # ---------- 第四步：把三步串起来 ----------
 
-def answer_with_model(question, materials, timeout=DEFAULT_TIMEOUT):
-    """决定目标 → 读密钥 → 请求 → 检查。返回输出对象里的 status、model_called、draft、sources、problems。"""
-    result = {"status": "error", "model_called": False, "draft": None, "sources": [], "problems": []}
+def call_model(question, materials, timeout=DEFAULT_TIMEOUT):
+    """决定目标 → 读密钥 → 请求。返回 (reply, 失败时的输出字段)；两者恰有一个不是 None。"""
     try:
         target = model_target()
         api_key = read_api_key() if target[2] else None
-        print(f"正在请求模型 {target[1]}（{urllib.parse.urlsplit(target[0]).netloc}），最多等 {timeout:g} 秒……",
-              file=sys.stderr)
-        result["model_called"] = True
-        reply = generate(question, api_key, materials, timeout=timeout, target=target)
     except KitError as error:
         if error.exit_code == EXIT_USAGE:
             raise
-        print(error, file=sys.stderr)
-        result["problems"] = [str(error).removeprefix("错误：")]
-        return result, EXIT_MODEL_FAILED
-    answer, problems = check_answer(reply, [m["id"] for m in materials])
+        return None, failure(error, model_called=False)
+    print(f"正在请求模型 {target[1]}（{urllib.parse.urlsplit(target[0]).netloc}），最多等 {timeout:g} 秒……",
+          file=sys.stderr)
+    try:
+        return generate(question, api_key, materials, timeout=timeout, target=target), None
+    except KitError as error:
+        return None, failure(error, model_called=True)
+
+
+def failure(error, model_called):
+    print(error, file=sys.stderr)
+    return {"status": "error", "model_called": model_called, "draft": None, "sources": [],
+            "problems": [str(error).removeprefix("错误：")]}
+
+
+def judge_reply(reply, allowed_ids):
+    """用硬规则检查回答。返回 (输出字段, 退出码)：通过是 draft/missing 和 0，否则是 rejected 和 4。"""
+    result = {"status": "rejected", "draft": None, "sources": [], "problems": []}
+    answer, problems = check_answer(reply, allowed_ids)
     if problems:
         print(f"回答被拒绝：{'；'.join(problems)}", file=sys.stderr)
-        print(f"模型的原始回答（仅供排查，不要使用）：{reply['content'].strip()[:200] or '（空）'}", file=sys.stderr)
-        result.update(status="rejected", problems=problems)
+        print(f"原始回答（仅供排查，不要使用）：{reply['content'].strip()[:200] or '（空）'}", file=sys.stderr)
+        result["problems"] = problems
         return result, EXIT_REJECTED
     if answer["status"] == "missing":
-        print("模型回答：missing（发送的资料回答不了这个问题）", file=sys.stderr)
+        print("回答：missing（发送的资料回答不了这个问题）", file=sys.stderr)
     else:
-        print(f"模型回答：draft，引用 {'、'.join(answer['sources'])}", file=sys.stderr)
+        print(f"回答：draft，引用 {'、'.join(answer['sources'])}", file=sys.stderr)
     result.update(answer)
     return result, EXIT_OK
+
+
+def answer_with_model(question, materials, timeout=DEFAULT_TIMEOUT):
+    """请求并检查。返回输出对象里的 status、model_called、draft、sources、problems，以及退出码。"""
+    reply, failed = call_model(question, materials, timeout)
+    if failed:
+        return failed, EXIT_MODEL_FAILED
+    result, code = judge_reply(reply, [m["id"] for m in materials])
+    return {"status": result.pop("status"), "model_called": True, **result}, code
 
 
 HELP = f"""\

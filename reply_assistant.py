@@ -24,6 +24,108 @@ class KitError(Exception):
         self.exit_code = exit_code
 
 
+# ---------- 全套件共用：把 JSON 的语法错误讲清楚 ----------
+
+# 学生最常敲错的全角标点，以及 JSON 需要的半角写法
+FULL_WIDTH = {"“": '"', "”": '"', "‘": "'", "’": "'", "，": ",", "：": ":",
+              "［": "[", "］": "]", "｛": "{", "｝": "}", "；": ","}
+
+# json 模块的英文报错 → 给学生看的中文说明
+JSON_ERRORS = {
+    "Expecting value": "这里缺少一个值",
+    "Expecting ',' delimiter": "这里应当是逗号「,」",
+    "Expecting ':' delimiter": "这里应当是冒号「:」",
+    "Expecting property name enclosed in double quotes": "这里应当是用双引号括起来的字段名",
+    "Unterminated string starting at": "从这里开始的字符串没有结尾的双引号",
+    "Invalid control character at": "字符串里直接出现了换行或控制字符",
+    "Extra data": "JSON 数组结束后还有多余的内容",
+    "Invalid \\escape": "反斜杠「\\」后面的转义写法不合法",
+}
+
+def explain_json_error(text, error):
+    """把 json 的报错换成中文，并猜一猜学生最常见的失误。返回 (行, 列, 哪里不对, 提示或 None)。
+
+    例：'[{"id": "A1"},]' -> (1, 14, "这里多了一个逗号", "数组或对象的最后一项后面不能再写逗号，删掉它")
+    """
+    pos, message = error.pos, error.msg
+    before = text[:pos].rstrip()
+    what = next((cn for en, cn in JSON_ERRORS.items() if message.startswith(en)), message)
+    char = text[pos:pos + 1]
+    line_text = text[text.rfind("\n", 0, pos) + 1:].split("\n", 1)[0]
+    hint = None
+    if message.startswith("Illegal trailing comma") or (before.endswith(",") and char != "" and char in "]}"):
+        pos = len(before) - 1 if before.endswith(",") else pos   # 各 Python 版本都指向这个逗号
+        what, hint = "这里多了一个逗号", "数组或对象的最后一项后面不能再写逗号，删掉它"
+    elif not text[pos:].strip():
+        pos = len(text.rstrip())   # 指向最后一个字符之后，而不是文件末尾的空行
+        what, hint = "文件在这里意外结束", "可能少了结尾的「]」或「}」"
+    elif char in FULL_WIDTH:
+        hint = f"这里是全角字符「{char}」，JSON 的标点要用半角的「{FULL_WIDTH[char]}」（切换到英文输入法再输入）"
+    elif char == "'":
+        hint = "JSON 的字段名和字符串要用双引号「\"」，不能用单引号「'」"
+    elif char in ("/", "#"):
+        hint = "JSON 不支持注释（// 、/* */ 或 #），请删掉注释"
+    elif char == "," and message.startswith("Expecting value"):
+        what, hint = "这里多了一个逗号", "两项之间只要一个逗号，数组开头也不能有逗号，删掉它"
+    elif char == "{" and message.startswith("Expecting property name"):
+        hint = "上一条记录可能少了结尾的「}」"
+    elif message.startswith("Expecting ',' delimiter") and text[pos - 1:pos] == '"':
+        hint = "可能是上一项少了逗号「,」；如果是正文里写了英文双引号，请写成 \\\" 或换成中文引号“”"
+    elif message.startswith("Expecting ',' delimiter"):
+        hint = "上一项的末尾可能漏了逗号「,」"
+    elif message.startswith(("Unterminated string", "Invalid control character")):
+        quote = next((c for c in line_text if c in "“”"), None)
+        hint = (f"这一行有全角引号「{quote}」，字符串结尾的引号可能写成了全角" if quote
+                else "检查字符串结尾是否漏了双引号「\"」；正文里要换行请写 \\n")
+    elif message.startswith("Invalid \\escape"):
+        hint = "要写反斜杠本身，请写成 \\\\"
+    line = text.count("\n", 0, pos) + 1
+    column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return line, column, what, hint
+
+
+class BadConstant:
+    """JSON 里出现的 NaN / Infinity：先记下来，检查结构时再指出它在哪条记录。"""
+
+    def __init__(self, name):
+        self.name = name
+
+
+def describe(value):
+    """用中文说出“实际是什么”。"""
+    if isinstance(value, BadConstant):
+        return f"非法值 {value.name}（JSON 不允许 NaN 和 Infinity）"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "布尔值 " + ("true" if value else "false")
+    if isinstance(value, (int, float)):
+        return f"数字 {value}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 20 else value[:20] + "…"
+        if not value.strip():
+            return "只有空白的字符串" if value else "空字符串"
+        return "字符串 " + json.dumps(shown, ensure_ascii=False)
+    if isinstance(value, list):
+        return f"数组（{len(value)} 项）"
+    return "对象 {…}"
+
+
+def find_bad_constant(value):
+    """在任意深的嵌套里找 NaN / Infinity；用栈而不用递归，深层嵌套也不会崩。"""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, BadConstant):
+            return item
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
+
 # ---------- 基线资料：三份完整文档，还没有切成片段 ----------
 
 # 虚构产品“回复草稿助手”的资料。第 03 课把它们切成 retrieval_documents.json 里的片段；

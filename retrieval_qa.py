@@ -7,10 +7,12 @@ stdout 上永远只有一个 JSON 对象；提示、进度和错误都写到 std
 """
 import json
 import os
+import re
 import sys
 import unicodedata
 
-from reply_assistant import (EXIT_INTERRUPTED, EXIT_OK, KitError, ask_question, parse_command_line,
+from reply_assistant import (EXIT_INTERRUPTED, EXIT_OK, EXIT_REJECTED, EXIT_REVIEW, BadConstant, KitError,
+                             ask_question, describe, explain_json_error, find_bad_constant, parse_command_line,
                              parse_timeout, use_utf8_streams, write_json)
 
 # ---------- 常量 ----------
@@ -24,30 +26,16 @@ MAX_RECORDS = 100             # 1–100 条：再多就不是“人工切分、�
 MAX_HITS = 3                  # 最多取 3 条：教学取值，不是通用最优参数
 PROMPT = "问题："
 
-# 学生最常敲错的全角标点，以及 JSON 需要的半角写法
-FULL_WIDTH = {"“": '"', "”": '"', "‘": "'", "’": "'", "，": ",", "：": ":",
-              "［": "[", "］": "]", "｛": "{", "｝": "}", "；": ","}
-
-# json 模块的英文报错 → 给学生看的中文说明
-JSON_ERRORS = {
-    "Expecting value": "这里缺少一个值",
-    "Expecting ',' delimiter": "这里应当是逗号「,」",
-    "Expecting ':' delimiter": "这里应当是冒号「:」",
-    "Expecting property name enclosed in double quotes": "这里应当是用双引号括起来的字段名",
-    "Unterminated string starting at": "从这里开始的字符串没有结尾的双引号",
-    "Invalid control character at": "字符串里直接出现了换行或控制字符",
-    "Extra data": "JSON 数组结束后还有多余的内容",
-    "Invalid \\escape": "反斜杠「\\」后面的转义写法不合法",
-}
-
 HELP = f"""\
-用法：python retrieval_qa.py [问题] [--retrieve-only] [--documents PATH] [--timeout 秒]
+用法：python retrieval_qa.py [问题] [--retrieve-only | --check-draft 文件] [--documents PATH] [--timeout 秒]
 
 按关键词从资料文件里找出和问题相关的片段（最多 {MAX_HITS} 条）；不加 --retrieve-only 时，
-只把命中的片段发给模型写草稿，并检查回答。结果以一个 JSON 对象写到 stdout。
+只把命中的片段发给模型写草稿，检查回答的格式和引用，再把草稿的数字、引文、句子和引用的片段对照。
+结果以一个 JSON 对象写到 stdout。
 
   问题                省略时会在 stderr 上提示“{PROMPT}”，再从标准输入读一行
   --retrieve-only     只检索：不调用模型，也不读取密钥
+  --check-draft 文件  不调用模型：把文件里保存的回答 {{status, draft, sources}} 当作模型的回答来检查
   --documents PATH    改用另一个资料文件（默认：脚本旁边的 retrieval_documents.json）
   --timeout 秒        模型请求的总时限（默认 60 秒）；超时不自动重试
   -h, --help          显示这段说明
@@ -60,13 +48,6 @@ HELP = f"""\
 
 
 # ---------- 第一步：读取并检查资料文件 ----------
-
-class BadConstant:
-    """JSON 里出现的 NaN / Infinity：先记下来，检查结构时再指出它在哪条记录。"""
-
-    def __init__(self, name):
-        self.name = name
-
 
 def load_documents(path=DOCUMENTS_PATH):
     """读取资料文件并逐条检查；任何一处不合规都停下，不跳过坏记录。"""
@@ -125,71 +106,12 @@ def decode_documents(data, shown):
 
 def parse_json(text, shown):
     try:
-        return json.loads(text, parse_constant=BadConstant)
+        return json.loads(text, parse_constant=BadConstant)   # NaN、Infinity 先记下，检查结构时再指出位置
     except json.JSONDecodeError as error:
-        raise syntax_error(text, error, shown) from None
+        line, column, what, hint = explain_json_error(text, error)
+        raise fail(shown, f"JSON 格式不对，{what}", hint, where=f" 第 {line} 行第 {column} 列") from None
     except RecursionError:
-        raise fail(shown, "括号嵌套太深，无法读取",
-                   "资料文件只需要一层数组，里面是一条条对象") from None
-
-
-def syntax_error(text, error, shown):
-    """把 json 的报错换成中文，并猜一猜学生最常见的失误。"""
-    pos, message = error.pos, error.msg
-    before = text[:pos].rstrip()
-    what = next((cn for en, cn in JSON_ERRORS.items() if message.startswith(en)), message)
-    char = text[pos:pos + 1]
-    line_text = text[text.rfind("\n", 0, pos) + 1:].split("\n", 1)[0]
-    hint = None
-    if message.startswith("Illegal trailing comma") or (before.endswith(",") and char != "" and char in "]}"):
-        pos = len(before) - 1 if before.endswith(",") else pos   # 各 Python 版本都指向这个逗号
-        what, hint = "这里多了一个逗号", "数组或对象的最后一项后面不能再写逗号，删掉它"
-    elif not text[pos:].strip():
-        pos = len(text.rstrip())   # 指向最后一个字符之后，而不是文件末尾的空行
-        what, hint = "文件在这里意外结束", "可能少了结尾的「]」或「}」"
-    elif char in FULL_WIDTH:
-        hint = f"这里是全角字符「{char}」，JSON 的标点要用半角的「{FULL_WIDTH[char]}」（切换到英文输入法再输入）"
-    elif char == "'":
-        hint = "JSON 的字段名和字符串要用双引号「\"」，不能用单引号「'」"
-    elif char in ("/", "#"):
-        hint = "JSON 不支持注释（// 、/* */ 或 #），请删掉注释"
-    elif char == "," and message.startswith("Expecting value"):
-        what, hint = "这里多了一个逗号", "两项之间只要一个逗号，数组开头也不能有逗号，删掉它"
-    elif char == "{" and message.startswith("Expecting property name"):
-        hint = "上一条记录可能少了结尾的「}」"
-    elif message.startswith("Expecting ',' delimiter") and text[pos - 1:pos] == '"':
-        hint = "可能是上一项少了逗号「,」；如果是正文里写了英文双引号，请写成 \\\" 或换成中文引号“”"
-    elif message.startswith("Expecting ',' delimiter"):
-        hint = "上一项的末尾可能漏了逗号「,」"
-    elif message.startswith(("Unterminated string", "Invalid control character")):
-        quote = next((c for c in line_text if c in "“”"), None)
-        hint = (f"这一行有全角引号「{quote}」，字符串结尾的引号可能写成了全角" if quote
-                else "检查字符串结尾是否漏了双引号「\"」；正文里要换行请写 \\n")
-    elif message.startswith("Invalid \\escape"):
-        hint = "要写反斜杠本身，请写成 \\\\"
-    line = text.count("\n", 0, pos) + 1
-    column = pos - (text.rfind("\n", 0, pos) + 1) + 1
-    return fail(shown, f"JSON 格式不对，{what}", hint, where=f" 第 {line} 行第 {column} 列")
-
-
-def describe(value):
-    """用中文说出“实际是什么”。"""
-    if isinstance(value, BadConstant):
-        return f"非法值 {value.name}（JSON 不允许 NaN 和 Infinity）"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "布尔值 " + ("true" if value else "false")
-    if isinstance(value, (int, float)):
-        return f"数字 {value}"
-    if isinstance(value, str):
-        shown = value if len(value) <= 20 else value[:20] + "…"
-        if not value.strip():
-            return "只有空白的字符串" if value else "空字符串"
-        return "字符串 " + json.dumps(shown, ensure_ascii=False)
-    if isinstance(value, list):
-        return f"数组（{len(value)} 项）"
-    return "对象 {…}"
+        raise fail(shown, "括号嵌套太深，无法读取", "资料文件只需要一层数组，里面是一条条对象") from None
 
 
 def is_text(value):
@@ -240,20 +162,6 @@ def check_record(record, number, shown):
     return label
 
 
-def find_bad_constant(value):
-    """在任意深的嵌套里找 NaN / Infinity；用栈而不用递归，深层嵌套也不会崩。"""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, BadConstant):
-            return item
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return None
-
-
 def misspelt_field(record, field):
     import difflib   # 只在出错时才需要
     unknown = [key for key in record if key not in ("id", "title", "text", "keywords")]
@@ -286,15 +194,148 @@ def retrieve(question, documents, limit=MAX_HITS):
             for _, _, record, matched in scored[:limit]]
 
 
-# ---------- 第三步：命令行 ----------
+# ---------- 第三步：核对草稿和它引用的片段 ----------
+# 编号合法不等于事实正确。下面三项检查把草稿里的数字、引文和句子逐条拿去和引用的片段对照。
+# 它们只能发现“明显对不上”的地方，不能证明引用正确：措辞相近的错话会漏过，改写得很远的对话会被误报。
 
-USAGE = "用法：python retrieval_qa.py [问题] [--retrieve-only] [--documents PATH] [--timeout 秒]；详见 --help。"
+SUPPORT_THRESHOLD = 0.35   # 句子与片段的字二元组重合度下限（种子教程 000 的取值）：低于它多半是引错了来源
+MIN_BIGRAMS = 8            # 少于 8 个二元组的短句（如“资料 [2] 提到”）不查：太短，重合度没有意义
+QUOTE_NEAR = 0.85          # 引文相似度 ≥0.85 算“近似”（种子教程 001 的取值）：近似也要人工对照，相似度高不代表没改数字
+CN_NUMERAL = re.compile(r"[零一二两三四五六七八九十百千]+(?=个|天|日|周|台|核|年|月|小时|分钟|秒|次|位|条|名|人|元|倍|项|张|份)")
+CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+NUMBER = re.compile(r"\d+(?:\.\d+)?%?")
+TOKEN = re.compile(r"[a-z0-9]+(?:\.[0-9]+)*|[^\W_]")   # 一个英文词或数字算一个单位，一个汉字算一个单位
+QUOTE = re.compile(r"「([^」]+)」|『([^』]+)』|“([^”]+)”")
+SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s|$)")
+ABBREVIATION = re.compile(r"(?:\be\.g|\bi\.e|\betc|\bvs)$", re.IGNORECASE)
+
+
+def check_grounding(draft, sources, hits):
+    """返回问题列表；空列表表示数字、引文、句子都能在引用的片段里找到依据。"""
+    by_id = {hit["id"]: hit for hit in hits}
+    cited = [by_id[source] for source in sources]
+    for hit in hits:   # 草稿里提到的片段编号不算事实
+        draft = draft.replace(hit["id"], " ")
+    return check_numbers(draft, cited) + check_quotes(draft, cited) + check_sentences(draft, cited, hits)
+
+
+def chinese_number(text):
+    """“十四”→14，“两”→2，“一百零五”→105。只处理到“千”。"""
+    value, digit = 0, 0
+    for char in text:
+        if char in "十百千":
+            value += (digit or 1) * {"十": 10, "百": 100, "千": 1000}[char]
+            digit = 0
+        else:
+            digit = CN_DIGITS[char]
+    return value + digit
+
+
+def numbers_in(text):
+    """文本里的数字：全角转半角，“七天”“两项”这类带量词的中文数字也算；单独的“一”常作“一个”讲，不算。"""
+    text = unicodedata.normalize("NFKC", text)
+    text = CN_NUMERAL.sub(lambda m: m.group() if m.group() == "一" else str(chinese_number(m.group())), text)
+    found = set()
+    for match in NUMBER.finditer(text):
+        number = match.group().rstrip("%")
+        if "." in number:
+            number = number.rstrip("0").rstrip(".")   # 7.0 和 7 是同一个数
+        found.add(number + ("%" if match.group().endswith("%") else ""))
+    return found
+
+
+def check_numbers(draft, cited):
+    source_numbers = set()
+    for hit in cited:
+        for number in numbers_in(hit["title"] + " " + hit["text"]):
+            source_numbers |= {number, number.rstrip("%")}
+    ids = "、".join(hit["id"] for hit in cited)
+    return [f"数字 {number} 不在引用的片段 {ids} 中"
+            for number in sorted(numbers_in(draft) - source_numbers, key=lambda n: float(n.rstrip("%")))]
+
+
+def tokens(text):
+    return TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def check_quotes(draft, cited):
+    import difflib   # 只有草稿里有引文时才需要
+    problems = []
+    for match in QUOTE.finditer(draft):
+        quote = next(group for group in match.groups() if group)
+        wanted, best, best_window = tokens(quote), 0.0, []
+        for hit in cited:
+            units = tokens(hit["title"] + " " + hit["text"])
+            for size in range(max(1, len(wanted) - 2), len(wanted) + 3):   # 窗口放宽 ±2，多一个字少一个字也能对上
+                for start in range(max(1, len(units) - size + 1)):
+                    window = units[start:start + size]
+                    ratio = 1.0 if window == wanted else difflib.SequenceMatcher(None, wanted, window).ratio()
+                    if ratio > best:
+                        best, best_window = ratio, window
+        shown = quote if len(quote) <= 30 else quote[:30] + "…"
+        if best == 1.0:
+            continue
+        if best >= QUOTE_NEAR:
+            changed = sorted(numbers_in("".join(wanted)) - numbers_in(" ".join(best_window)))
+            problems.append(f"引文近似，需对照原文：「{shown}」（相似度 {best:.2f}）"
+                            + (f"；引文里的数字 {'、'.join(changed)} 和原文不同" if changed else ""))
+        else:
+            problems.append(f"引文在引用的片段中找不到：「{shown}」")
+    return problems
+
+
+def split_sentences(text):
+    """按 。！？!? 和换行切句；英文句点后面要有空白才算句末，所以 3.5、e.g. 不会被切开。"""
+    sentences, start = [], 0
+    for match in SENTENCE_END.finditer(text):
+        if match.group() == "." and ABBREVIATION.search(text[start:match.start()]):
+            continue
+        if text[start:match.end()].strip():
+            sentences.append(text[start:match.end()].strip())
+        start = match.end()
+    return sentences + ([text[start:].strip()] if text[start:].strip() else [])
+
+
+def bigrams(text):
+    units = tokens(text)
+    return set(zip(units, units[1:]))
+
+
+def support(sentence_bigrams, hit):
+    return len(sentence_bigrams & bigrams(hit["title"] + " " + hit["text"])) / len(sentence_bigrams)
+
+
+def check_sentences(draft, cited, hits):
+    problems = []
+    for sentence in split_sentences(draft):
+        pairs = bigrams(sentence)
+        if len(pairs) < MIN_BIGRAMS:
+            continue
+        best = max(support(pairs, hit) for hit in cited)
+        if best >= SUPPORT_THRESHOLD:
+            continue
+        shown = sentence if len(sentence) <= 30 else sentence[:30] + "…"
+        problem = f"这句话在引用的片段里找不到依据：「{shown}」（重合度 {best:.0%}）"
+        others = [(support(pairs, hit), hit["id"]) for hit in hits if hit not in cited]
+        better = max(others, default=(0, None))
+        if better[0] >= SUPPORT_THRESHOLD:
+            problem += f"；这句话更像来自 {better[1]}"
+        problems.append(problem)
+    return problems
+
+
+# ---------- 第四步：命令行 ----------
+
+USAGE = ("用法：python retrieval_qa.py [问题] [--retrieve-only | --check-draft 文件] [--documents PATH] "
+         "[--timeout 秒]；详见 --help。")
+MAX_ANSWER_BYTES = 1024 * 1024   # 保存的回答文件最多 1 MiB，和模型响应体的上限一样
 NOTES = {
     "retrieved": "只做了检索（--retrieve-only）：没有调用模型，也没有读取密钥。",
     "no_hits": "没有命中任何片段，所以没有调用模型。零命中不等于资料里没有答案，也可能是问法和关键词对不上。",
-    "draft": "这是草稿，不会自动发送；发出前请人工核对事实和出处。",
+    "draft": "这是草稿，不会自动发送；数字、引文和句子都能在引用的片段里找到，发出前仍请人工核对。",
+    "needs_review": "草稿里有和引用片段对不上的地方，见 problems；请人工核对后再决定用不用。草稿不会自动发送。",
     "missing": "模型认为命中的片段回答不了这个问题。这不证明资料库里没有答案，先检查检索。",
-    "rejected": "模型的回答没有通过检查，已拒绝，不要使用；原因见 problems。",
+    "rejected": "回答没有通过检查，已拒绝，不要使用；原因见 problems。",
     "error": "模型调用失败，没有得到回答。",
 }
 
@@ -315,13 +356,51 @@ def ask_model(question, hits, timeout):
     return answer_with_model(question, hits, timeout)
 
 
+def check_saved_answer(path, hits):
+    """--check-draft：把保存的回答文件当作模型返回的内容来检查。不请求模型，不读密钥；读不了的文件算被拒绝的回答。"""
+    from model_reply_assistant import judge_reply
+    print(f"检查保存的回答 {path}（不调用模型，不读取密钥）", file=sys.stderr)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_ANSWER_BYTES + 1)
+        content = data.decode("utf-8-sig") if len(data) <= MAX_ANSWER_BYTES else None
+        problem = None if content is not None else f"回答文件 {path} 超过 1 MiB"
+    except OSError as error:
+        problem = f"读不了回答文件 {path}（{error.strerror}）"
+    except UnicodeDecodeError:
+        problem = f"回答文件 {path} 不是 UTF-8 编码"
+    if problem:
+        print(f"回答被拒绝：{problem}", file=sys.stderr)
+        return {"status": "rejected", "problems": [problem]}, EXIT_REJECTED
+    return judge_reply({"content": content, "finish_reason": "stop"}, [hit["id"] for hit in hits])
+
+
+def review_sources(result, hits):
+    """硬规则通过之后：列出没被引用的命中片段（只是信息），再核对草稿的出处。返回退出码。"""
+    result["uncited_hits"] = [hit["id"] for hit in hits if hit["id"] not in result["sources"]]
+    if result["status"] != "draft":
+        return EXIT_OK
+    problems = check_grounding(result["draft"], result["sources"], hits)
+    if not problems:
+        print("核对出处：数字、引文和句子都能在引用的片段里找到。", file=sys.stderr)
+        return EXIT_OK
+    print(f"核对出处：{len(problems)} 处需要人工复核。", file=sys.stderr)
+    for problem in problems:
+        print(f"  - {problem}", file=sys.stderr)
+    result.update(status="needs_review", problems=problems)
+    return EXIT_REVIEW
+
+
 def run(argv):
     args = parse_command_line(argv, USAGE, flags={"--retrieve-only": "retrieve_only"},
-                              value_options={"--documents": "documents", "--timeout": "timeout"})
+                              value_options={"--documents": "documents", "--timeout": "timeout",
+                                             "--check-draft": "check_draft"})
     if args["help"]:
         from model_reply_assistant import HELP as MODEL_HELP
         sys.stdout.write(HELP + MODEL_HELP[MODEL_HELP.index("环境变量："):MODEL_HELP.index("退出码：")])
         return EXIT_OK
+    if args["retrieve_only"] and args["check_draft"] is not None:
+        raise KitError(f"错误：--retrieve-only 和 --check-draft 不能同时使用。{USAGE}")
     timeout = parse_timeout(args["timeout"])
     documents = load_documents(args["documents"] or DOCUMENTS_PATH)
     question = (args["question"] if args["question"] is not None else ask_question(PROMPT)).strip()
@@ -333,10 +412,15 @@ def run(argv):
               "hits": hits}
     code = EXIT_OK
     if not args["retrieve_only"]:
-        result.update(draft=None, sources=[], problems=[])
-        if hits:   # 零命中：不读密钥，不发请求
-            outcome, code = ask_model(question, hits, timeout)
+        result.update(draft=None, sources=[], uncited_hits=[], problems=[])
+        if hits:   # 零命中：不读密钥，不发请求，也不检查保存的回答
+            if args["check_draft"] is not None:
+                outcome, code = check_saved_answer(args["check_draft"], hits)
+            else:
+                outcome, code = ask_model(question, hits, timeout)
             result.update(outcome)
+            if code == EXIT_OK:
+                code = review_sources(result, hits)
     result["note"] = NOTES[result["status"]]
     if result["status"] == "error" and not result["model_called"]:
         result["note"] = "没有调用模型：请求还没有发出就停下了，原因见 problems。"

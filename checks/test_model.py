@@ -65,7 +65,7 @@ class FlowTest(StandInCase):
         code, result, err = self.ask()
         self.assertEqual(code, 0, err)
         self.assertEqual(list(result), ["question", "status", "model_called", "hits", "draft", "sources",
-                                        "problems", "note"])
+                                        "uncited_hits", "problems", "note"])
         self.assertEqual((result["status"], result["model_called"]), ("draft", True))
         self.assertEqual((result["draft"], result["sources"], result["problems"]), (GOOD["draft"], ["D01#1"], []))
         self.assertIn("命中 1 个片段", err)   # 检索结果先给人看
@@ -114,6 +114,14 @@ class FlowTest(StandInCase):
         headers = {name.lower(): value for name, value in self.server.requests[0]["headers"].items()}
         self.assertNotIn("authorization", headers)
         self.assertNotIn(KEY, json.dumps(self.server.requests[0], ensure_ascii=False))
+
+    def test_a_draft_the_cited_chunk_does_not_support_needs_review(self):
+        self.server.reply({"status": "draft", "draft": "体验版的试用期是 30 天。", "sources": ["D01#1"]})
+        code, result, err = self.ask()
+        self.assertEqual((code, result["status"], result["model_called"]), (1, "needs_review", True))
+        self.assertEqual(result["draft"], "体验版的试用期是 30 天。")
+        self.assertEqual(result["problems"], ["数字 30 不在引用的片段 D01#1 中"])
+        self.assertIn("核对出处：1 处需要人工复核", err)
 
     def test_missing_is_accepted(self):
         self.server.reply({"status": "missing", "draft": "资料里没有价格信息。", "sources": []})

@@ -1,0 +1,257 @@
+"""出处核对：数字、引文、句子逐条和引用的片段对照；--check-draft 离线检查保存的回答；标注集上的实测指标。"""
+import json
+import subprocess
+import tempfile
+import unittest
+
+from kit_helpers import PYTHON, ROOT, SCRIPT, clean_env, needs_shipped_documents, write_temp
+from grounding_eval import FLAGGED, catch_rate, evaluate, load_cases
+
+import retrieval_qa
+from retrieval_qa import check_grounding, load_documents, numbers_in, retrieve, split_sentences
+
+
+def hit(hit_id, text, title="标题"):
+    return {"id": hit_id, "title": title, "text": text, "matched": []}
+
+
+TRIAL = hit("T1", "新注册的团队可以开通体验版，试用期 7 天；这段时间里能使用资料检索和回复草稿两项功能。", "产品规则 · 试用")
+SENDING = hit("S1", "助手只负责写回复草稿，从不自动发送；每一条回复都要由客服人员检查后亲手发出。", "产品规则 · 发送边界")
+SERVER = hit("V1", "私有部署需要一台 4 核 CPU、8 GB 内存的服务器，另外为资料索引预留 50 GB 磁盘空间。", "部署说明")
+
+
+class NumberTest(unittest.TestCase):
+    def test_integers_decimals_percentages_and_full_width_digits(self):
+        self.assertEqual(numbers_in("试用 ７ 天，增长 12.50%，价格 3.0 元，版本 V4"), {"7", "12.5%", "3", "4"})
+
+    def test_chinese_numerals_with_a_measure_word(self):
+        self.assertEqual(numbers_in("七天、十四天、两项、一百零五个、二十台"), {"7", "14", "2", "105", "20"})
+
+    def test_a_lone_yi_is_not_a_number(self):
+        self.assertEqual(numbers_in("这是一个问题，需要一台服务器"), set())
+
+    def test_changed_number_is_named_with_the_cited_ids(self):
+        self.assertEqual(check_grounding("体验版的试用期是 30 天。", ["T1"], [TRIAL]),
+                         ["数字 30 不在引用的片段 T1 中"])
+        problems = check_grounding("试用 7 天，服务器要 16 GB 内存。", ["T1", "V1"], [TRIAL, SERVER])
+        self.assertIn("数字 16 不在引用的片段 T1、V1 中", problems)
+
+    def test_same_value_written_differently_is_supported(self):
+        self.assertEqual(check_grounding("体验版可以试用七天。", ["T1"], [TRIAL]), [])
+        self.assertEqual(check_grounding("体验版可以试用 7.0 天。", ["T1"], [TRIAL]), [])
+        self.assertEqual(check_grounding("体验版可以试用 ７ 天。", ["T1"], [TRIAL]), [])
+
+    def test_unit_conversion_is_the_models_claim(self):
+        self.assertEqual(check_grounding("体验版可以试用 168 小时。", ["T1"], [TRIAL]),
+                         ["数字 168 不在引用的片段 T1 中"])
+
+    def test_percent_needs_a_percent_in_the_source(self):
+        growth = hit("G1", "续费率提高到 50%，新客户增长 30 家。")
+        self.assertEqual(check_grounding("续费率达到 50%。", ["G1"], [growth]), [])
+        self.assertEqual(check_grounding("新客户增长了 30%。", ["G1"], [growth]), ["数字 30% 不在引用的片段 G1 中"])
+
+    def test_chunk_ids_in_the_draft_are_not_numbers(self):
+        sample = hit("D01#1", TRIAL["text"])
+        self.assertEqual(check_grounding("根据 D01#1，体验版试用期 7 天。", ["D01#1"], [sample]), [])
+
+
+class QuoteTest(unittest.TestCase):
+    def test_exact_quote_after_normalising_space_punctuation_and_case(self):
+        self.assertEqual(check_grounding("原文写的是「试用期7天」。", ["T1"], [TRIAL]), [])
+        self.assertEqual(check_grounding("部署说明：“4 核 cpu、8 gb 内存”", ["V1"], [SERVER]), [])
+
+    def test_all_three_quote_styles_are_checked(self):
+        for quote in ("「试用期三十天」", "『试用期三十天』", "“试用期三十天”"):
+            with self.subTest(quote=quote):
+                self.assertIn("引文在引用的片段中找不到：「试用期三十天」",
+                              check_grounding(f"原文：{quote}", ["T1"], [TRIAL]))
+
+    def test_near_quote_needs_a_person(self):
+        problems = check_grounding("规则说“助手只负责写回复草稿，从不主动发送”。", ["S1"], [SENDING])
+        self.assertEqual(len(problems), 1)
+        self.assertTrue(problems[0].startswith("引文近似，需对照原文：「助手只负责写回复草稿，从不主动发送」（相似度 0.9"),
+                        problems[0])
+
+    def test_changed_number_inside_a_quote_is_a_problem_however_similar(self):
+        draft = "文档要求：「私有部署需要一台 4 核 CPU、16 GB 内存的服务器」"
+        problems = check_grounding(draft, ["V1"], [SERVER])
+        near = [p for p in problems if p.startswith("引文近似")]
+        self.assertEqual(len(near), 1, problems)
+        self.assertTrue(near[0].endswith("；引文里的数字 16 和原文不同"), near[0])
+        self.assertIn("数字 16 不在引用的片段 V1 中", problems)
+
+    def test_swapped_numbers_that_both_exist_are_still_caught_by_the_quote(self):
+        problems = check_grounding("「私有部署需要一台 8 核 CPU、4 GB 内存的服务器」", ["V1"], [SERVER])
+        self.assertTrue(any(p.startswith("引文近似") for p in problems), problems)
+
+    def test_quote_not_in_the_source(self):
+        self.assertEqual(check_grounding("资料说「试用期是一个月」。", ["T1"], [TRIAL])[0],
+                         "引文在引用的片段中找不到：「试用期是一个月」")
+
+
+class SentenceTest(unittest.TestCase):
+    def test_split_keeps_decimals_and_abbreviations(self):
+        self.assertEqual(split_sentences("版本 3.5 很好。e.g. this one. Next sentence!\n最后一句"),
+                         ["版本 3.5 很好。", "e.g. this one.", "Next sentence!", "最后一句"])
+
+    def test_short_lead_in_is_skipped(self):
+        self.assertEqual(check_grounding("资料 [2] 提到：", ["T1"], [TRIAL]), [])
+
+    def test_thresholds_are_named_constants(self):
+        self.assertEqual((retrieval_qa.SUPPORT_THRESHOLD, retrieval_qa.MIN_BIGRAMS, retrieval_qa.QUOTE_NEAR),
+                         (0.35, 8, 0.85))
+
+    def test_unsupported_sentence_is_named_by_its_first_30_characters(self):
+        draft = "体验版试用期 7 天。另外我们为每位新客户都提供一对一的上门培训服务和全天候的电话支持，欢迎随时联系。"
+        problems = check_grounding(draft, ["T1"], [TRIAL])
+        self.assertEqual(len(problems), 1)
+        self.assertTrue(problems[0].startswith("这句话在引用的片段里找不到依据：「另外我们为每位新客户都提供一对一的上门培训服务和全天候的电话…」"),
+                        problems[0])
+
+    def test_fact_cited_to_the_wrong_hit_names_the_better_one(self):
+        problems = check_grounding("不会自动发送，每一条回复都要由客服人员检查后亲手发出。", ["V1"], [SENDING, SERVER])
+        self.assertEqual(len(problems), 1)
+        self.assertTrue(problems[0].endswith("；这句话更像来自 S1"), problems[0])
+
+    def test_no_better_hit_no_suggestion(self):
+        problems = check_grounding("部署完成后系统会在每天晚上自动批量发送所有回复。", ["S1"], [SENDING, SERVER])
+        self.assertEqual(len(problems), 1)
+        self.assertNotIn("更像来自", problems[0])
+
+    def test_faithful_paraphrase_passes(self):
+        self.assertEqual(check_grounding("您好，体验版的试用期是 7 天，试用期间可以使用资料检索和回复草稿功能。",
+                                         ["T1"], [TRIAL]), [])
+
+
+def check_draft(question, answer, *extra, raw=None):
+    """在新会话里运行 --check-draft（没有终端、没有密钥），返回 (退出码, 输出对象, stderr)。"""
+    with tempfile.TemporaryDirectory() as directory:
+        path = write_temp(directory, "answer.json", raw if raw is not None else json.dumps(answer, ensure_ascii=False))
+        done = subprocess.run(PYTHON + [str(SCRIPT), question, "--check-draft", str(path), *extra],
+                              capture_output=True, env=clean_env(), timeout=60, stdin=subprocess.DEVNULL,
+                              start_new_session=True)
+    err = done.stderr.decode("utf-8")
+    return done.returncode, json.loads(done.stdout) if done.stdout else None, err
+
+
+@needs_shipped_documents
+class CheckDraftTest(unittest.TestCase):
+    def test_faithful_draft_passes_and_lists_uncited_hits(self):
+        answer = {"status": "draft", "draft": "不会自动发送，每一条回复都要由客服人员检查后亲手发出。", "sources": ["D01#2"]}
+        code, result, err = check_draft("部署后会自动发送吗？", answer)
+        self.assertEqual(code, 0, err)
+        self.assertEqual((result["status"], result["model_called"], result["problems"]), ("draft", False, []))
+        self.assertEqual(result["uncited_hits"], ["D02#1"])
+        self.assertIn("不调用模型，不读取密钥", err)
+
+    def test_thirty_days_citing_d01_1_needs_review_and_names_the_number(self):
+        answer = {"status": "draft", "draft": "体验版的试用期是 30 天。", "sources": ["D01#1"]}
+        code, result, _ = check_draft("试用几天？", answer)
+        self.assertEqual((code, result["status"]), (1, "needs_review"))
+        self.assertEqual(result["draft"], "体验版的试用期是 30 天。")   # 草稿照样给人看
+        self.assertEqual(result["problems"], ["数字 30 不在引用的片段 D01#1 中"])
+
+    def test_d02_1_cited_for_a_fact_from_d01_2_names_the_better_chunk(self):
+        answer = {"status": "draft", "draft": "不会自动发送，每一条回复都要由客服人员检查后亲手发出。", "sources": ["D02#1"]}
+        code, result, _ = check_draft("部署后会自动发送吗？", answer)
+        self.assertEqual((code, result["status"]), (1, "needs_review"))
+        self.assertTrue(result["problems"][0].endswith("这句话更像来自 D01#2"), result["problems"])
+
+    def test_hard_rules_still_come_first(self):
+        answer = {"status": "draft", "draft": "体验版的试用期是 7 天。", "sources": ["D04#1"]}
+        code, result, _ = check_draft("试用几天？", answer)
+        self.assertEqual((code, result["status"], result["draft"]), (4, "rejected", None))
+        self.assertIn("来源 D04#1 不在这次发送的资料里", result["problems"][0])
+
+    def test_missing_is_not_grounded(self):
+        answer = {"status": "missing", "draft": "资料里没有 30 天的说法。", "sources": []}
+        code, result, _ = check_draft("试用几天？", answer)
+        self.assertEqual((code, result["status"], result["uncited_hits"]), (0, "missing", ["D01#1"]))
+
+    def test_non_json_file_is_a_rejected_answer_with_the_position(self):
+        code, result, _ = check_draft("试用几天？", None, raw='{"status": "draft", "draft": "7 天",}')
+        self.assertEqual((code, result["status"]), (4, "rejected"))
+        self.assertEqual(result["problems"], ["回答不是单个 JSON 对象（第 1 行第 35 列：这里多了一个逗号）"])
+
+    def test_unreadable_file_is_a_rejected_answer(self):
+        with tempfile.TemporaryDirectory() as directory:
+            done = subprocess.run(PYTHON + [str(SCRIPT), "试用几天？", "--check-draft", f"{directory}/none.json"],
+                                  capture_output=True, env=clean_env(), timeout=60, start_new_session=True)
+        result = json.loads(done.stdout)
+        self.assertEqual((done.returncode, result["status"], result["model_called"]), (4, "rejected", False))
+        self.assertTrue(result["problems"][0].startswith("读不了回答文件 "), result["problems"])
+        self.assertNotIn(b"Traceback", done.stderr)
+
+    def test_zero_hits_checks_nothing(self):
+        code, result, _ = check_draft("价格是多少？", {"status": "draft", "draft": "99 元", "sources": ["D01#1"]})
+        self.assertEqual((code, result["status"], result["model_called"]), (0, "no_hits", False))
+
+    def test_cannot_be_combined_with_retrieve_only(self):
+        code, result, err = check_draft("试用几天？", {}, "--retrieve-only")
+        self.assertEqual((code, result), (2, None))
+        self.assertIn("--retrieve-only 和 --check-draft 不能同时使用", err)
+
+
+@needs_shipped_documents
+class LabelledSetTest(unittest.TestCase):
+    """checks/grounding_cases.json：人工标注的回答，和程序的判定对比（数字由 grounding_eval.py 打印）。"""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.results = evaluate()
+
+    def test_the_set_is_large_and_covers_every_kind(self):
+        kinds = {case["kind"] for case in load_cases()}
+        self.assertGreaterEqual(len(load_cases()), 40)
+        self.assertLessEqual({"faithful_copy", "faithful_paraphrase", "changed_number", "moved_number", "wrong_source",
+                              "invented", "altered_quote", "out_of_set", "missing", "mixed"}, kinds)
+
+    def test_every_out_of_set_id_is_rejected(self):
+        verdicts = [actual for case, actual, _ in self.results if case["kind"] == "out_of_set"]
+        self.assertEqual(verdicts, ["rejected"] * len(verdicts))
+
+    def test_every_changed_number_is_caught(self):
+        caught, total = catch_rate(self.results, {"changed_number", "moved_number"})
+        self.assertEqual(caught, total)
+
+    def test_at_least_90_percent_of_wrong_sources_and_invented_sentences_are_caught(self):
+        caught, total = catch_rate(self.results, {"wrong_source", "invented"})
+        self.assertGreaterEqual(caught / total, 0.9, f"{caught}/{total}")
+
+    def test_at_most_10_percent_of_faithful_paraphrases_are_flagged(self):
+        flagged, total = catch_rate(self.results, {"faithful_paraphrase"})
+        self.assertLessEqual(flagged / total, 0.1, f"{flagged}/{total}")
+
+    def test_faithful_copies_pass(self):
+        self.assertEqual(catch_rate(self.results, {"faithful_copy"})[0], 0)
+
+    def test_readme_quotes_the_measured_figures(self):
+        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+        truth = [(case["expected"] in FLAGGED, actual in FLAGGED) for case, actual, _ in self.results]
+        hit = sum(1 for should, did in truth if should and did)
+        flagged, should = sum(did for _, did in truth), sum(should for should, _ in truth)
+        self.assertIn(f"{len(self.results)} 份人工标注回答", readme)
+        self.assertIn(f"精确率 {hit}/{flagged} = {hit / flagged:.0%}", readme)
+        self.assertIn(f"召回率 {hit}/{should} = {hit / should:.0%}", readme)
+        self.assertIn("引错出处 {}/{}".format(*catch_rate(self.results, {"wrong_source"})), readme)
+        self.assertIn("编造句子 {}/{}".format(*catch_rate(self.results, {"invented"})), readme)
+        self.assertIn("忠实改写被误标 {}/{}".format(*catch_rate(self.results, {"faithful_paraphrase"})), readme)
+
+    def test_labels_use_the_documented_verdicts(self):
+        for case in load_cases():
+            self.assertIn(case["expected"], {"draft", "missing"} | FLAGGED)
+
+
+@needs_shipped_documents
+class SampleHitsTest(unittest.TestCase):
+    def test_labelled_questions_hit_what_the_labels_assume(self):
+        documents = load_documents()
+        for question, ids in (("对话记录保存多久，会自动删除吗？", ["D04#1", "D01#2"]),
+                              ("体验版试用期间能部署到自己的服务器吗？", ["D01#1", "D02#1"]),
+                              ("团队账户的数据安全怎么保证？", ["D03#1", "D04#1"])):
+            with self.subTest(question=question):
+                self.assertEqual(sorted(h["id"] for h in retrieve(question, documents)), sorted(ids))
+
+
+if __name__ == "__main__":
+    unittest.main()
