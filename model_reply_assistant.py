@@ -167,22 +167,42 @@ def read_limited(response):
     return data
 
 
-def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=None):
+def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=None, trace=None):
     """请模型写草稿。materials 省略时发送基线的三份资料；传入 [{id, title, text}, …] 时只发送这些。
 
     返回 {"content", "finish_reason", "usage", "model"}；调用失败时抛出 KitError（退出码 3）。
+    trace 是 --trace 用的函数：请求和响应各报一行（只有字节数、地址、状态，从不含密钥和正文）。
     """
+    started = time.perf_counter()
     url, model, needs_key = target or model_target()
     chosen = MATERIALS if materials is None else [{k: m[k] for k in ("id", "title", "text")} for m in materials]
     body = json.dumps(build_request_body(question, chosen, model), ensure_ascii=False).encode("utf-8")
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     if needs_key:
         headers["Authorization"] = f"Bearer {api_key}"   # 密钥只出现在这里
+    host = urllib.parse.urlsplit(url).netloc
+    if trace:
+        trace("请求", started, f"{len(body)} 字节，发往 {host}，模型 {model}")
+    started = time.perf_counter()
     try:
         status, response_headers, data = send(url, body, headers, timeout)
     except Exception as error:
+        if trace:
+            trace("响应", started, "没有收到响应")
         raise KitError(f"错误：{describe_failure(error, url)}。没有自动重试。", EXIT_MODEL_FAILED) from None
-    return parse_response(status, response_headers, data, api_key, model, local=not needs_key)
+    try:
+        reply = parse_response(status, response_headers, data, api_key, model, local=not needs_key)
+    except KitError:
+        if trace:
+            trace("响应", started, f"HTTP {status}，{len(data)} 字节，无法使用")
+        raise
+    if trace:
+        usage = reply["usage"] if isinstance(reply["usage"], dict) else {}
+        detail = f"HTTP {status}，{len(data)} 字节，finish_reason {reply['finish_reason']}"
+        if usage:
+            detail += f"，token {usage.get('prompt_tokens')} 输入 + {usage.get('completion_tokens')} 输出"
+        trace("响应", started, detail)
+    return reply
 
 
 def describe_failure(error, url):
@@ -293,7 +313,7 @@ def check_answer(reply, allowed_ids):
 
 # ---------- 第四步：把三步串起来 ----------
 
-def call_model(question, materials, timeout=DEFAULT_TIMEOUT):
+def call_model(question, materials, timeout=DEFAULT_TIMEOUT, trace=None):
     """决定目标 → 读密钥 → 请求。返回 (reply, 失败时的输出字段)；两者恰有一个不是 None。"""
     try:
         target = model_target()
@@ -305,7 +325,7 @@ def call_model(question, materials, timeout=DEFAULT_TIMEOUT):
     print(f"正在请求模型 {target[1]}（{urllib.parse.urlsplit(target[0]).netloc}），最多等 {timeout:g} 秒……",
           file=sys.stderr)
     try:
-        return generate(question, api_key, materials, timeout=timeout, target=target), None
+        return generate(question, api_key, materials, timeout=timeout, target=target, trace=trace), None
     except KitError as error:
         return None, failure(error, model_called=True)
 
@@ -333,9 +353,27 @@ def judge_reply(reply, allowed_ids):
     return result, EXIT_OK
 
 
-def answer_with_model(question, materials, timeout=DEFAULT_TIMEOUT):
+def judge_saved_reply(path, allowed_ids):
+    """--check-draft：把保存的回答文件当作模型返回的内容来检查。不请求模型，不读密钥；读不了的文件算被拒绝的回答。"""
+    print(f"检查保存的回答 {path}（不调用模型，不读取密钥）", file=sys.stderr)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_RESPONSE_BYTES + 1)   # 和模型响应体一样，最多 1 MiB
+        content = data.decode("utf-8-sig") if len(data) <= MAX_RESPONSE_BYTES else None
+        problem = None if content is not None else f"回答文件 {path} 超过 1 MiB"
+    except OSError as error:
+        problem = f"读不了回答文件 {path}（{error.strerror}）"
+    except UnicodeDecodeError:
+        problem = f"回答文件 {path} 不是 UTF-8 编码"
+    if problem:
+        print(f"回答被拒绝：{problem}", file=sys.stderr)
+        return {"status": "rejected", "draft": None, "sources": [], "problems": [problem]}, EXIT_REJECTED
+    return judge_reply({"content": content, "finish_reason": "stop"}, allowed_ids)
+
+
+def answer_with_model(question, materials, timeout=DEFAULT_TIMEOUT, trace=None):
     """请求并检查。返回输出对象里的 status、model_called、draft、sources、problems，以及退出码。"""
-    reply, failed = call_model(question, materials, timeout)
+    reply, failed = call_model(question, materials, timeout, trace)
     if failed:
         return failed, EXIT_MODEL_FAILED
     result, code = judge_reply(reply, [m["id"] for m in materials])

@@ -7,7 +7,10 @@
 后两课的 model_reply_assistant.py 和 retrieval_qa.py 都从这里导入。
 """
 import json
+import re
 import sys
+import time
+import unicodedata
 
 # ---------- 全套件共用：退出码与错误类型 ----------
 
@@ -125,6 +128,105 @@ def find_bad_constant(value):
     return None
 
 
+def is_text(value):
+    """非空、而且不全是空白的字符串。"""
+    return isinstance(value, str) and value.strip() != ""
+
+
+class JsonObject(dict):
+    """JSON 对象；duplicates 记下写了不止一次的字段名和它的各个值（json 模块默认只悄悄保留最后一个）。"""
+    duplicates = {}
+
+
+def json_object(pairs):
+    """给 json.loads 的 object_pairs_hook 用。"""
+    result = JsonObject(pairs)
+    if len(result) < len(pairs):
+        result.duplicates = {key: [v for k, v in pairs if k == key] for key in result
+                             if sum(1 for k, _ in pairs if k == key) > 1}
+    return result
+
+
+# ---------- 全套件共用：把文字拆成数字、词元和句子 ----------
+
+CN_NUMERAL = re.compile(r"[零一二两三四五六七八九十百千]+(?=个|天|日|周|台|核|年|月|小时|分钟|秒|次|位|条|名|人|元|倍|项|张|份)")
+CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+NUMBER = re.compile(r"\d+(?:\.\d+)?%?")
+TOKEN = re.compile(r"[a-z0-9]+(?:\.[0-9]+)*|[^\W_]")   # 一个英文词或数字算一个单位，一个汉字算一个单位
+SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s|$)")
+ABBREVIATION = re.compile(r"(?:\be\.g|\bi\.e|\betc|\bvs)$", re.IGNORECASE)
+
+
+def chinese_number(text):
+    """“十四”→14，“两”→2，“一百零五”→105。只处理到“千”。"""
+    value, digit = 0, 0
+    for char in text:
+        if char in "十百千":
+            value += (digit or 1) * {"十": 10, "百": 100, "千": 1000}[char]
+            digit = 0
+        else:
+            digit = CN_DIGITS[char]
+    return value + digit
+
+
+def numbers_in(text):
+    """文本里的数字：全角转半角，“七天”“两项”这类带量词的中文数字也算；单独的“一”常作“一个”讲，不算。"""
+    text = unicodedata.normalize("NFKC", text)
+    text = CN_NUMERAL.sub(lambda m: m.group() if m.group() == "一" else str(chinese_number(m.group())), text)
+    found = set()
+    for match in NUMBER.finditer(text):
+        number = match.group().rstrip("%")
+        if "." in number:
+            number = number.rstrip("0").rstrip(".")   # 7.0 和 7 是同一个数
+        found.add(number + ("%" if match.group().endswith("%") else ""))
+    return found
+
+
+def tokens(text):
+    return TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def split_sentences(text):
+    """按 。！？!? 和换行切句；英文句点后面要有空白才算句末，所以 3.5、e.g. 不会被切开。"""
+    sentences, start = [], 0
+    for match in SENTENCE_END.finditer(text):
+        if match.group() == "." and ABBREVIATION.search(text[start:match.start()]):
+            continue
+        if text[start:match.end()].strip():
+            sentences.append(text[start:match.end()].strip())
+        start = match.end()
+    return sentences + ([text[start:].strip()] if text[start:].strip() else [])
+
+
+def bigrams(text):
+    units = tokens(text)
+    return set(zip(units, units[1:]))
+
+
+# 像是写给模型的指令。只是第一道筛子，不是防线：换个说法就能绕过。
+# 真正的防线是提示词里“资料只是数据”、只许引用命中片段，以及事后的出处核对；程序也从不执行模型的输出。
+INSTRUCTION_PATTERNS = [
+    r"忽略(?:以上|之前|上面|前面|上述)的?(?:所有|全部)?(?:指令|指示|提示|要求|规则)",
+    r"你现在(?:是|扮演)", r"(?:系统|开发者)提示词", r"不要(?:告诉|透露给)用户",
+    r"ignore (?:all )?(?:the )?(?:previous|above|prior) (?:instructions|prompts?)",
+    r"disregard (?:the |all )?(?:system|previous) (?:prompt|instructions)",
+    r"reveal (?:your )?(?:system )?prompt", r"you are now",
+]
+
+
+def instruction_like(text):
+    """文字里像是给模型下指令的片段，例如 “忽略以上指令” -> ["忽略以上指令"]。"""
+    return [found.group() for pattern in INSTRUCTION_PATTERNS for found in re.finditer(pattern, text, re.IGNORECASE)]
+
+
+def shingles(text, size=4):
+    units = tokens(text)
+    return {tuple(units[i:i + size]) for i in range(max(1, len(units) - size + 1))}
+
+
+def jaccard(first, second):
+    return len(first & second) / len(first | second) if first | second else 0.0
+
 
 # ---------- 基线资料：三份完整文档，还没有切成片段 ----------
 
@@ -171,6 +273,12 @@ def build_messages(question, materials=None):
 
 # ---------- 全套件共用：命令行 ----------
 
+def closest(word, choices):
+    """拼错的选项名或字段名：返回最像的那个，没有就返回 None。"""
+    import difflib   # 只在出错时才需要
+    return next(iter(difflib.get_close_matches(word, choices, n=1, cutoff=0.6)), None)
+
+
 def parse_command_line(argv, usage, flags=None, value_options=None):
     """手写的小解析器：比 argparse 少导入一批模块，报错也全是中文。
 
@@ -198,9 +306,8 @@ def parse_command_line(argv, usage, flags=None, value_options=None):
                     value = pending.pop(0)
                 options[value_options[name]] = value
             else:
-                import difflib   # 只在出错时才需要
-                close = difflib.get_close_matches(name, list(flags) + list(value_options), n=1)
-                guess = f"（是不是想写 {close[0]}？）" if close else ""
+                close = closest(name, list(flags) + list(value_options))
+                guess = f"（是不是想写 {close}？）" if close else ""
                 raise KitError(f"错误：不认识的选项 {arg}{guess}。{usage}")
         elif options["question"] is None:
             options["question"] = arg
@@ -247,6 +354,16 @@ def ask_question(prompt="问题："):
     if sys.stdin is None or not sys.stdin.isatty() or not line:   # 管道输入或 Ctrl-D：补上回显和换行
         sys.stderr.write(line.rstrip("\r\n") + "\n")
     return line.lstrip("\ufeff")
+
+
+def trace_line(stage, started, detail):
+    """--trace 的一行：阶段、从 started（time.perf_counter() 的读数）到现在的耗时、计数。调用方只传 id、数量和短摘要。"""
+    print(f"[trace] {stage}  {(time.perf_counter() - started) * 1000:.1f} ms  {detail}", file=sys.stderr)
+
+
+def short(text, limit=40):
+    """--trace 里出现的文字最多 40 个字。"""
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def write_json(result):

@@ -9,11 +9,13 @@ import json
 import os
 import re
 import sys
+import time
 import unicodedata
 
-from reply_assistant import (EXIT_INTERRUPTED, EXIT_OK, EXIT_REJECTED, EXIT_REVIEW, BadConstant, KitError,
-                             ask_question, describe, explain_json_error, find_bad_constant, parse_command_line,
-                             parse_timeout, use_utf8_streams, write_json)
+from reply_assistant import (EXIT_INTERRUPTED, EXIT_OK, EXIT_REVIEW, BadConstant, KitError, ask_question, bigrams,
+                             closest, describe, explain_json_error, find_bad_constant, instruction_like, is_text,
+                             jaccard, json_object, numbers_in, parse_command_line, parse_timeout, shingles, short,
+                             split_sentences, tokens, trace_line, use_utf8_streams, write_json)
 
 # ---------- 常量 ----------
 
@@ -27,7 +29,7 @@ MAX_HITS = 3                  # 最多取 3 条：教学取值，不是通用最
 PROMPT = "问题："
 
 HELP = f"""\
-用法：python retrieval_qa.py [问题] [--retrieve-only | --check-draft 文件] [--documents PATH] [--timeout 秒]
+用法：python retrieval_qa.py [问题] [--retrieve-only | --check-draft 文件] [--documents PATH] [--timeout 秒] [--trace]
 
 按关键词从资料文件里找出和问题相关的片段（最多 {MAX_HITS} 条）；不加 --retrieve-only 时，
 只把命中的片段发给模型写草稿，检查回答的格式和引用，再把草稿的数字、引文、句子和引用的片段对照。
@@ -38,6 +40,7 @@ HELP = f"""\
   --check-draft 文件  不调用模型：把文件里保存的回答 {{status, draft, sources}} 当作模型的回答来检查
   --documents PATH    改用另一个资料文件（默认：脚本旁边的 retrieval_documents.json）
   --timeout 秒        模型请求的总时限（默认 60 秒）；超时不自动重试
+  --trace             在 stderr 上逐段报告：资料、检索、上下文、请求、响应、核对（耗时和数量，不含密钥和全文）
   -h, --help          显示这段说明
 
 零命中时不调用模型，也不读取密钥。
@@ -50,11 +53,13 @@ HELP = f"""\
 # ---------- 第一步：读取并检查资料文件 ----------
 
 def load_documents(path=DOCUMENTS_PATH):
-    """读取资料文件并逐条检查；任何一处不合规都停下，不跳过坏记录。"""
+    """读取资料文件并逐条检查；任何一处不合规都停下，不跳过坏记录。可疑但合规的地方在 stderr 上警告。"""
     shown = os.path.basename(path) if path == DOCUMENTS_PATH else path
     text = decode_documents(read_document_bytes(path, shown), shown)
     data = parse_json(text, shown)
     check_records(data, shown)
+    for warning in document_warnings(data):
+        print(f"警告：资料文件 {shown}：{warning}。", file=sys.stderr)
     return data
 
 
@@ -106,16 +111,13 @@ def decode_documents(data, shown):
 
 def parse_json(text, shown):
     try:
-        return json.loads(text, parse_constant=BadConstant)   # NaN、Infinity 先记下，检查结构时再指出位置
+        # NaN、Infinity 和重复的字段名先记下，检查结构时再指出是哪条记录
+        return json.loads(text, parse_constant=BadConstant, object_pairs_hook=json_object)
     except json.JSONDecodeError as error:
         line, column, what, hint = explain_json_error(text, error)
         raise fail(shown, f"JSON 格式不对，{what}", hint, where=f" 第 {line} 行第 {column} 列") from None
     except RecursionError:
         raise fail(shown, "括号嵌套太深，无法读取", "资料文件只需要一层数组，里面是一条条对象") from None
-
-
-def is_text(value):
-    return isinstance(value, str) and value.strip() != ""
 
 
 def check_records(data, shown):
@@ -137,6 +139,10 @@ def check_record(record, number, shown):
     label = f"第 {number} 条记录"
     if not isinstance(record, dict):
         raise fail(shown, f"{label}应当是对象 {{ … }}，实际是{describe(record)}")
+    for key, values in record.duplicates.items():
+        written = " 和 ".join(json.dumps(value, ensure_ascii=False) for value in values)
+        raise fail(shown, f"{label}里字段 {key} 写了 {len(values)} 次（{written}）",
+                   "JSON 只会悄悄保留最后一个值，请删掉多余的")
     if is_text(record.get("id")):
         label += f"（id {json.dumps(record['id'], ensure_ascii=False)}）"
     for field in ("id", "title", "text", "keywords"):
@@ -163,11 +169,55 @@ def check_record(record, number, shown):
 
 
 def misspelt_field(record, field):
-    import difflib   # 只在出错时才需要
-    unknown = [key for key in record if key not in ("id", "title", "text", "keywords")]
-    close = difflib.get_close_matches(field, unknown, n=1, cutoff=0.6)
-    quoted = json.dumps(close[0], ensure_ascii=False) if close else ""
-    return f"这条记录里有 {quoted}，是不是想写 \"{field}\"？" if close else None
+    close = closest(field, [key for key in record if key not in ("id", "title", "text", "keywords")])
+    return f"这条记录里有 {json.dumps(close, ensure_ascii=False)}，是不是想写 \"{field}\"？" if close else None
+
+
+# ---------- 合规但可疑：只警告，不改动资料 ----------
+
+# 太常见的关键词：几乎每个问题都会命中它们，路由就失去了意义
+COMMON_KEYWORDS = {"的", "是", "吗", "么", "了", "呢", "吧", "啊", "我", "你", "什么", "怎么", "如何", "可以",
+                   "多少", "哪些", "请问", "一下", "我们", "你们", "这个", "what", "how", "the", "is"}
+TEXT_BUDGET = 400   # 每个片段建议不超过 400 字：3 个命中 ≈ 1200 字的上下文（种子教程：5 条 × 300～400 字）
+NEAR_DUPLICATE = 0.8   # 两段正文的 4 元片段 Jaccard ≥ 0.8，就像同一条规则的两个版本（种子教程 004 的 shingles）
+
+
+def document_warnings(records):
+    """返回警告列表：像指令的文字、像同一规则的两个版本、太常见的关键词、太长的正文。"""
+    warnings = []
+    for number, record in enumerate(records, start=1):
+        label = f"第 {number} 条记录（id {json.dumps(record['id'], ensure_ascii=False)}）"
+        for field in ("title", "text"):
+            for phrase in instruction_like(record[field]):
+                warnings.append(f"{label}的 {field} 里有像是给模型下指令的文字「{phrase}」；"
+                                "它只会被当作资料发送和引用，不会被执行")
+        for keyword in record["keywords"]:
+            if normalize(keyword) in COMMON_KEYWORDS:
+                warnings.append(f"{label}的关键词「{keyword}」太常见，几乎每个问题都会命中它")
+            elif "，" in keyword or "," in keyword:
+                warnings.append(f"{label}的关键词「{keyword}」里有逗号：一个关键词只能是一个词，请拆开写")
+        if len(record["text"]) > TEXT_BUDGET:
+            warnings.append(f"{label}的正文有 {len(record['text'])} 个字，超过每个片段 {TEXT_BUDGET} 字的建议上限，"
+                            "请切成几个片段")
+    return warnings + version_warnings(records)
+
+
+def version_warnings(records):
+    """两条记录正文几乎相同，或标题相同而数字不同：像是同一条规则的两个版本。"""
+    warnings, prints = [], [(record, shingles(record["text"]), numbers_in(record["text"])) for record in records]
+    for index, (first, first_shingles, first_numbers) in enumerate(prints):
+        for second, second_shingles, second_numbers in prints[index + 1:]:
+            similar = jaccard(first_shingles, second_shingles)
+            same_title = normalize(first["title"]) == normalize(second["title"])
+            if similar < NEAR_DUPLICATE and not (same_title and first_numbers != second_numbers):
+                continue
+            why = f"正文几乎相同（相似度 {similar:.2f}）" if similar >= NEAR_DUPLICATE else "标题相同"
+            if first_numbers != second_numbers:
+                only_first, only_second = sorted(first_numbers - second_numbers), sorted(second_numbers - first_numbers)
+                why += f"，数字却不同（{'、'.join(only_first) or '无'} 对 {'、'.join(only_second) or '无'}）"
+            warnings.append(f"{first['id']} 和 {second['id']} {why}，像是同一条规则的两个版本；"
+                            "请只保留正确的那一条，不要指望模型替你选")
+    return warnings
 
 
 # ---------- 第二步：关键词检索 ----------
@@ -201,13 +251,8 @@ def retrieve(question, documents, limit=MAX_HITS):
 SUPPORT_THRESHOLD = 0.35   # 句子与片段的字二元组重合度下限（种子教程 000 的取值）：低于它多半是引错了来源
 MIN_BIGRAMS = 8            # 少于 8 个二元组的短句（如“资料 [2] 提到”）不查：太短，重合度没有意义
 QUOTE_NEAR = 0.85          # 引文相似度 ≥0.85 算“近似”（种子教程 001 的取值）：近似也要人工对照，相似度高不代表没改数字
-CN_NUMERAL = re.compile(r"[零一二两三四五六七八九十百千]+(?=个|天|日|周|台|核|年|月|小时|分钟|秒|次|位|条|名|人|元|倍|项|张|份)")
-CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-NUMBER = re.compile(r"\d+(?:\.\d+)?%?")
-TOKEN = re.compile(r"[a-z0-9]+(?:\.[0-9]+)*|[^\W_]")   # 一个英文词或数字算一个单位，一个汉字算一个单位
 QUOTE = re.compile(r"「([^」]+)」|『([^』]+)』|“([^”]+)”")
-SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s|$)")
-ABBREVIATION = re.compile(r"(?:\be\.g|\bi\.e|\betc|\bvs)$", re.IGNORECASE)
+LINK = re.compile(r"https?://[^\s，。！？；、“”「」『』（）()<>]+", re.IGNORECASE)
 
 
 def check_grounding(draft, sources, hits):
@@ -216,32 +261,20 @@ def check_grounding(draft, sources, hits):
     cited = [by_id[source] for source in sources]
     for hit in hits:   # 草稿里提到的片段编号不算事实
         draft = draft.replace(hit["id"], " ")
-    return check_numbers(draft, cited) + check_quotes(draft, cited) + check_sentences(draft, cited, hits)
+    suspicious = [f"引用的片段 {hit['id']} 里有像是给模型下指令的文字，草稿可能照着它写了" for hit in cited
+                  if instruction_like(hit["title"] + " " + hit["text"])]
+    links = check_links(draft, cited)
+    draft = LINK.sub(" ", draft)   # 链接单独核对，里面的数字不再重复报
+    return (suspicious + links + check_numbers(draft, cited) + check_quotes(draft, cited)
+            + check_sentences(draft, cited, hits))
 
 
-def chinese_number(text):
-    """“十四”→14，“两”→2，“一百零五”→105。只处理到“千”。"""
-    value, digit = 0, 0
-    for char in text:
-        if char in "十百千":
-            value += (digit or 1) * {"十": 10, "百": 100, "千": 1000}[char]
-            digit = 0
-        else:
-            digit = CN_DIGITS[char]
-    return value + digit
-
-
-def numbers_in(text):
-    """文本里的数字：全角转半角，“七天”“两项”这类带量词的中文数字也算；单独的“一”常作“一个”讲，不算。"""
-    text = unicodedata.normalize("NFKC", text)
-    text = CN_NUMERAL.sub(lambda m: m.group() if m.group() == "一" else str(chinese_number(m.group())), text)
-    found = set()
-    for match in NUMBER.finditer(text):
-        number = match.group().rstrip("%")
-        if "." in number:
-            number = number.rstrip("0").rstrip(".")   # 7.0 和 7 是同一个数
-        found.add(number + ("%" if match.group().endswith("%") else ""))
-    return found
+def check_links(draft, cited):
+    """草稿里的链接必须原样出现在引用的片段里：模型编出来的链接最容易把客户带到错误的地方。"""
+    sources = " ".join(hit["title"] + " " + hit["text"] for hit in cited)
+    ids = "、".join(hit["id"] for hit in cited)
+    return [f"链接 {link} 不在引用的片段 {ids} 中" for link in dict.fromkeys(LINK.findall(draft))
+            if link.rstrip(".") not in sources]
 
 
 def check_numbers(draft, cited):
@@ -252,10 +285,6 @@ def check_numbers(draft, cited):
     ids = "、".join(hit["id"] for hit in cited)
     return [f"数字 {number} 不在引用的片段 {ids} 中"
             for number in sorted(numbers_in(draft) - source_numbers, key=lambda n: float(n.rstrip("%")))]
-
-
-def tokens(text):
-    return TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
 def check_quotes(draft, cited):
@@ -284,23 +313,6 @@ def check_quotes(draft, cited):
     return problems
 
 
-def split_sentences(text):
-    """按 。！？!? 和换行切句；英文句点后面要有空白才算句末，所以 3.5、e.g. 不会被切开。"""
-    sentences, start = [], 0
-    for match in SENTENCE_END.finditer(text):
-        if match.group() == "." and ABBREVIATION.search(text[start:match.start()]):
-            continue
-        if text[start:match.end()].strip():
-            sentences.append(text[start:match.end()].strip())
-        start = match.end()
-    return sentences + ([text[start:].strip()] if text[start:].strip() else [])
-
-
-def bigrams(text):
-    units = tokens(text)
-    return set(zip(units, units[1:]))
-
-
 def support(sentence_bigrams, hit):
     return len(sentence_bigrams & bigrams(hit["title"] + " " + hit["text"])) / len(sentence_bigrams)
 
@@ -327,8 +339,7 @@ def check_sentences(draft, cited, hits):
 # ---------- 第四步：命令行 ----------
 
 USAGE = ("用法：python retrieval_qa.py [问题] [--retrieve-only | --check-draft 文件] [--documents PATH] "
-         "[--timeout 秒]；详见 --help。")
-MAX_ANSWER_BYTES = 1024 * 1024   # 保存的回答文件最多 1 MiB，和模型响应体的上限一样
+         "[--timeout 秒] [--trace]；详见 --help。")
 NOTES = {
     "retrieved": "只做了检索（--retrieve-only）：没有调用模型，也没有读取密钥。",
     "no_hits": "没有命中任何片段，所以没有调用模型。零命中不等于资料里没有答案，也可能是问法和关键词对不上。",
@@ -342,37 +353,21 @@ NOTES = {
 
 def show_hits(hits):
     """给人看的检索结果（stderr）；机器读的 JSON 在 stdout。"""
-    if not hits:
-        print("没有命中任何片段。", file=sys.stderr)
-        return
-    print(f"命中 {len(hits)} 个片段：", file=sys.stderr)
+    print(f"命中 {len(hits)} 个片段：" if hits else "没有命中任何片段。", file=sys.stderr)
     for hit in hits:
         print(f"  {hit['id']}  {hit['title']}  命中词：{'、'.join(hit['matched'])}", file=sys.stderr)
 
 
-def ask_model(question, hits, timeout):
-    """只有真的要调用模型时才导入网络相关的模块；只检索的路径因此和启动 Python 一样轻。"""
-    from model_reply_assistant import answer_with_model
-    return answer_with_model(question, hits, timeout)
+def get_answer(question, hits, args, timeout, trace):
+    """请模型回答，或者（--check-draft）读保存的回答，再用硬规则检查。
 
-
-def check_saved_answer(path, hits):
-    """--check-draft：把保存的回答文件当作模型返回的内容来检查。不请求模型，不读密钥；读不了的文件算被拒绝的回答。"""
-    from model_reply_assistant import judge_reply
-    print(f"检查保存的回答 {path}（不调用模型，不读取密钥）", file=sys.stderr)
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_ANSWER_BYTES + 1)
-        content = data.decode("utf-8-sig") if len(data) <= MAX_ANSWER_BYTES else None
-        problem = None if content is not None else f"回答文件 {path} 超过 1 MiB"
-    except OSError as error:
-        problem = f"读不了回答文件 {path}（{error.strerror}）"
-    except UnicodeDecodeError:
-        problem = f"回答文件 {path} 不是 UTF-8 编码"
-    if problem:
-        print(f"回答被拒绝：{problem}", file=sys.stderr)
-        return {"status": "rejected", "problems": [problem]}, EXIT_REJECTED
-    return judge_reply({"content": content, "finish_reason": "stop"}, [hit["id"] for hit in hits])
+    到这里才导入 model_reply_assistant 和它的网络模块；只检索的路径因此和启动 Python 一样轻。
+    """
+    from model_reply_assistant import answer_with_model, judge_saved_reply
+    trace("上下文", time.perf_counter(), f"{len(hits)} 个片段，{sum(len(h['title']) + len(h['text']) for h in hits)} 字")
+    if args["check_draft"] is not None:
+        return judge_saved_reply(args["check_draft"], [hit["id"] for hit in hits])
+    return answer_with_model(question, hits, timeout, trace)
 
 
 def review_sources(result, hits):
@@ -392,7 +387,7 @@ def review_sources(result, hits):
 
 
 def run(argv):
-    args = parse_command_line(argv, USAGE, flags={"--retrieve-only": "retrieve_only"},
+    args = parse_command_line(argv, USAGE, flags={"--retrieve-only": "retrieve_only", "--trace": "trace"},
                               value_options={"--documents": "documents", "--timeout": "timeout",
                                              "--check-draft": "check_draft"})
     if args["help"]:
@@ -402,11 +397,16 @@ def run(argv):
     if args["retrieve_only"] and args["check_draft"] is not None:
         raise KitError(f"错误：--retrieve-only 和 --check-draft 不能同时使用。{USAGE}")
     timeout = parse_timeout(args["timeout"])
-    documents = load_documents(args["documents"] or DOCUMENTS_PATH)
+    trace = trace_line if args["trace"] else (lambda *unused: None)   # 不加 --trace 时什么也不打印
+    path, started = args["documents"] or DOCUMENTS_PATH, time.perf_counter()
+    documents = load_documents(path)
+    trace("资料", started, f"{len(documents)} 条记录，{os.path.getsize(path)} 字节")
     question = (args["question"] if args["question"] is not None else ask_question(PROMPT)).strip()
     if not question:
         raise KitError("错误：问题是空的。请输入一个问题，例如：试用几天？")
+    started = time.perf_counter()
     hits = retrieve(question, documents)
+    trace("检索", started, "；".join(f"{h['id']}（{'、'.join(h['matched'])}）" for h in hits) or "零命中")
     show_hits(hits)
     result = {"question": question, "status": "retrieved" if hits else "no_hits", "model_called": False,
               "hits": hits}
@@ -414,13 +414,13 @@ def run(argv):
     if not args["retrieve_only"]:
         result.update(draft=None, sources=[], uncited_hits=[], problems=[])
         if hits:   # 零命中：不读密钥，不发请求，也不检查保存的回答
-            if args["check_draft"] is not None:
-                outcome, code = check_saved_answer(args["check_draft"], hits)
-            else:
-                outcome, code = ask_model(question, hits, timeout)
+            outcome, code = get_answer(question, hits, args, timeout, trace)
             result.update(outcome)
+            started = time.perf_counter()
             if code == EXIT_OK:
                 code = review_sources(result, hits)
+            first = f"：{short(result['problems'][0])}" if result["problems"] else ""
+            trace("核对", started, f"{result['status']}，{len(result['problems'])} 个问题{first}")
     result["note"] = NOTES[result["status"]]
     if result["status"] == "error" and not result["model_called"]:
         result["note"] = "没有调用模型：请求还没有发出就停下了，原因见 problems。"
