@@ -75,6 +75,15 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual([step[0] for step in steps], ["file", "run", "remove", "run", "restore", "run"])
         self.assertEqual(check_markdown(path), ([], 3))
 
+    def test_only_trace_durations_may_differ(self):
+        script = "import sys; print('[trace] 资料  1.5 ms  5 条记录', file=sys.stderr)"
+        same = self.lesson(f"```console\n$ python -c \"{script}\"\n[trace] 资料  987.0 ms  5 条记录\n```\n")
+        self.assertEqual(check_markdown(same), ([], 1))
+        for wrong in ("[trace] 资料  1.5 ms  6 条记录", "[trace] 检索  1.5 ms  5 条记录", "资料  1.5 ms  5 条记录"):
+            with self.subTest(wrong=wrong):
+                lesson = self.lesson(f"```console\n$ python -c \"{script}\"\n{wrong}\n```\n")
+                self.assertEqual(len(check_markdown(lesson)[0]), 1)
+
     def test_restore_returns_to_the_last_backup(self):
         path = self.lesson(
             "```json file=note.json\n\"first\"\n```\n<!-- transcript: backup -->\n"

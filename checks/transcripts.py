@@ -16,7 +16,8 @@
 - <!-- transcript: restore -->：恢复到上一次 backup 的样子；之前没有 backup 就恢复成套件原样。
 - 普通的 ```json 块若是一条带 id 和 keywords 的记录，它必须和那一刻资料文件里的同一条记录完全一样，
   remove= 块写出了整条记录时也一样：课文里展示的资料不能和文件走样。
-比较时只统一换行符、去掉行尾空白。
+比较时只统一换行符、去掉行尾空白；唯一的例外是 --trace 行里的耗时（“[trace] 资料  1.5 ms”里的 1.5），
+它每次运行都不同，比较时当作相同。其余文字，包括 trace 行的其他部分，都逐字比较。
 """
 import difflib
 import json
@@ -35,6 +36,7 @@ PROMPT = "问题："
 FENCE = re.compile(r"^```(\S*)(.*)$")
 DIRECTIVES = {"<!-- transcript: backup -->": "backup", "<!-- transcript: restore -->": "restore"}
 EXIT_LINE = re.compile(r"^\[(\d+)\]$")
+TRACE_TIME = re.compile(r"^(\[trace\] \S+  )\d+(?:\.\d+)? ms(?=  )")
 
 
 def default_documents():
@@ -164,7 +166,7 @@ def apply_edit(kind, argument, content, kit):
 
 
 def normalise(lines):
-    lines = [line.rstrip() for line in lines]
+    lines = [TRACE_TIME.sub(r"\1… ms", line.rstrip()) for line in lines]
     while lines and not lines[-1]:
         lines.pop()
     return lines
