@@ -21,7 +21,7 @@ import warnings
 
 from reply_assistant import (DEFAULT_TIMEOUT, EXIT_INTERRUPTED, EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED,
                              EXIT_USAGE, KitError, MATERIALS, ask_question, build_messages, describe, explain_json_error,
-                             parse_command_line, parse_timeout, use_utf8_streams, write_json)
+                             os_reason, parse_command_line, parse_timeout, use_utf8_streams, write_json)
 
 # ---------- 常量 ----------
 
@@ -289,23 +289,24 @@ def check_answer(reply, allowed_ids):
     except json.JSONDecodeError as error:
         if content.startswith("```"):
             return None, ["回答不是单个 JSON 对象（外面包了 ``` 代码块）"]
-        line, column, what, _ = explain_json_error(reply["content"], error)
-        return None, [f"回答不是单个 JSON 对象（第 {line} 行第 {column} 列：{what}）"]
+        line, column, what, hint = explain_json_error(reply["content"], error)
+        return None, [f"回答不是单个 JSON 对象（第 {line} 行第 {column} 列：{what}" + (f"。{hint}）" if hint else "）")]
     if not isinstance(answer, dict):
         return None, ["回答不是单个 JSON 对象"]
     status, draft, sources = answer.get("status"), answer.get("draft"), answer.get("sources")
-    problems = []
-    if status not in ANSWER_STATUSES:
+    problems = [f"缺少字段 {field}" for field in ("status", "draft", "sources") if field not in answer]
+    if "status" in answer and status not in ANSWER_STATUSES:
         problems.append(f"status 是{describe(status)}，只允许 draft 或 missing")
-    if not isinstance(draft, str) or (status == "draft" and not draft.strip()):
+    if "draft" in answer and (not isinstance(draft, str) or (status == "draft" and not draft.strip())):
         problems.append("draft 是空的" if isinstance(draft, str) else f"draft 应当是字符串，实际是{describe(draft)}")
     if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources) or (
             status == "draft" and not sources):
-        problems.append(f"sources 必须是非空的字符串数组，实际是{describe(sources)}")
+        if "sources" in answer:
+            problems.append(f"sources 应当是非空的字符串数组，实际是{describe(sources)}")
         sources = []
     for source in dict.fromkeys(sources):
         if source not in allowed:
-            problems.append(f"来源 {source} 不在这次发送的资料里（只允许 {'、'.join(sorted(allowed))}）")
+            problems.append(f"来源「{source}」不在这次发送的资料里（只允许 {'、'.join(sorted(allowed))}）")
     if problems:
         return None, problems
     return {"status": status, "draft": draft.strip(), "sources": list(dict.fromkeys(sources))}, []
@@ -346,9 +347,9 @@ def judge_reply(reply, allowed_ids):
         result["problems"] = problems
         return result, EXIT_REJECTED
     if answer["status"] == "missing":
-        print("回答：missing（发送的资料回答不了这个问题）", file=sys.stderr)
+        print("回答格式合规：missing（发送的资料回答不了这个问题）", file=sys.stderr)
     else:
-        print(f"回答：draft，引用 {'、'.join(answer['sources'])}", file=sys.stderr)
+        print(f"回答格式合规：draft，引用 {'、'.join(answer['sources'])}", file=sys.stderr)
     result.update(answer)
     return result, EXIT_OK
 
@@ -362,7 +363,7 @@ def judge_saved_reply(path, allowed_ids):
         content = data.decode("utf-8-sig") if len(data) <= MAX_RESPONSE_BYTES else None
         problem = None if content is not None else f"回答文件 {path} 超过 1 MiB"
     except OSError as error:
-        problem = f"读不了回答文件 {path}（{error.strerror}）"
+        problem = f"读不了回答文件 {path}（{os_reason(error)}）"
     except UnicodeDecodeError:
         problem = f"回答文件 {path} 不是 UTF-8 编码"
     if problem:

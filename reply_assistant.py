@@ -41,7 +41,7 @@ JSON_ERRORS = {
     "Expecting property name enclosed in double quotes": "这里应当是用双引号括起来的字段名",
     "Unterminated string starting at": "从这里开始的字符串没有结尾的双引号",
     "Invalid control character at": "字符串里直接出现了换行或控制字符",
-    "Extra data": "JSON 数组结束后还有多余的内容",
+    "Extra data": "JSON 内容结束后还有多余的文字",
     "Invalid \\escape": "反斜杠「\\」后面的转义写法不合法",
 }
 
@@ -128,6 +128,12 @@ def find_bad_constant(value):
     return None
 
 
+def os_reason(error):
+    """把常见的文件错误说成中文；其他的保留系统原话。"""
+    reasons = {FileNotFoundError: "文件不存在", IsADirectoryError: "这是一个文件夹", PermissionError: "没有读取权限"}
+    return next((text for kind, text in reasons.items() if isinstance(error, kind)), error.strerror or str(error))
+
+
 def is_text(value):
     """非空、而且不全是空白的字符串。"""
     return isinstance(value, str) and value.strip() != ""
@@ -198,9 +204,25 @@ def split_sentences(text):
     return sentences + ([text[start:].strip()] if text[start:].strip() else [])
 
 
+def strip_markers(text):
+    """去掉引用标记和列表序号（[1]、^[2]、①、行首的“1.”），它们不是事实里的数字。"""
+    text = re.sub(r"\^?\[\d+\]|[\u2460-\u2473]", " ", text)
+    return re.sub(r"(?m)^\s*\d+[.、)）]\s*", "", text)
+
+
 def bigrams(text):
     units = tokens(text)
     return set(zip(units, units[1:]))
+
+
+def overlap(pairs, source):
+    """一组二元组里，有多大比例也出现在一个片段（标题加正文）里。"""
+    return len(pairs & bigrams(source["title"] + " " + source["text"])) / len(pairs)
+
+
+def normalize(text):
+    """NFKC 把全角字母数字变成半角，casefold 忽略大小写：ＡＢＣ、abc、ABC 视为相同；首尾空白不算。"""
+    return unicodedata.normalize("NFKC", text).casefold().strip()
 
 
 # 像是写给模型的指令。只是第一道筛子，不是防线：换个说法就能绕过。

@@ -14,8 +14,9 @@ import unicodedata
 
 from reply_assistant import (EXIT_INTERRUPTED, EXIT_OK, EXIT_REVIEW, BadConstant, KitError, ask_question, bigrams,
                              closest, describe, explain_json_error, find_bad_constant, instruction_like, is_text,
-                             jaccard, json_object, numbers_in, parse_command_line, parse_timeout, shingles, short,
-                             split_sentences, tokens, trace_line, use_utf8_streams, write_json)
+                             jaccard, json_object, normalize, numbers_in, os_reason, overlap, parse_command_line,
+                             parse_timeout, shingles, short, split_sentences, strip_markers, tokens, trace_line,
+                             use_utf8_streams, write_json)
 
 # ---------- 常量 ----------
 
@@ -86,7 +87,7 @@ def read_document_bytes(path, shown):
         with open(path, "rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as error:
-        raise fail(shown, f"无法读取（{error.strerror}）") from None
+        raise fail(shown, f"无法读取（{os_reason(error)}）") from None
     if len(data) > MAX_FILE_BYTES:
         raise fail(shown, f"超过了 {MAX_FILE_BYTES} 字节（100 KB）的上限",
                    "资料应当是人工切分的短片段")
@@ -213,8 +214,8 @@ def version_warnings(records):
                 continue
             why = f"正文几乎相同（相似度 {similar:.2f}）" if similar >= NEAR_DUPLICATE else "标题相同"
             if first_numbers != second_numbers:
-                only_first, only_second = sorted(first_numbers - second_numbers), sorted(second_numbers - first_numbers)
-                why += f"，数字却不同（{'、'.join(only_first) or '无'} 对 {'、'.join(only_second) or '无'}）"
+                why += f"，数字却不同（{'、'.join(sorted(first_numbers - second_numbers)) or '无'} 对 " \
+                       f"{'、'.join(sorted(second_numbers - first_numbers)) or '无'}）"
             warnings.append(f"{first['id']} 和 {second['id']} {why}，像是同一条规则的两个版本；"
                             "请只保留正确的那一条，不要指望模型替你选")
     return warnings
@@ -222,15 +223,9 @@ def version_warnings(records):
 
 # ---------- 第二步：关键词检索 ----------
 
-def normalize(text):
-    """NFKC 把全角字母数字变成半角，casefold 忽略大小写：ＡＢＣ、abc、ABC 视为相同；首尾空白不算。"""
-    return unicodedata.normalize("NFKC", text).casefold().strip()
-
-
 def retrieve(question, documents, limit=MAX_HITS):
     """命中词越多越靠前，同分按 id 升序，最多返回 limit 条。"""
-    wanted = normalize(question)
-    scored = []
+    wanted, scored = normalize(question), []
     for record in documents:
         matched = {}
         for keyword in record["keywords"]:
@@ -250,6 +245,8 @@ def retrieve(question, documents, limit=MAX_HITS):
 
 SUPPORT_THRESHOLD = 0.35   # 句子与片段的字二元组重合度下限（种子教程 000 的取值）：低于它多半是引错了来源
 MIN_BIGRAMS = 8            # 少于 8 个二元组的短句（如“资料 [2] 提到”）不查：太短，重合度没有意义
+NUMBER_CONTEXT = 0.2       # 数字所在分句与含这个数字的片段至少要有两成二元组相同：防止挪用别处的数字，又不误伤短分句
+MAX_DRAFT_CHARS = 2000     # 回复草稿不会这么长；更长的不逐句核对，直接交给人（也免得逐句比较耗时过长）
 QUOTE_NEAR = 0.85          # 引文相似度 ≥0.85 算“近似”（种子教程 001 的取值）：近似也要人工对照，相似度高不代表没改数字
 QUOTE = re.compile(r"「([^」]+)」|『([^』]+)』|“([^”]+)”")
 LINK = re.compile(r"https?://[^\s，。！？；、“”「」『』（）()<>]+", re.IGNORECASE)
@@ -257,41 +254,49 @@ LINK = re.compile(r"https?://[^\s，。！？；、“”「」『』（）()<>]
 
 def check_grounding(draft, sources, hits):
     """返回问题列表；空列表表示数字、引文、句子都能在引用的片段里找到依据。"""
-    by_id = {hit["id"]: hit for hit in hits}
-    cited = [by_id[source] for source in sources]
-    for hit in hits:   # 草稿里提到的片段编号不算事实
+    cited = [hit for source in sources for hit in hits if hit["id"] == source]
+    if len(draft) > MAX_DRAFT_CHARS:
+        return [f"草稿有 {len(draft)} 个字，超过逐句核对的上限 {MAX_DRAFT_CHARS} 字，请人工复核"]
+    for hit in hits:   # 草稿里提到的片段编号、引用标记和列表序号都不算事实
         draft = draft.replace(hit["id"], " ")
+    draft = strip_markers(draft)
     suspicious = [f"引用的片段 {hit['id']} 里有像是给模型下指令的文字，草稿可能照着它写了" for hit in cited
                   if instruction_like(hit["title"] + " " + hit["text"])]
     links = check_links(draft, cited)
     draft = LINK.sub(" ", draft)   # 链接单独核对，里面的数字不再重复报
-    return (suspicious + links + check_numbers(draft, cited) + check_quotes(draft, cited)
-            + check_sentences(draft, cited, hits))
+    problems = (suspicious + links + check_numbers(draft, cited) + check_quotes(draft, cited)
+                + check_sentences(draft, cited, hits))
+    return list(dict.fromkeys(problems))   # 同一句话、同一段引文重复出现，只报一次
 
 
 def check_links(draft, cited):
     """草稿里的链接必须原样出现在引用的片段里：模型编出来的链接最容易把客户带到错误的地方。"""
-    sources = " ".join(hit["title"] + " " + hit["text"] for hit in cited)
-    ids = "、".join(hit["id"] for hit in cited)
+    sources, ids = " ".join(hit["title"] + " " + hit["text"] for hit in cited), "、".join(hit["id"] for hit in cited)
     return [f"链接 {link} 不在引用的片段 {ids} 中" for link in dict.fromkeys(LINK.findall(draft))
             if link.rstrip(".") not in sources]
 
 
 def check_numbers(draft, cited):
-    source_numbers = set()
-    for hit in cited:
-        for number in numbers_in(hit["title"] + " " + hit["text"]):
-            source_numbers |= {number, number.rstrip("%")}
-    ids = "、".join(hit["id"] for hit in cited)
-    return [f"数字 {number} 不在引用的片段 {ids} 中"
-            for number in sorted(numbers_in(draft) - source_numbers, key=lambda n: float(n.rstrip("%")))]
+    """每个数字都要出现在被引用的片段里；而且说它的那个分句，要像是在说那个片段的事——
+    否则同时多引一个片段，就能把别处的数字（比如磁盘的 50）挪来当试用期。"""
+    problems, ids = [], "、".join(hit["id"] for hit in cited)
+    for clause in re.split(r"[，,；;。！？!?\n]", draft):
+        pairs = bigrams(clause)
+        for number in sorted(numbers_in(clause), key=lambda n: float(n.rstrip("%"))):
+            holders = [hit for hit in cited if number in {form for found in numbers_in(hit["title"] + " " + hit["text"])
+                                                          for form in (found, found.rstrip("%"))}]   # 片段的 50% 也算 50
+            if not holders:
+                problems.append(f"数字 {number} 不在引用的片段 {ids} 中")
+            elif len(pairs) >= 3 and max(overlap(pairs, hit) for hit in holders) < NUMBER_CONTEXT:
+                problems.append(f"数字 {number} 只在 {'、'.join(h['id'] for h in holders)} 里出现，"
+                                f"可这一句说的不像是那里的事：「{short(clause.strip(), 30)}」")
+    return problems
 
 
 def check_quotes(draft, cited):
     import difflib   # 只有草稿里有引文时才需要
     problems = []
-    for match in QUOTE.finditer(draft):
-        quote = next(group for group in match.groups() if group)
+    for quote in dict.fromkeys(next(group for group in match.groups() if group) for match in QUOTE.finditer(draft)):
         wanted, best, best_window = tokens(quote), 0.0, []
         for hit in cited:
             units = tokens(hit["title"] + " " + hit["text"])
@@ -313,22 +318,18 @@ def check_quotes(draft, cited):
     return problems
 
 
-def support(sentence_bigrams, hit):
-    return len(sentence_bigrams & bigrams(hit["title"] + " " + hit["text"])) / len(sentence_bigrams)
-
-
 def check_sentences(draft, cited, hits):
     problems = []
-    for sentence in split_sentences(draft):
+    for sentence in dict.fromkeys(split_sentences(draft)):
         pairs = bigrams(sentence)
         if len(pairs) < MIN_BIGRAMS:
             continue
-        best = max(support(pairs, hit) for hit in cited)
+        best = max(overlap(pairs, hit) for hit in cited)
         if best >= SUPPORT_THRESHOLD:
             continue
         shown = sentence if len(sentence) <= 30 else sentence[:30] + "…"
         problem = f"这句话在引用的片段里找不到依据：「{shown}」（重合度 {best:.0%}）"
-        others = [(support(pairs, hit), hit["id"]) for hit in hits if hit not in cited]
+        others = [(overlap(pairs, hit), hit["id"]) for hit in hits if hit not in cited]
         better = max(others, default=(0, None))
         if better[0] >= SUPPORT_THRESHOLD:
             problem += f"；这句话更像来自 {better[1]}"
@@ -345,7 +346,8 @@ NOTES = {
     "no_hits": "没有命中任何片段，所以没有调用模型。零命中不等于资料里没有答案，也可能是问法和关键词对不上。",
     "draft": "这是草稿，不会自动发送；数字、引文和句子都能在引用的片段里找到，发出前仍请人工核对。",
     "needs_review": "草稿里有和引用片段对不上的地方，见 problems；请人工核对后再决定用不用。草稿不会自动发送。",
-    "missing": "模型认为命中的片段回答不了这个问题。这不证明资料库里没有答案，先检查检索。",
+    "missing": "模型认为命中的片段回答不了这个问题；draft 是它的说明，没有核对出处，不要当作回复发出。"
+               "这不证明资料库里没有答案，先检查检索。",
     "rejected": "回答没有通过检查，已拒绝，不要使用；原因见 problems。",
     "error": "模型调用失败，没有得到回答。",
 }

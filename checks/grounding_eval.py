@@ -14,7 +14,7 @@ import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from kit_helpers import DOCUMENTS
+from kit_helpers import DOCUMENTS, DOCUMENTS_EDITED, EDITED_REASON
 
 import retrieval_qa
 
@@ -53,7 +53,7 @@ def catch_rate(results, kinds):
 
 
 def report(results, details=False):
-    lines = ["混淆矩阵（行：标注，列：程序的判定）", "标注 \\ 判定".ljust(16) + "".join(v.rjust(14) for v in VERDICTS)]
+    lines = ["混淆矩阵（行：标注，列：程序的判定）", "expected".ljust(16) + "".join(v.rjust(14) for v in VERDICTS)]
     matrix = Counter((case["expected"], actual) for case, actual, _ in results)
     for expected in VERDICTS:
         lines.append(expected.ljust(16) + "".join(str(matrix[expected, actual]).rjust(14) for actual in VERDICTS))
@@ -82,6 +82,11 @@ def report(results, details=False):
 def main(argv):
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(encoding="utf-8", errors="replace")
+    if set(argv) - {"--details"}:
+        print(__doc__)
+        return 0 if set(argv) <= {"-h", "--help", "--details"} else 2
+    if DOCUMENTS_EDITED:
+        print(f"注意：{EDITED_REASON}；下面的数字是在你改过的资料上算的，和 README 不同是正常的。")
     print(f"资料：{DOCUMENTS.name}；标注：checks/{CASES.name}")
     print(report(evaluate(), details="--details" in argv))
     return 0

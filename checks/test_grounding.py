@@ -36,6 +36,15 @@ class NumberTest(unittest.TestCase):
         problems = check_grounding("试用 7 天，服务器要 16 GB 内存。", ["T1", "V1"], [TRIAL, SERVER])
         self.assertIn("数字 16 不在引用的片段 T1、V1 中", problems)
 
+    def test_a_number_borrowed_from_another_cited_chunk_is_caught(self):
+        problems = check_grounding("您好，体验版的试用期是 50 天，期间可以使用资料检索和回复草稿功能。", ["T1", "V1"],
+                                   [TRIAL, SERVER])
+        self.assertEqual(problems, ["数字 50 只在 V1 里出现，可这一句说的不像是那里的事：「体验版的试用期是 50 天」"])
+
+    def test_one_sentence_may_use_numbers_from_two_cited_chunks(self):
+        draft = "可以。体验版试用期为 7 天；私有部署需要一台 4 核 CPU、8 GB 内存的服务器，并预留 50 GB 磁盘空间。"
+        self.assertEqual(check_grounding(draft, ["T1", "V1"], [TRIAL, SERVER]), [])
+
     def test_same_value_written_differently_is_supported(self):
         self.assertEqual(check_grounding("体验版可以试用七天。", ["T1"], [TRIAL]), [])
         self.assertEqual(check_grounding("体验版可以试用 7.0 天。", ["T1"], [TRIAL]), [])
@@ -161,7 +170,7 @@ class CheckDraftTest(unittest.TestCase):
         answer = {"status": "draft", "draft": "体验版的试用期是 7 天。", "sources": ["D04#1"]}
         code, result, _ = check_draft("试用几天？", answer)
         self.assertEqual((code, result["status"], result["draft"]), (4, "rejected", None))
-        self.assertIn("来源 D04#1 不在这次发送的资料里", result["problems"][0])
+        self.assertIn("来源「D04#1」不在这次发送的资料里", result["problems"][0])
 
     def test_missing_is_not_grounded(self):
         answer = {"status": "missing", "draft": "资料里没有 30 天的说法。", "sources": []}
@@ -171,7 +180,30 @@ class CheckDraftTest(unittest.TestCase):
     def test_non_json_file_is_a_rejected_answer_with_the_position(self):
         code, result, _ = check_draft("试用几天？", None, raw='{"status": "draft", "draft": "7 天",}')
         self.assertEqual((code, result["status"]), (4, "rejected"))
-        self.assertEqual(result["problems"], ["回答不是单个 JSON 对象（第 1 行第 35 列：这里多了一个逗号）"])
+        self.assertEqual(result["problems"], ["回答不是单个 JSON 对象（第 1 行第 35 列：这里多了一个逗号。"
+                                              "数组或对象的最后一项后面不能再写逗号，删掉它）"])
+
+    def test_answer_file_mistakes_get_the_same_hints_as_the_documents(self):
+        code, result, _ = check_draft("试用几天？", None, raw='{"status": "draft"，"draft": "7 天", "sources": ["D01#1"]}')
+        self.assertEqual(code, 4)
+        self.assertIn("全角字符「，」", result["problems"][0])
+
+    def test_markers_and_list_numbers_are_not_facts(self):
+        for draft in ("资料 [2] 提到，体验版的试用期是 7 天 [1]。", "您好：\n1. 体验版的试用期是 7 天。\n2. 期间可以用资料检索。",
+                      "① 体验版的试用期是 7 天。"):
+            with self.subTest(draft=draft):
+                code, result, _ = check_draft("试用几天？", {"status": "draft", "draft": draft, "sources": ["D01#1"]})
+                self.assertFalse(any(p.startswith("数字") for p in result["problems"]), result["problems"])
+
+    def test_very_long_drafts_go_to_a_person(self):
+        draft = "体验版的试用期是 7 天。" * 200
+        code, result, _ = check_draft("试用几天？", {"status": "draft", "draft": draft, "sources": ["D01#1"]})
+        self.assertEqual((code, result["problems"]), (1, [f"草稿有 {len(draft)} 个字，超过逐句核对的上限 2000 字，请人工复核"]))
+
+    def test_repeated_problems_are_listed_once(self):
+        draft = "资料说「试用期三十天」。" * 5
+        code, result, _ = check_draft("试用几天？", {"status": "draft", "draft": draft, "sources": ["D01#1"]})
+        self.assertEqual(result["problems"].count("引文在引用的片段中找不到：「试用期三十天」"), 1)
 
     def test_unreadable_file_is_a_rejected_answer(self):
         with tempfile.TemporaryDirectory() as directory:
@@ -211,7 +243,7 @@ class LabelledSetTest(unittest.TestCase):
         self.assertEqual(verdicts, ["rejected"] * len(verdicts))
 
     def test_every_changed_number_is_caught(self):
-        caught, total = catch_rate(self.results, {"changed_number", "moved_number"})
+        caught, total = catch_rate(self.results, {"changed_number", "moved_number", "laundered_number"})
         self.assertEqual(caught, total)
 
     def test_at_least_90_percent_of_wrong_sources_and_invented_sentences_are_caught(self):

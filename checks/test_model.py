@@ -184,19 +184,23 @@ class RefusalTest(StandInCase):
     def test_unknown_status(self):
         self.assert_rejected(dict(GOOD, status="send"), '"send"，只允许 draft 或 missing')
 
+    def test_missing_fields_are_named(self):
+        self.assert_rejected({"status": "draft", "draft": "试用期 7 天。"}, "缺少字段 sources")
+        self.assert_rejected({"draft": "试用期 7 天。", "sources": ["D01#1"]}, "缺少字段 status")
+
     def test_empty_draft(self):
         self.assert_rejected(dict(GOOD, draft="  "), "draft 是空的")
 
     def test_sources_not_a_non_empty_list_of_strings(self):
         for sources in ([], "D01#1", [1], None):
             with self.subTest(sources=sources):
-                self.assert_rejected(dict(GOOD, sources=sources), "sources 必须是非空的字符串数组")
+                self.assert_rejected(dict(GOOD, sources=sources), "sources 应当是非空的字符串数组")
 
     def test_source_outside_this_runs_hits_even_if_it_exists_in_the_library(self):
-        self.assert_rejected(dict(GOOD, sources=["D01#1", "D04#1"]), "来源 D04#1 不在这次发送的资料里")
+        self.assert_rejected(dict(GOOD, sources=["D01#1", "D04#1"]), "来源「D04#1」不在这次发送的资料里")
 
     def test_made_up_source(self):
-        self.assert_rejected(dict(GOOD, sources=["D99#9"]), "来源 D99#9 不在这次发送的资料里")
+        self.assert_rejected(dict(GOOD, sources=["D99#9"]), "来源「D99#9」不在这次发送的资料里")
 
 
 class FailureTest(StandInCase):
