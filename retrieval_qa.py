@@ -59,7 +59,9 @@ def load_documents(path=DOCUMENTS_PATH):
     text = decode_documents(read_document_bytes(path, shown), shown)
     data = parse_json(text, shown)
     check_records(data, shown)
-    for warning in document_warnings(data):
+    warnings = document_warnings(data)
+    more = [f"还有 {len(warnings) - MAX_WARNINGS} 条类似的警告没有列出"] if len(warnings) > MAX_WARNINGS else []
+    for warning in warnings[:MAX_WARNINGS] + more:
         print(f"警告：资料文件 {shown}：{warning}。", file=sys.stderr)
     return data
 
@@ -180,6 +182,7 @@ def misspelt_field(record, field):
 COMMON_KEYWORDS = {"的", "是", "吗", "么", "了", "呢", "吧", "啊", "我", "你", "什么", "怎么", "如何", "可以",
                    "多少", "哪些", "请问", "一下", "我们", "你们", "这个", "what", "how", "the", "is"}
 TEXT_BUDGET = 400   # 每个片段建议不超过 400 字：3 个命中 ≈ 1200 字的上下文（种子教程：5 条 × 300～400 字）
+MAX_WARNINGS = 10     # 警告太多就只列前 10 条，免得把真正的结果淹没
 NEAR_DUPLICATE = 0.8   # 两段正文的 4 元片段 Jaccard ≥ 0.8，就像同一条规则的两个版本（种子教程 004 的 shingles）
 
 
@@ -206,8 +209,8 @@ def document_warnings(records):
 def version_warnings(records):
     """两条记录正文几乎相同，或标题相同而数字不同：像是同一条规则的两个版本。"""
     warnings, prints = [], [(record, shingles(record["text"]), numbers_in(record["text"])) for record in records]
-    for index, (first, first_shingles, first_numbers) in enumerate(prints):
-        for second, second_shingles, second_numbers in prints[index + 1:]:
+    for index, (second, second_shingles, second_numbers) in enumerate(prints):
+        for first, first_shingles, first_numbers in prints[:index]:   # 每条记录只和它之前最先相像的那条比一次
             similar = jaccard(first_shingles, second_shingles)
             same_title = normalize(first["title"]) == normalize(second["title"])
             if similar < NEAR_DUPLICATE and not (same_title and first_numbers != second_numbers):
@@ -218,6 +221,7 @@ def version_warnings(records):
                        f"{'、'.join(sorted(second_numbers - first_numbers)) or '无'}）"
             warnings.append(f"{first['id']} 和 {second['id']} {why}，像是同一条规则的两个版本；"
                             "请只保留正确的那一条，不要指望模型替你选")
+            break
     return warnings
 
 
@@ -361,10 +365,7 @@ def show_hits(hits):
 
 
 def get_answer(question, hits, args, timeout, trace):
-    """请模型回答，或者（--check-draft）读保存的回答，再用硬规则检查。
-
-    到这里才导入 model_reply_assistant 和它的网络模块；只检索的路径因此和启动 Python 一样轻。
-    """
+    """请模型回答，或者（--check-draft）读保存的回答，再用硬规则检查。到这里才导入网络模块，只检索的路径因此很轻。"""
     from model_reply_assistant import answer_with_model, judge_saved_reply
     trace("上下文", time.perf_counter(), f"{len(hits)} 个片段，{sum(len(h['title']) + len(h['text']) for h in hits)} 字")
     if args["check_draft"] is not None:
@@ -381,9 +382,7 @@ def review_sources(result, hits):
     if not problems:
         print("核对出处：数字、引文和句子都能在引用的片段里找到。", file=sys.stderr)
         return EXIT_OK
-    print(f"核对出处：{len(problems)} 处需要人工复核。", file=sys.stderr)
-    for problem in problems:
-        print(f"  - {problem}", file=sys.stderr)
+    print(f"核对出处：{len(problems)} 处需要人工复核。", *(f"  - {p}" for p in problems), sep="\n", file=sys.stderr)
     result.update(status="needs_review", problems=problems)
     return EXIT_REVIEW
 

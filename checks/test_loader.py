@@ -1,4 +1,6 @@
 """资料文件的读取规则：每条规则一个检查，几种常见错误的提示逐字固定。"""
+import contextlib
+import io
 import json
 import tempfile
 import unittest
@@ -22,6 +24,10 @@ class LoaderCase(unittest.TestCase):
         self._tmp = tempfile.TemporaryDirectory()
         self.addCleanup(self._tmp.cleanup)
         self.dir = self._tmp.name
+        # 这里的合成资料条条相同，会触发“两个版本”的警告；警告有自己的检查，这里把它们收起来
+        quiet = contextlib.redirect_stderr(io.StringIO())
+        quiet.__enter__()
+        self.addCleanup(quiet.__exit__, None, None, None)
 
     def path(self, name, content):
         return str(write_temp(self.dir, name, content))

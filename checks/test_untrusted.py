@@ -72,6 +72,20 @@ class VersionAndKeywordWarningTest(unittest.TestCase):
         self.assertEqual(warnings, ["A 和 B 标题相同，数字却不同（7 对 14），像是同一条规则的两个版本；"
                                     "请只保留正确的那一条，不要指望模型替你选"])
 
+    def test_many_copies_warn_once_per_record_and_the_list_is_capped(self):
+        records = [record(f"R{n:02d}", TRIAL_TEXT) for n in range(30)]
+        warnings = document_warnings(records)
+        self.assertEqual(len(warnings), 29)
+        self.assertTrue(all(w.startswith("R00 和 R") for w in warnings), warnings[:3])
+        with tempfile.TemporaryDirectory() as directory:
+            path = write_temp(directory, "d.json", json.dumps(records, ensure_ascii=False))
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                load_documents(str(path))
+        lines = err.getvalue().splitlines()
+        self.assertEqual(len(lines), retrieval_qa.MAX_WARNINGS + 1)
+        self.assertEqual(lines[-1], f"警告：资料文件 {path}：还有 {29 - retrieval_qa.MAX_WARNINGS} 条类似的警告没有列出。")
+
     def test_different_records_do_not_warn(self):
         self.assertEqual(document_warnings([record("A", TRIAL_TEXT), record("B", "每个团队账户默认带 5 个客服席位。")]), [])
 
