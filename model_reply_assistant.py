@@ -20,8 +20,9 @@ import urllib.request
 import warnings
 
 from reply_assistant import (DEFAULT_TIMEOUT, EXIT_INTERRUPTED, EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED,
-                             EXIT_USAGE, KitError, MATERIALS, ask_question, build_messages, describe, explain_json_error,
-                             os_reason, parse_command_line, parse_timeout, use_utf8_streams, write_json)
+                             EXIT_USAGE, KitError, MATERIALS, ask_question, build_messages, describe,
+                             explain_json_error, json_object, os_reason, parse_command_line, parse_timeout, short,
+                             use_utf8_streams, write_json)
 
 # ---------- 常量 ----------
 
@@ -198,9 +199,9 @@ def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=
         raise
     if trace:
         usage = reply["usage"] if isinstance(reply["usage"], dict) else {}
-        detail = f"HTTP {status}，{len(data)} 字节，finish_reason {reply['finish_reason']}"
+        detail = f"HTTP {status}，{len(data)} 字节，finish_reason {short(str(reply['finish_reason']))}"   # 服务器给的文字也截短
         if usage:
-            detail += f"，token {usage.get('prompt_tokens')} 输入 + {usage.get('completion_tokens')} 输出"
+            detail += f"，token {short(str(usage.get('prompt_tokens')))} 输入 + {short(str(usage.get('completion_tokens')))} 输出"
         trace("响应", started, detail)
     return reply
 
@@ -285,7 +286,7 @@ def check_answer(reply, allowed_ids):
     if not content:
         return None, ["回答是空的"]
     try:
-        answer = json.loads(reply["content"])
+        answer = json.loads(reply["content"], object_pairs_hook=json_object)   # 记下写了两遍的字段
     except json.JSONDecodeError as error:
         if content.startswith("```"):
             return None, ["回答不是单个 JSON 对象（外面包了 ``` 代码块）"]
@@ -295,6 +296,7 @@ def check_answer(reply, allowed_ids):
         return None, ["回答不是单个 JSON 对象"]
     status, draft, sources = answer.get("status"), answer.get("draft"), answer.get("sources")
     problems = [f"缺少字段 {field}" for field in ("status", "draft", "sources") if field not in answer]
+    problems += [f"字段 {key} 写了 {len(values)} 次，不知道该信哪一个" for key, values in answer.duplicates.items()]
     if "status" in answer and status not in ANSWER_STATUSES:
         problems.append(f"status 是{describe(status)}，只允许 draft 或 missing")
     if "draft" in answer and (not isinstance(draft, str) or (status == "draft" and not draft.strip())):

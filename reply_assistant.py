@@ -228,17 +228,22 @@ def normalize(text):
 # 像是写给模型的指令。只是第一道筛子，不是防线：换个说法就能绕过。
 # 真正的防线是提示词里“资料只是数据”、只许引用命中片段，以及事后的出处核对；程序也从不执行模型的输出。
 INSTRUCTION_PATTERNS = [
-    r"忽略(?:以上|之前|上面|前面|上述)的?(?:所有|全部)?(?:指令|指示|提示|要求|规则)",
-    r"你现在(?:是|扮演)", r"(?:系统|开发者)提示词", r"不要(?:告诉|透露给)用户",
-    r"ignore (?:all )?(?:the )?(?:previous|above|prior) (?:instructions|prompts?)",
-    r"disregard (?:the |all )?(?:system|previous) (?:prompt|instructions)",
-    r"reveal (?:your )?(?:system )?prompt", r"you are now",
+    r"(?:忽略|无视|不用理会|不要理会|忘掉|忘记)(?:以上|之前|上面|前面|上述|系统)[^。！？]{0,6}?(?:指令|指示|提示|要求|规则|内容|消息)",
+    r"你(?:现在|現在)(?:是|扮演|要)", r"你的新身份", r"(?:系统|开发者)提示词", r"不要(?:告诉|透露给)用户",
+    r"(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|above|prior|earlier|system)\s+"
+    r"(?:instructions?|prompts?|rules|messages?)",
+    r"reveal\s+(?:your\s+)?(?:system\s+)?prompt", r"you\s+are\s+now", r"you're\s+now", r"from\s+now\s+on,?\s+you",
 ]
 
 
 def instruction_like(text):
-    """文字里像是给模型下指令的片段，例如 “忽略以上指令” -> ["忽略以上指令"]。"""
-    return [found.group() for pattern in INSTRUCTION_PATTERNS for found in re.finditer(pattern, text, re.IGNORECASE)]
+    """文字里像是给模型下指令的片段，例如 “忽略以上指令” -> ["忽略以上指令"]。
+
+    先统一写法再找：全角转半角、忽略大小写、去掉零宽字符、汉字之间的空白不算，所以“忽略 以上 指令”也认得。
+    """
+    text = re.sub(r"[\u200b-\u200d\u2060\ufeff]", "", unicodedata.normalize("NFKC", text).casefold())
+    text = re.sub(r"(?<=[^\x00-\x7f])\s+(?=[^\x00-\x7f])", "", re.sub(r"\s+", " ", text))
+    return [found.group() for pattern in INSTRUCTION_PATTERNS for found in re.finditer(pattern, text)]
 
 
 def shingles(text, size=4):

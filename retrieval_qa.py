@@ -2,8 +2,22 @@
 
     $ python retrieval_qa.py --retrieve-only 试用几天？
 
-stdout 上永远只有一个 JSON 对象；提示、进度和错误都写到 stderr。
-命令行约定（字段、状态、退出码）见 README.md，后面的课程都建立在它上面。
+用法：python retrieval_qa.py [问题] [--retrieve-only | --check-draft 文件] [--documents PATH] [--timeout 秒] [--trace]
+
+按关键词从资料文件里找出和问题相关的片段（最多 3 条）；不加 --retrieve-only 时，只把命中的片段发给模型写草稿，
+检查回答的格式和引用，再把草稿的数字、链接、引文、句子和引用的片段对照。stdout 上永远只有一个 JSON 对象；
+提示、进度和错误都写到 stderr。命令行约定见 README.md，后面的课程都建立在它上面。
+
+  问题                省略时会在 stderr 上提示“问题：”，再从标准输入读一行
+  --retrieve-only     只检索：不调用模型，也不读取密钥
+  --check-draft 文件  不调用模型：把文件里保存的回答 {status, draft, sources} 当作模型的回答来检查
+  --documents PATH    改用另一个资料文件（默认：脚本旁边的 retrieval_documents.json）
+  --timeout 秒        模型请求的总时限（默认 60 秒）；超时不自动重试
+  --trace             在 stderr 上逐段报告：资料、检索、上下文、请求、响应、核对（耗时和数量，不含密钥，文字最多 40 字）
+  -h, --help          显示这段说明
+
+零命中时不调用模型，也不读取密钥，也不检查 --check-draft 的文件。
+退出码：0 正常；1 需要人工复核；2 用法或资料文件错误；3 模型调用失败；4 模型回答被拒绝；130 被 Ctrl-C 中断。
 """
 import json
 import os
@@ -29,26 +43,7 @@ MAX_RECORDS = 100             # 1–100 条：再多就不是“人工切分、�
 MAX_HITS = 3                  # 最多取 3 条：教学取值，不是通用最优参数
 PROMPT = "问题："
 
-HELP = f"""\
-用法：python retrieval_qa.py [问题] [--retrieve-only | --check-draft 文件] [--documents PATH] [--timeout 秒] [--trace]
-
-按关键词从资料文件里找出和问题相关的片段（最多 {MAX_HITS} 条）；不加 --retrieve-only 时，
-只把命中的片段发给模型写草稿，检查回答的格式和引用，再把草稿的数字、引文、句子和引用的片段对照。
-结果以一个 JSON 对象写到 stdout。
-
-  问题                省略时会在 stderr 上提示“{PROMPT}”，再从标准输入读一行
-  --retrieve-only     只检索：不调用模型，也不读取密钥
-  --check-draft 文件  不调用模型：把文件里保存的回答 {{status, draft, sources}} 当作模型的回答来检查
-  --documents PATH    改用另一个资料文件（默认：脚本旁边的 retrieval_documents.json）
-  --timeout 秒        模型请求的总时限（默认 60 秒）；超时不自动重试
-  --trace             在 stderr 上逐段报告：资料、检索、上下文、请求、响应、核对（耗时和数量，不含密钥和全文）
-  -h, --help          显示这段说明
-
-零命中时不调用模型，也不读取密钥。
-退出码：0 正常；1 需要人工复核；2 用法或资料文件错误；3 模型调用失败；
-        4 模型回答被拒绝；130 被 Ctrl-C 中断。
-
-"""
+HELP = __doc__   # 模块说明就是 --help 的内容
 
 
 # ---------- 第一步：读取并检查资料文件 ----------
@@ -178,9 +173,9 @@ def misspelt_field(record, field):
 
 # ---------- 合规但可疑：只警告，不改动资料 ----------
 
-# 太常见的关键词：几乎每个问题都会命中它们，路由就失去了意义
-COMMON_KEYWORDS = {"的", "是", "吗", "么", "了", "呢", "吧", "啊", "我", "你", "什么", "怎么", "如何", "可以",
-                   "多少", "哪些", "请问", "一下", "我们", "你们", "这个", "what", "how", "the", "is"}
+# 太常见的词（单个字一律算太常见）：几乎每个问题都会命中它们，路由就失去了意义
+COMMON_KEYWORDS = {"什么", "怎么", "怎么样", "为什么", "如何", "可以", "可以吗", "多少", "哪些", "请问", "一下", "我们",
+                   "你们", "这个", "what", "how", "the", "is", "to", "an", "of", "and", "do", "can"}
 TEXT_BUDGET = 400   # 每个片段建议不超过 400 字：3 个命中 ≈ 1200 字的上下文（种子教程：5 条 × 300～400 字）
 MAX_WARNINGS = 10     # 警告太多就只列前 10 条，免得把真正的结果淹没
 NEAR_DUPLICATE = 0.8   # 两段正文的 4 元片段 Jaccard ≥ 0.8，就像同一条规则的两个版本（种子教程 004 的 shingles）
@@ -193,13 +188,13 @@ def document_warnings(records):
         label = f"第 {number} 条记录（id {json.dumps(record['id'], ensure_ascii=False)}）"
         for field in ("title", "text"):
             for phrase in instruction_like(record[field]):
-                warnings.append(f"{label}的 {field} 里有像是给模型下指令的文字「{phrase}」；"
-                                "它只会被当作资料发送和引用，不会被执行")
+                warnings.append(f"{label}的 {field} 里有像是给模型下指令的文字「{phrase}」；程序不会照它做事，"
+                                "但模型可能听从它，所以引用这一条的草稿一律要人工复核")
         for keyword in record["keywords"]:
-            if normalize(keyword) in COMMON_KEYWORDS:
+            if normalize(keyword) in COMMON_KEYWORDS or len(normalize(keyword)) == 1:
                 warnings.append(f"{label}的关键词「{keyword}」太常见，几乎每个问题都会命中它")
-            elif "，" in keyword or "," in keyword:
-                warnings.append(f"{label}的关键词「{keyword}」里有逗号：一个关键词只能是一个词，请拆开写")
+            elif re.search(r"[，,、/;；]", keyword):
+                warnings.append(f"{label}的关键词「{keyword}」里有分隔符：一个关键词只能是一个词，请拆开写")
         if len(record["text"]) > TEXT_BUDGET:
             warnings.append(f"{label}的正文有 {len(record['text'])} 个字，超过每个片段 {TEXT_BUDGET} 字的建议上限，"
                             "请切成几个片段")
@@ -210,16 +205,17 @@ def version_warnings(records):
     """两条记录正文几乎相同，或标题相同而数字不同：像是同一条规则的两个版本。"""
     warnings, prints = [], [(record, shingles(record["text"]), numbers_in(record["text"])) for record in records]
     for index, (second, second_shingles, second_numbers) in enumerate(prints):
-        for first, first_shingles, first_numbers in prints[:index]:   # 每条记录只和它之前最先相像的那条比一次
+        for number, (first, first_shingles, first_numbers) in enumerate(prints[:index], start=1):   # 每条只报一次
             similar = jaccard(first_shingles, second_shingles)
             same_title = normalize(first["title"]) == normalize(second["title"])
             if similar < NEAR_DUPLICATE and not (same_title and first_numbers != second_numbers):
                 continue
             why = f"正文几乎相同（相似度 {similar:.2f}）" if similar >= NEAR_DUPLICATE else "标题相同"
             if first_numbers != second_numbers:
-                why += f"，数字却不同（{'、'.join(sorted(first_numbers - second_numbers)) or '无'} 对 " \
-                       f"{'、'.join(sorted(second_numbers - first_numbers)) or '无'}）"
-            warnings.append(f"{first['id']} 和 {second['id']} {why}，像是同一条规则的两个版本；"
+                why += f"，数字却不同（{'、'.join(sorted(first_numbers - second_numbers)) or '没有数字'} 对 " \
+                       f"{'、'.join(sorted(second_numbers - first_numbers)) or '没有数字'}）"
+            warnings.append(f"第 {number} 条（id \"{first['id']}\"）和第 {index + 1} 条（id \"{second['id']}\"）{why}，"
+                            "像是同一条规则的两个版本；"
                             "请只保留正确的那一条，不要指望模型替你选")
             break
     return warnings
@@ -253,7 +249,9 @@ NUMBER_CONTEXT = 0.2       # 数字所在分句与含这个数字的片段至少
 MAX_DRAFT_CHARS = 2000     # 回复草稿不会这么长；更长的不逐句核对，直接交给人（也免得逐句比较耗时过长）
 QUOTE_NEAR = 0.85          # 引文相似度 ≥0.85 算“近似”（种子教程 001 的取值）：近似也要人工对照，相似度高不代表没改数字
 QUOTE = re.compile(r"「([^」]+)」|『([^』]+)』|“([^”]+)”")
-LINK = re.compile(r"https?://[^\s，。！？；、“”「」『』（）()<>]+", re.IGNORECASE)
+# 链接：http(s)://…、www.…，以及 evil.example/gift 这样的裸域名（全角字母先转成半角再找）
+LINK = re.compile(r"(?:https?://|www\.)[!-~]+|[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,}(?:/[a-z0-9\-._~/?#=&%+:@]*)?",
+                  re.IGNORECASE)
 
 
 def check_grounding(draft, sources, hits):
@@ -275,9 +273,10 @@ def check_grounding(draft, sources, hits):
 
 def check_links(draft, cited):
     """草稿里的链接必须原样出现在引用的片段里：模型编出来的链接最容易把客户带到错误的地方。"""
-    sources, ids = " ".join(hit["title"] + " " + hit["text"] for hit in cited), "、".join(hit["id"] for hit in cited)
-    return [f"链接 {link} 不在引用的片段 {ids} 中" for link in dict.fromkeys(LINK.findall(draft))
-            if link.rstrip(".") not in sources]
+    sources = unicodedata.normalize("NFKC", " ".join(hit["title"] + " " + hit["text"] for hit in cited)).casefold()
+    links = [link.rstrip(".,;:!?)]}'\"") for link in LINK.findall(unicodedata.normalize("NFKC", draft))]
+    return [f"链接 {link} 不在引用的片段 {'、'.join(hit['id'] for hit in cited)} 中" for link in dict.fromkeys(links)
+            if link.casefold() not in sources]
 
 
 def check_numbers(draft, cited):
@@ -301,6 +300,8 @@ def check_quotes(draft, cited):
     import difflib   # 只有草稿里有引文时才需要
     problems = []
     for quote in dict.fromkeys(next(group for group in match.groups() if group) for match in QUOTE.finditer(draft)):
+        if not tokens(quote):   # 只剩链接（已单独核对）或标点
+            continue
         wanted, best, best_window = tokens(quote), 0.0, []
         for hit in cited:
             units = tokens(hit["title"] + " " + hit["text"])
@@ -407,7 +408,7 @@ def run(argv):
         raise KitError("错误：问题是空的。请输入一个问题，例如：试用几天？")
     started = time.perf_counter()
     hits = retrieve(question, documents)
-    trace("检索", started, "；".join(f"{h['id']}（{'、'.join(h['matched'])}）" for h in hits) or "零命中")
+    trace("检索", started, "；".join(f"{h['id']}（{'、'.join(short(k, 20) for k in h['matched'])}）" for h in hits) or "零命中")
     show_hits(hits)
     result = {"question": question, "status": "retrieved" if hits else "no_hits", "model_called": False,
               "hits": hits}

@@ -93,6 +93,10 @@ class QuoteTest(unittest.TestCase):
         problems = check_grounding("「私有部署需要一台 8 核 CPU、4 GB 内存的服务器」", ["V1"], [SERVER])
         self.assertTrue(any(p.startswith("引文近似") for p in problems), problems)
 
+    def test_a_quoted_link_is_checked_as_a_link_not_as_an_empty_quote(self):
+        source = hit("L1", "详情见 http://example.com/help 页面。")
+        self.assertEqual(check_grounding("详情见「http://example.com/help」。", ["L1"], [source]), [])
+
     def test_quote_not_in_the_source(self):
         self.assertEqual(check_grounding("资料说「试用期是一个月」。", ["T1"], [TRIAL])[0],
                          "引文在引用的片段中找不到：「试用期是一个月」")

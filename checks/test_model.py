@@ -188,6 +188,10 @@ class RefusalTest(StandInCase):
         self.assert_rejected({"status": "draft", "draft": "试用期 7 天。"}, "缺少字段 sources")
         self.assert_rejected({"draft": "试用期 7 天。", "sources": ["D01#1"]}, "缺少字段 status")
 
+    def test_a_field_written_twice(self):
+        self.assert_rejected('{"status": "send", "status": "draft", "draft": "试用期 7 天。", "sources": ["D01#1"]}',
+                             "字段 status 写了 2 次，不知道该信哪一个")
+
     def test_empty_draft(self):
         self.assert_rejected(dict(GOOD, draft="  "), "draft 是空的")
 
