@@ -155,12 +155,13 @@ def json_object(pairs):
 
 # ---------- 全套件共用：把文字拆成数字、词元和句子 ----------
 
-CN_NUMERAL = re.compile(r"[零一二两三四五六七八九十百千]+(?=个|天|日|周|台|核|年|月|小时|分钟|秒|次|位|条|名|人|元|倍|项|张|份)")
+# 正则都写成字符串，用到时才编译（re 会缓存）：只检索的路径不为用不上的正则付启动时间
+CN_NUMERAL = r"[零一二两三四五六七八九十百千]+(?=个|天|日|周|台|核|年|月|小时|分钟|秒|次|位|条|名|人|元|倍|项|张|份)"
 CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-NUMBER = re.compile(r"\d+(?:\.\d+)?%?")
-TOKEN = re.compile(r"[a-z0-9]+(?:\.[0-9]+)*|[^\W_]")   # 一个英文词或数字算一个单位，一个汉字算一个单位
-SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s|$)")
-ABBREVIATION = re.compile(r"(?:\be\.g|\bi\.e|\betc|\bvs)$", re.IGNORECASE)
+NUMBER = r"\d+(?:\.\d+)?%?"
+TOKEN = r"[a-z0-9]+(?:\.[0-9]+)*|[^\W_]"   # 一个英文词或数字算一个单位，一个汉字算一个单位
+SENTENCE_END = r"[。！？!?\n]|\.(?=\s|$)"
+ABBREVIATION = r"(?i)(?:\be\.g|\bi\.e|\betc|\bvs)$"
 
 
 def chinese_number(text):
@@ -178,9 +179,9 @@ def chinese_number(text):
 def numbers_in(text):
     """文本里的数字：全角转半角，“七天”“两项”这类带量词的中文数字也算；单独的“一”常作“一个”讲，不算。"""
     text = unicodedata.normalize("NFKC", text)
-    text = CN_NUMERAL.sub(lambda m: m.group() if m.group() == "一" else str(chinese_number(m.group())), text)
+    text = re.sub(CN_NUMERAL, lambda m: m.group() if m.group() == "一" else str(chinese_number(m.group())), text)
     found = set()
-    for match in NUMBER.finditer(text):
+    for match in re.finditer(NUMBER, text):
         number = match.group().rstrip("%")
         if "." in number:
             number = number.rstrip("0").rstrip(".")   # 7.0 和 7 是同一个数
@@ -189,14 +190,14 @@ def numbers_in(text):
 
 
 def tokens(text):
-    return TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
+    return re.findall(TOKEN, unicodedata.normalize("NFKC", text).casefold())
 
 
 def split_sentences(text):
     """按 。！？!? 和换行切句；英文句点后面要有空白才算句末，所以 3.5、e.g. 不会被切开。"""
     sentences, start = [], 0
-    for match in SENTENCE_END.finditer(text):
-        if match.group() == "." and ABBREVIATION.search(text[start:match.start()]):
+    for match in re.finditer(SENTENCE_END, text):
+        if match.group() == "." and re.search(ABBREVIATION, text[start:match.start()]):
             continue
         if text[start:match.end()].strip():
             sentences.append(text[start:match.end()].strip())
@@ -236,12 +237,19 @@ INSTRUCTION_PATTERNS = [
 ]
 
 
+INSTRUCTION_WORDS = ("忽略", "无视", "理会", "忘掉", "忘记", "你现在", "你現在", "新身份", "提示词", "不要告诉", "不要透露",
+                     "ignore", "disregard", "forget", "reveal", "youarenow", "you'renow", "fromnowon")
+ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
+
+
 def instruction_like(text):
     """文字里像是给模型下指令的片段，例如 “忽略以上指令” -> ["忽略以上指令"]。
 
     先统一写法再找：全角转半角、忽略大小写、去掉零宽字符、汉字之间的空白不算，所以“忽略 以上 指令”也认得。
     """
-    text = re.sub(r"[\u200b-\u200d\u2060\ufeff]", "", unicodedata.normalize("NFKC", text).casefold())
+    text = unicodedata.normalize("NFKC", text).casefold().translate(ZERO_WIDTH)
+    if not any(word in "".join(text.split()) for word in INSTRUCTION_WORDS):
+        return []   # 先用几个关键字粗筛：干净的资料不必编译和运行下面那些正则，只检索的路径因此更快
     text = re.sub(r"(?<=[^\x00-\x7f])\s+(?=[^\x00-\x7f])", "", re.sub(r"\s+", " ", text))
     return [found.group() for pattern in INSTRUCTION_PATTERNS for found in re.finditer(pattern, text)]
 

@@ -203,20 +203,21 @@ def document_warnings(records):
 
 def version_warnings(records):
     """两条记录正文几乎相同，或标题相同而数字不同：像是同一条规则的两个版本。"""
-    warnings, prints = [], [(record, shingles(record["text"]), numbers_in(record["text"])) for record in records]
-    for index, (second, second_shingles, second_numbers) in enumerate(prints):
-        for number, (first, first_shingles, first_numbers) in enumerate(prints[:index], start=1):   # 每条只报一次
+    warnings, prints = [], [(record, shingles(record["text"]), normalize(record["title"])) for record in records]
+    for index, (second, second_shingles, second_title) in enumerate(prints):
+        for number, (first, first_shingles, first_title) in enumerate(prints[:index], start=1):   # 每条只报一次
             similar = jaccard(first_shingles, second_shingles)
-            same_title = normalize(first["title"]) == normalize(second["title"])
-            if similar < NEAR_DUPLICATE and not (same_title and first_numbers != second_numbers):
+            if similar < NEAR_DUPLICATE and first_title != second_title:
+                continue
+            first_numbers, second_numbers = numbers_in(first["text"]), numbers_in(second["text"])
+            if similar < NEAR_DUPLICATE and first_numbers == second_numbers:
                 continue
             why = f"正文几乎相同（相似度 {similar:.2f}）" if similar >= NEAR_DUPLICATE else "标题相同"
             if first_numbers != second_numbers:
                 why += f"，数字却不同（{'、'.join(sorted(first_numbers - second_numbers)) or '没有数字'} 对 " \
                        f"{'、'.join(sorted(second_numbers - first_numbers)) or '没有数字'}）"
             warnings.append(f"第 {number} 条（id \"{first['id']}\"）和第 {index + 1} 条（id \"{second['id']}\"）{why}，"
-                            "像是同一条规则的两个版本；"
-                            "请只保留正确的那一条，不要指望模型替你选")
+                            "像是同一条规则的两个版本；请只保留正确的那一条，不要指望模型替你选")
             break
     return warnings
 
@@ -248,10 +249,9 @@ MIN_BIGRAMS = 8            # 少于 8 个二元组的短句（如“资料 [2] �
 NUMBER_CONTEXT = 0.2       # 数字所在分句与含这个数字的片段至少要有两成二元组相同：防止挪用别处的数字，又不误伤短分句
 MAX_DRAFT_CHARS = 2000     # 回复草稿不会这么长；更长的不逐句核对，直接交给人（也免得逐句比较耗时过长）
 QUOTE_NEAR = 0.85          # 引文相似度 ≥0.85 算“近似”（种子教程 001 的取值）：近似也要人工对照，相似度高不代表没改数字
-QUOTE = re.compile(r"「([^」]+)」|『([^』]+)』|“([^”]+)”")
+QUOTE = r"「([^」]+)」|『([^』]+)』|“([^”]+)”"
 # 链接：http(s)://…、www.…，以及 evil.example/gift 这样的裸域名（全角字母先转成半角再找）
-LINK = re.compile(r"(?:https?://|www\.)[!-~]+|[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,}(?:/[a-z0-9\-._~/?#=&%+:@]*)?",
-                  re.IGNORECASE)
+LINK = r"(?i)(?:https?://|www\.)[!-~]+|[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,}(?:/[a-z0-9\-._~/?#=&%+:@]*)?"
 
 
 def check_grounding(draft, sources, hits):
@@ -265,7 +265,7 @@ def check_grounding(draft, sources, hits):
     suspicious = [f"引用的片段 {hit['id']} 里有像是给模型下指令的文字，草稿可能照着它写了" for hit in cited
                   if instruction_like(hit["title"] + " " + hit["text"])]
     links = check_links(draft, cited)
-    draft = LINK.sub(" ", draft)   # 链接单独核对，里面的数字不再重复报
+    draft = re.sub(LINK, " ", draft)   # 链接单独核对，里面的数字不再重复报
     problems = (suspicious + links + check_numbers(draft, cited) + check_quotes(draft, cited)
                 + check_sentences(draft, cited, hits))
     return list(dict.fromkeys(problems))   # 同一句话、同一段引文重复出现，只报一次
@@ -274,7 +274,7 @@ def check_grounding(draft, sources, hits):
 def check_links(draft, cited):
     """草稿里的链接必须原样出现在引用的片段里：模型编出来的链接最容易把客户带到错误的地方。"""
     sources = unicodedata.normalize("NFKC", " ".join(hit["title"] + " " + hit["text"] for hit in cited)).casefold()
-    links = [link.rstrip(".,;:!?)]}'\"") for link in LINK.findall(unicodedata.normalize("NFKC", draft))]
+    links = [link.rstrip(".,;:!?)]}'\"") for link in re.findall(LINK, unicodedata.normalize("NFKC", draft))]
     return [f"链接 {link} 不在引用的片段 {'、'.join(hit['id'] for hit in cited)} 中" for link in dict.fromkeys(links)
             if link.casefold() not in sources]
 
@@ -299,7 +299,7 @@ def check_numbers(draft, cited):
 def check_quotes(draft, cited):
     import difflib   # 只有草稿里有引文时才需要
     problems = []
-    for quote in dict.fromkeys(next(group for group in match.groups() if group) for match in QUOTE.finditer(draft)):
+    for quote in dict.fromkeys(next(group for group in match.groups() if group) for match in re.finditer(QUOTE, draft)):
         if not tokens(quote):   # 只剩链接（已单独核对）或标点
             continue
         wanted, best, best_window = tokens(quote), 0.0, []
