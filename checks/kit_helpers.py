@@ -2,6 +2,7 @@
 
 不是检查本身；被 checks/test_*.py 导入。
 """
+import atexit
 import hashlib
 import json
 import os
@@ -17,8 +18,10 @@ SCRIPT = ROOT / "retrieval_qa.py"
 DOCUMENTS = ROOT / "retrieval_documents.json"
 KIT_FILES = ["reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py", "retrieval_documents.json"]   # 学生下载到同一个文件夹里的文件
 
-# 子进程也用同一个 Python、同样的 -W 设置（例如 -W error）
+# 子进程也用同一个 Python、同样的 -W 设置（例如 -W error）。课文执行器用 PYTHON，和学生敲的命令完全一样；
+# 其余检查用 KIT_PYTHON，多加一个 -S（不加载 site）：套件只用标准库，site 只会拖慢每个子进程的启动
 PYTHON = [sys.executable] + [f"-W{option}" for option in sys.warnoptions]
+KIT_PYTHON = PYTHON + ["-S"]
 
 # 会改变程序行为的环境变量：检查里一律去掉，让结果不依赖谁的机器
 SCRUBBED = ("PYTHONIOENCODING", "PYTHONUTF8", "PYTHONWARNINGS", "PYTHONSTARTUP", "PYTHONINSPECT",
@@ -48,15 +51,28 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
+_pycache = []
+
+
+def pycache_dir():
+    """子进程共用的字节码缓存目录：不在套件文件夹里留下 __pycache__，又不必每个子进程都重新编译。退出时删除。"""
+    if not _pycache:
+        _pycache.append(tempfile.mkdtemp(prefix="kit-pycache-"))
+        atexit.register(shutil.rmtree, _pycache[0], True)
+    return _pycache[0]
+
+
 def clean_env(**extra):
     env = {key: value for key, value in os.environ.items() if key not in SCRUBBED}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = pycache_dir()
     env.update(extra)
     return env
 
 
 def run_kit(args, stdin="", cwd=None, script=SCRIPT, env=None, python=None):
     """运行 retrieval_qa.py，返回 (退出码, stdout 文本, stderr 文本)，都按 UTF-8 解码。"""
-    done = subprocess.run((python or PYTHON) + [str(script)] + list(args),
+    done = subprocess.run((python or KIT_PYTHON) + [str(script)] + list(args),
                           input=stdin.encode("utf-8"), capture_output=True, cwd=cwd,
                           env=env if env is not None else clean_env(), timeout=60)
     return done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8")

@@ -8,7 +8,7 @@ import tempfile
 import time
 import unittest
 
-from kit_helpers import PYTHON, ROOT, SCRIPT, clean_env, needs_shipped_documents, run_json, run_kit, write_temp
+from kit_helpers import KIT_PYTHON, ROOT, SCRIPT, clean_env, needs_shipped_documents, run_json, run_kit, write_temp
 
 FIELDS = ["question", "status", "model_called", "hits", "note"]
 # 只检索的路径不许导入的模块：网络和读密钥的都不要
@@ -57,9 +57,9 @@ class OutputTest(unittest.TestCase):
                 self.assertIn("命中词：几天、试用", err)
 
     def test_pipes_into_json_tool(self):
-        first = subprocess.run(PYTHON + [str(SCRIPT), "--retrieve-only", "部署后会自动发送吗？"],
+        first = subprocess.run(KIT_PYTHON + [str(SCRIPT), "--retrieve-only", "部署后会自动发送吗？"],
                                capture_output=True, env=clean_env(), timeout=60)
-        second = subprocess.run(PYTHON + ["-m", "json.tool"], input=first.stdout, capture_output=True, timeout=60)
+        second = subprocess.run(KIT_PYTHON + ["-m", "json.tool"], input=first.stdout, capture_output=True, timeout=60)
         self.assertEqual(second.returncode, 0, second.stderr)
         self.assertEqual(json.loads(second.stdout)["status"], "retrieved")
 
@@ -91,7 +91,7 @@ class PromptTest(unittest.TestCase):
                 self.assertIn("错误：问题是空的。", err)
 
     def test_stdin_that_is_not_utf8(self):
-        done = subprocess.run(PYTHON + [str(SCRIPT), "--retrieve-only"], input="试用几天？\n".encode("gbk"),
+        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "--retrieve-only"], input="试用几天？\n".encode("gbk"),
                               capture_output=True, env=clean_env(), timeout=60)
         self.assertEqual(done.returncode, 2)
         self.assertIn("从标准输入读到的问题不是 UTF-8 文本", done.stderr.decode("utf-8"))
@@ -99,7 +99,7 @@ class PromptTest(unittest.TestCase):
 
     @unittest.skipIf(sys.platform == "win32", "Windows 没有 SIGINT 可以直接发给子进程")
     def test_ctrl_c_at_the_prompt_exits_130_without_traceback(self):
-        process = subprocess.Popen(PYTHON + [str(SCRIPT), "--retrieve-only"], stdin=subprocess.PIPE,
+        process = subprocess.Popen(KIT_PYTHON + [str(SCRIPT), "--retrieve-only"], stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env())
         try:
             self.assertEqual(process.stderr.read(len("问题：".encode("utf-8"))), "问题：".encode("utf-8"))

@@ -4,7 +4,7 @@ import subprocess
 import tempfile
 import unittest
 
-from kit_helpers import PYTHON, ROOT, SCRIPT, clean_env, needs_shipped_documents, write_temp
+from kit_helpers import KIT_PYTHON, ROOT, SCRIPT, clean_env, needs_shipped_documents, write_temp
 from grounding_eval import FLAGGED, catch_rate, evaluate, load_cases
 
 import retrieval_qa
@@ -140,7 +140,7 @@ def check_draft(question, answer, *extra, raw=None):
     """在新会话里运行 --check-draft（没有终端、没有密钥），返回 (退出码, 输出对象, stderr)。"""
     with tempfile.TemporaryDirectory() as directory:
         path = write_temp(directory, "answer.json", raw if raw is not None else json.dumps(answer, ensure_ascii=False))
-        done = subprocess.run(PYTHON + [str(SCRIPT), question, "--check-draft", str(path), *extra],
+        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), question, "--check-draft", str(path), *extra],
                               capture_output=True, env=clean_env(), timeout=60, stdin=subprocess.DEVNULL,
                               start_new_session=True)
     err = done.stderr.decode("utf-8")
@@ -211,7 +211,7 @@ class CheckDraftTest(unittest.TestCase):
 
     def test_unreadable_file_is_a_rejected_answer(self):
         with tempfile.TemporaryDirectory() as directory:
-            done = subprocess.run(PYTHON + [str(SCRIPT), "试用几天？", "--check-draft", f"{directory}/none.json"],
+            done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "试用几天？", "--check-draft", f"{directory}/none.json"],
                                   capture_output=True, env=clean_env(), timeout=60, start_new_session=True)
         result = json.loads(done.stdout)
         self.assertEqual((done.returncode, result["status"], result["model_called"]), (4, "rejected", False))
