@@ -164,6 +164,14 @@ SENTENCE_END = r"[。！？!?\n]|\.(?=\s|$)"
 ABBREVIATION = r"(?i)(?:\be\.g|\bi\.e|\betc|\bvs)$"
 
 
+def nfkc(text):
+    """和 unicodedata.normalize("NFKC", …) 结果相同，但更快：全角字符先直接换成半角（正好差 0xFEE0），剩下的多半不用再转。"""
+    if unicodedata.is_normalized("NFKC", text):
+        return text
+    text = re.sub("[\uff01-\uff5e]", lambda m: chr(ord(m.group()) - 0xFEE0), text).replace("\u3000", " ")
+    return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)
+
+
 def chinese_number(text):
     """“十四”→14，“两”→2，“一百零五”→105。只处理到“千”。"""
     value, digit = 0, 0
@@ -178,7 +186,7 @@ def chinese_number(text):
 
 def numbers_in(text):
     """文本里的数字：全角转半角，“七天”“两项”这类带量词的中文数字也算；单独的“一”常作“一个”讲，不算。"""
-    text = unicodedata.normalize("NFKC", text)
+    text = nfkc(text)
     text = re.sub(CN_NUMERAL, lambda m: m.group() if m.group() == "一" else str(chinese_number(m.group())), text)
     found = set()
     for match in re.finditer(NUMBER, text):
@@ -190,7 +198,7 @@ def numbers_in(text):
 
 
 def tokens(text):
-    return re.findall(TOKEN, unicodedata.normalize("NFKC", text).casefold())
+    return re.findall(TOKEN, nfkc(text).casefold())
 
 
 def split_sentences(text):
@@ -223,7 +231,7 @@ def overlap(pairs, source):
 
 def normalize(text):
     """NFKC 把全角字母数字变成半角，casefold 忽略大小写：ＡＢＣ、abc、ABC 视为相同；首尾空白不算。"""
-    return unicodedata.normalize("NFKC", text).casefold().strip()
+    return nfkc(text).casefold().strip()
 
 
 # 像是写给模型的指令。只是第一道筛子，不是防线：换个说法就能绕过。
@@ -240,27 +248,42 @@ INSTRUCTION_PATTERNS = [
 INSTRUCTION_WORDS = ("忽略", "无视", "理会", "忘掉", "忘记", "你现在", "你現在", "新身份", "提示词", "不要告诉", "不要透露",
                      "ignore", "disregard", "forget", "reveal", "youarenow", "you'renow", "fromnowon")
 ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
+ODD_LETTERS = "[\uff21-\uff3a\uff41-\uff5a\u200b-\u200d\u2060\ufeff]"   # 全角字母、零宽字符：粗筛前要先规范化
 
 
 def instruction_like(text):
-    """文字里像是给模型下指令的片段，例如 “忽略以上指令” -> ["忽略以上指令"]。
-
-    先统一写法再找：全角转半角、忽略大小写、去掉零宽字符、汉字之间的空白不算，所以“忽略 以上 指令”也认得。
-    """
-    text = unicodedata.normalize("NFKC", text).casefold().translate(ZERO_WIDTH)
-    if not any(word in "".join(text.split()) for word in INSTRUCTION_WORDS):
-        return []   # 先用几个关键字粗筛：干净的资料不必编译和运行下面那些正则，只检索的路径因此更快
+    """像是给模型下指令的片段：“忽略 以上 指令” -> ["忽略以上指令"]（先统一全角、大小写、零宽字符和汉字间空白）。"""
+    squeezed = "".join(text.casefold().split())
+    if not re.search(ODD_LETTERS, text) and not any(word in squeezed for word in INSTRUCTION_WORDS):
+        return []   # 先用几个关键字粗筛：干净的资料不必规范化、也不必运行下面那些正则，读取资料因此更快
+    text = nfkc(text).casefold().translate(ZERO_WIDTH)
     text = re.sub(r"(?<=[^\x00-\x7f])\s+(?=[^\x00-\x7f])", "", re.sub(r"\s+", " ", text))
     return [found.group() for pattern in INSTRUCTION_PATTERNS for found in re.finditer(pattern, text)]
 
 
 def shingles(text, size=4):
-    units = tokens(text)
-    return {tuple(units[i:i + size]) for i in range(max(1, len(units) - size + 1))}
+    """字 4 元片段（存哈希值）：去掉空白标点、数字记作 # 后每 4 字一片。“试用期 7 天”→“试用期#”“用期#天”。
+    只差数字的两段话片段相同，正好能认出“同一条规则的两个版本”。"""
+    text = re.sub(r"\d+(?:\.\d+)?", "#", nfkc(re.sub(r"[\W_]+", "", text)).casefold())   # 数字都记作 #
+    data = text.encode("utf-16-le")   # 按字节切片比按字符切片快：每个字 2 字节；只存哈希值，排序和比较都快
+    return {hash(data[i:i + 2 * size]) for i in range(0, max(2, len(data) - 2 * size + 2), 2)}
 
 
-def jaccard(first, second):
-    return len(first & second) / len(first | second) if first | second else 0.0
+def near_duplicates(texts, threshold):
+    """返回 {(i, j): Jaccard 相似度}，只含 ≥ threshold 的对。不两两硬比：相似度够高的两组片段排好序后，
+    各自开头的一小段（前缀）里必有相同的片段；所以只给前缀建索引，只精确比较有共同前缀片段的对。"""
+    prints = [shingles(text) for text in texts]
+    owners, found = {}, {}
+    for index, pieces in enumerate(prints):
+        ordered = sorted(pieces)   # 片段存的是哈希值，排好序的前缀分散均匀，碰巧共享前缀的对很少
+        prefix = ordered[:len(ordered) - int(threshold * len(ordered)) + 1]
+        for earlier in {i for piece in prefix for i in owners.get(piece, ())}:
+            similar = len(prints[earlier] & pieces) / len(prints[earlier] | pieces)
+            if similar >= threshold:
+                found[earlier, index] = similar
+        for piece in prefix:
+            owners.setdefault(piece, []).append(index)
+    return found
 
 
 # ---------- 基线资料：三份完整文档，还没有切成片段 ----------
@@ -315,12 +338,8 @@ def closest(word, choices):
 
 
 def parse_command_line(argv, usage, flags=None, value_options=None):
-    """手写的小解析器：比 argparse 少导入一批模块，报错也全是中文。
-
-    flags 是不带值的开关，value_options 后面跟一个值，都写成 {"--选项": "字段名"}。
-    例：parse_command_line(["--retrieve-only", "试用几天？"], USAGE, {"--retrieve-only": "retrieve_only"})
-        -> {"question": "试用几天？", "help": False, "retrieve_only": True}
-    """
+    """手写的小解析器（比 argparse 少导入一批模块，报错全是中文）。flags 是开关，value_options 后面跟一个值。
+    例：(["--retrieve-only", "试用几天？"], USAGE, {"--retrieve-only": "retrieve_only"}) -> {"question": "试用几天？", …}"""
     flags = dict(flags or {}, **{"-h": "help", "--help": "help"})
     value_options = value_options or {}
     options = {"question": None, **{name: False for name in flags.values()},

@@ -28,8 +28,8 @@ import unicodedata
 
 from reply_assistant import (EXIT_INTERRUPTED, EXIT_OK, EXIT_REVIEW, BadConstant, KitError, ask_question, bigrams,
                              closest, describe, explain_json_error, find_bad_constant, instruction_like, is_text,
-                             jaccard, json_object, normalize, numbers_in, os_reason, overlap, parse_command_line,
-                             parse_timeout, shingles, short, split_sentences, strip_markers, tokens, trace_line,
+                             json_object, near_duplicates, normalize, numbers_in, os_reason, overlap, parse_command_line,
+                             parse_timeout, short, split_sentences, strip_markers, tokens, trace_line,
                              use_utf8_streams, write_json)
 
 # ---------- 常量 ----------
@@ -202,23 +202,24 @@ def document_warnings(records):
 
 
 def version_warnings(records):
-    """两条记录正文几乎相同，或标题相同而数字不同：像是同一条规则的两个版本。"""
-    warnings, prints = [], [(record, shingles(record["text"]), normalize(record["title"])) for record in records]
-    for index, (second, second_shingles, second_title) in enumerate(prints):
-        for number, (first, first_shingles, first_title) in enumerate(prints[:index], start=1):   # 每条只报一次
-            similar = jaccard(first_shingles, second_shingles)
-            if similar < NEAR_DUPLICATE and first_title != second_title:
-                continue
-            first_numbers, second_numbers = numbers_in(first["text"]), numbers_in(second["text"])
-            if similar < NEAR_DUPLICATE and first_numbers == second_numbers:
-                continue
-            why = f"正文几乎相同（相似度 {similar:.2f}）" if similar >= NEAR_DUPLICATE else "标题相同"
-            if first_numbers != second_numbers:
-                why += f"，数字却不同（{'、'.join(sorted(first_numbers - second_numbers)) or '没有数字'} 对 " \
-                       f"{'、'.join(sorted(second_numbers - first_numbers)) or '没有数字'}）"
-            warnings.append(f"第 {number} 条（id \"{first['id']}\"）和第 {index + 1} 条（id \"{second['id']}\"）{why}，"
-                            "像是同一条规则的两个版本；请只保留正确的那一条，不要指望模型替你选")
-            break
+    """两条记录正文几乎相同，或标题相同而数字不同：像是同一条规则的两个版本。每条记录只报一次。"""
+    similar = near_duplicates([record["text"] for record in records], NEAR_DUPLICATE)
+    titles = {}
+    for index, record in enumerate(records):
+        titles.setdefault(normalize(record["title"]), []).append(index)
+    pairs = set(similar) | {(i, j) for group in titles.values() for i in group for j in group if i < j}
+    warnings, reported = [], set()
+    for first, second in sorted(pairs, key=lambda pair: (pair[1], pair[0])):
+        first_numbers, second_numbers = numbers_in(records[first]["text"]), numbers_in(records[second]["text"])
+        if second in reported or ((first, second) not in similar and first_numbers == second_numbers):
+            continue
+        why = f"正文几乎相同（相似度 {similar[first, second]:.2f}）" if (first, second) in similar else "标题相同"
+        if first_numbers != second_numbers:
+            why += f"，数字却不同（{'、'.join(sorted(first_numbers - second_numbers)) or '没有数字'} 对 " \
+                   f"{'、'.join(sorted(second_numbers - first_numbers)) or '没有数字'}）"
+        warnings.append(f"第 {first + 1} 条（id \"{records[first]['id']}\"）和第 {second + 1} 条（id \"{records[second]['id']}\"）"
+                        f"{why}，像是同一条规则的两个版本；请只保留正确的那一条，不要指望模型替你选")
+        reported.add(second)
     return warnings
 
 
@@ -280,8 +281,7 @@ def check_links(draft, cited):
 
 
 def check_numbers(draft, cited):
-    """每个数字都要出现在被引用的片段里；而且说它的那个分句，要像是在说那个片段的事——
-    否则同时多引一个片段，就能把别处的数字（比如磁盘的 50）挪来当试用期。"""
+    """每个数字都要出现在被引用的片段里，而且说它的分句要像在说那个片段的事（否则多引一个片段就能挪用别处的数字）。"""
     problems, ids = [], "、".join(hit["id"] for hit in cited)
     for clause in re.split(r"[，,；;。！？!?\n]", draft):
         pairs = bigrams(clause)

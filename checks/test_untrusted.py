@@ -66,8 +66,13 @@ class VersionAndKeywordWarningTest(unittest.TestCase):
     def test_near_duplicate_texts_under_different_ids_name_both(self):
         warnings = document_warnings([record("A", TRIAL_TEXT), record("B", TRIAL_TEXT.replace("7 天", "14 天"))])
         self.assertEqual(len(warnings), 1)
-        self.assertTrue(warnings[0].startswith('第 1 条（id "A"）和第 2 条（id "B"）正文几乎相同（相似度 0.'), warnings)
-        self.assertIn("数字却不同（7 对 14）", warnings[0])
+        # 数字记作 # 之后两段完全相同，所以相似度是 1.00
+        self.assertEqual(warnings, ['第 1 条（id "A"）和第 2 条（id "B"）正文几乎相同（相似度 1.00），数字却不同（7 对 14），'
+                                    "像是同一条规则的两个版本；请只保留正确的那一条，不要指望模型替你选"])
+
+    def test_a_reworded_rule_below_the_threshold_does_not_warn(self):
+        reworded = "新团队开通体验版后有 14 天试用期，试用期间可以使用资料检索和回复草稿。"
+        self.assertEqual(document_warnings([record("A", TRIAL_TEXT), record("B", reworded)]), [])
 
     def test_same_title_with_conflicting_numbers(self):
         warnings = document_warnings([record("A", "试用期 7 天。", title="试用"),

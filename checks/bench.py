@@ -1,0 +1,108 @@
+"""性能实测：打印一张表，和目标对照。它不是检查：结果随机器而变，不会让任何检查失败。
+
+    $ python checks/bench.py               # 全部四项（最后一项把整套检查跑一遍，要十几秒）
+    $ python checks/bench.py --no-suite    # 跳过整套检查那一项
+
+1. 只检索的命令（python retrieval_qa.py --retrieve-only 试用几天？）对比 python -c "import json"：
+   交替各跑 25 次取中位数，目标 ≤ 1.25 倍。字节码照常缓存（放在临时目录），和学生第二次运行时一样。
+2. 在进程内读取一份生成的 100 条、将近 100 KB 的资料并检索一次：中位数，目标 ≤ 20 ms。
+3. 出处核对：3 个片段、5 句话的草稿：中位数，目标 ≤ 5 ms。
+4. 整套检查（python -W error checks/run_checks.py）跑一遍的时间，目标 ≤ 15 s（两核机器）。
+"""
+import contextlib
+import io
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+
+from kit_helpers import ROOT, SCRIPT, clean_env
+
+import retrieval_qa
+
+RUNS = 25
+
+
+def startup(env):
+    """交替运行两条命令，返回 (import json 的中位数, 只检索的中位数)，单位毫秒。"""
+    bare = [sys.executable, "-c", "import json"]
+    kit = [sys.executable, str(SCRIPT), "--retrieve-only", "试用几天？"]
+    subprocess.run(kit, capture_output=True, env=env)   # 先跑一次，让字节码缓存就位
+    times = {"bare": [], "kit": []}
+    for _ in range(RUNS):
+        for name, command in (("bare", bare), ("kit", kit)):
+            started = time.perf_counter()
+            subprocess.run(command, capture_output=True, env=env)
+            times[name].append((time.perf_counter() - started) * 1000)
+    return statistics.median(times["bare"]), statistics.median(times["kit"])
+
+
+def big_documents(directory):
+    """生成 100 条互不相同的记录，文件将近 100 KB（上限 102400 字节）。固定随机种子，每次都一样。"""
+    pool = "资料检索回复草稿试用部署服务器内存磁盘席位账户团队管理员客服对话记录保存删除数据安全审核发送规则说明"
+    rng = random.Random(2026)
+    records = [{"id": f"R{n:03d}", "title": f"规则 {n}", "keywords": [f"词{n}", pool[n % 40:n % 40 + 2]],
+                "text": "".join(rng.choice(pool) for _ in range(305)) + f"，数值 {n}。"} for n in range(100)]
+    path = os.path.join(directory, "big.json")
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(records, handle, ensure_ascii=False)
+    return path
+
+
+def median_ms(action, repeat=30):
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        action()
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def grounding_sample():
+    documents = retrieval_qa.load_documents()
+    hits = retrieval_qa.retrieve("体验版试用期间能部署到自己的服务器吗？会自动发送吗？", documents)
+    draft = ("您好，体验版的试用期是 7 天。私有部署需要一台 4 核 CPU、8 GB 内存的服务器。资料索引要预留 50 GB 磁盘空间。"
+             "助手只负责写回复草稿，从不自动发送。每一条回复都要由客服人员检查后亲手发出。")
+    return draft, [hit["id"] for hit in hits], hits
+
+
+def main(argv):
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(encoding="utf-8", errors="replace")
+    rows = []
+    with tempfile.TemporaryDirectory() as directory:
+        env = clean_env(PYTHONPYCACHEPREFIX=directory)
+        bare, kit = startup(env)
+        rows.append(("只检索命令 / python -c \"import json\"", f"{kit:.1f} ms / {bare:.1f} ms = {kit / bare:.2f} 倍",
+                     "≤ 1.25 倍", kit / bare <= 1.25))
+        path = big_documents(directory)
+        size = os.path.getsize(path)
+        with contextlib.redirect_stderr(io.StringIO()):
+            load = median_ms(lambda: retrieval_qa.retrieve("规则 42 的词42", retrieval_qa.load_documents(path)))
+        rows.append((f"读取 100 条、{size} 字节的资料并检索", f"{load:.1f} ms", "≤ 20 ms", load <= 20))
+    draft, sources, hits = grounding_sample()
+    assert len(hits) == 3 and len(retrieval_qa.split_sentences(draft)) == 5
+    grounding = median_ms(lambda: retrieval_qa.check_grounding(draft, sources, hits), repeat=100)
+    rows.append(("出处核对：3 个片段、5 句话", f"{grounding:.2f} ms", "≤ 5 ms", grounding <= 5))
+    if "--no-suite" not in argv:
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-W", "error", str(ROOT / "checks" / "run_checks.py")], capture_output=True,
+                       env=clean_env())
+        suite = time.perf_counter() - started
+        rows.append(("整套检查 python -W error checks/run_checks.py", f"{suite:.1f} s", "≤ 15 s", suite <= 15))
+    print(f"{date.today()}，Python {platform.python_version()}，{platform.system()} {platform.machine()}，"
+          f"{os.cpu_count()} 核")
+    print("| 项目 | 实测 | 目标 | 达到 |\n|---|---|---|---|")
+    for name, measured, target, met in rows:
+        print(f"| {name} | {measured} | {target} | {'是' if met else '否'} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
