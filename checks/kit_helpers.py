@@ -87,12 +87,14 @@ def run_json(args, **kwargs):
 class KitCopy:
     """临时目录里的一份套件副本：练习在这里做，不碰仓库里的文件。"""
 
-    def __init__(self):
+    def __init__(self, with_checks=False):
         self._tmp = tempfile.TemporaryDirectory()
         self.path = Path(self._tmp.name) / "kit"
         self.path.mkdir()
         for name in KIT_FILES:
             shutil.copy2(ROOT / name, self.path / name)
+        if with_checks:   # 评测、练习自查这些工具在 checks/ 里，用到它们时连 checks/ 一起复制
+            shutil.copytree(ROOT / "checks", self.path / "checks", ignore=shutil.ignore_patterns("__pycache__"))
         self.documents = self.path / "retrieval_documents.json"
         self.original = self.documents.read_bytes()
 
@@ -107,6 +109,10 @@ class KitCopy:
 
     def run(self, args, **kwargs):
         return run_kit(args, script=self.path / "retrieval_qa.py", **kwargs)
+
+    def tool(self, name, args=(), **kwargs):
+        """运行副本里的 checks/ 工具，例如 tool("exercise.py", ["1"])。"""
+        return run_kit(list(args), script=self.path / "checks" / name, **kwargs)
 
     def close(self):
         self._tmp.cleanup()
