@@ -1,63 +1,84 @@
 """验收记录：把第 03 课的四个样例问题各跑一遍，写成“问题｜命中编号｜是否调用模型｜期望事实｜实际草稿｜是否通过”表格。
 
-    $ python checks/acceptance.py                          # 只检索（离线）：模型那两列留空
+    $ python checks/acceptance.py                          # 只检索（离线）：要模型回答的两行写“草稿待测”
     $ python checks/acceptance.py --with-model             # 真的请模型（DeepSeek 密钥或 LOCAL_MODEL_URL 的本机模型）
     $ python checks/acceptance.py --out 验收记录.csv       # 写成 CSV（Excel 能直接打开）；其他文件名写 Markdown
 
-“是否通过”按规则算：命中的编号和期望一致；该调用模型时回答里有期望的事实、引用都在命中的片段里、状态是 draft；
-不该调用模型时确实没有调用。密钥只用来请求，从不写进表格或文件。
+“是否通过”按规则算：应当命中的片段都命中了（零命中的问题确实零命中）；要回答的问题，状态是 draft（通过出处核对）、
+草稿里有期望的说法、没有和它相反的说法、引用都在命中的片段里；零命中的问题没有调用模型。
+“能免费用多久？”是已知漏检：零命中算通过（记为漏检）；做了练习一、命中 D01#1 以后，就按“试用几天？”的标准验收。
+没有设置密钥时只在开头问一次（不回显）。密钥只用来请求，从不写进表格或文件。全部通过时退出码为 0。
 """
 import contextlib
 import csv
 import io
 import json
+import os
+import re
 import sys
 
 import kit_helpers  # noqa: F401  （把套件根目录放进 sys.path）
 
 import retrieval_qa
+from reply_assistant import KitError, os_reason
 
 COLUMNS = ["问题", "命中编号", "是否调用模型", "期望事实", "实际草稿", "是否通过"]
-# 期望：命中哪些片段、要不要调用模型、草稿里必须出现的说法（每组里出现一个就行）
+TRIAL = {"required": ["D01#1"], "fact": "试用期 7 天，引用 D01#1",
+         "must": [["7 天", "7天", "七天"]], "must_not": [r"(?<![0-9１-９])(?:[1-68-9]|[1-9]\d+) ?天"]}
+# required：必须命中的片段（None 表示必须零命中）；must：每组至少出现一个；must_not：出现就不通过（正则）
 CASES = [
-    {"question": "试用几天？", "hits": ["D01#1"], "call": True, "fact": "试用期 7 天，引用 D01#1",
-     "must": [["7 天", "7天", "七天"]]},
-    {"question": "部署后会自动发送吗？", "hits": ["D01#2", "D02#1"], "call": True,
-     "fact": "不会自动发送，需人工检查后发出，引用 D01#2", "must": [["不会", "不", "从不"], ["发送", "发出"]]},
-    {"question": "价格是多少？", "hits": [], "call": False, "fact": "零命中，不调用模型，不出现价格", "must": []},
-    {"question": "能免费用多久？", "hits": [], "call": False, "fact": "零命中（已知漏检，练习一修复）", "must": []},
+    dict(TRIAL, question="试用几天？"),
+    {"question": "部署后会自动发送吗？", "required": ["D01#2"], "fact": "不会自动发送，需人工检查后发出，引用 D01#2",
+     "must": [["不会自动", "从不自动", "不自动"], ["人工", "客服人员", "人来"]], "must_not": [r"(?<!不)会自动发"]},
+    {"question": "价格是多少？", "required": None, "fact": "零命中，不调用模型，不出现价格", "must": [], "must_not": []},
+    {"question": "能免费用多久？", "required": None, "fact": "零命中记为已知漏检；做了练习一则应命中 D01#1、回答 7 天",
+     "must": [], "must_not": [], "fixed_by_exercise": TRIAL},
 ]
 
 
-def run_case(case, with_model):
-    """在进程内运行 retrieval_qa.py，返回它输出的 JSON 对象；提示和进度不打印。"""
-    args = [case["question"]] if with_model else ["--retrieve-only", case["question"]]
-    output = io.StringIO()
-    with contextlib.redirect_stdout(output), contextlib.redirect_stderr(io.StringIO()):
+def run_case(question, with_model):
+    """在进程内运行 retrieval_qa.py，返回 (输出的 JSON 对象或 None, stderr 的最后一行)。"""
+    args = [question] if with_model else ["--retrieve-only", question]
+    output, errors = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(output), contextlib.redirect_stderr(errors):
         retrieval_qa.main(args)
-    return json.loads(output.getvalue()) if output.getvalue() else None
+    lines = errors.getvalue().strip().splitlines()
+    return (json.loads(output.getvalue()) if output.getvalue() else None), (lines[-1] if lines else "")
 
 
-def judge(case, result, with_model):
-    """返回表格的一行。"""
+def judge(case, result, error, with_model):
+    """按规则判定一行。"""
     if result is None:
-        return [case["question"], "（出错）", "", case["fact"], "", "否：程序没有输出结果"]
+        return [case["question"], "（出错）", "否", case["fact"], "", f"否：{error or '程序没有输出结果'}"]
     hits = [hit["id"] for hit in result["hits"]]
+    if case.get("fixed_by_exercise") and "D01#1" in hits:   # 练习一做完了：按试用问题的标准验收
+        case = dict(case["fixed_by_exercise"], question=case["question"])
     row = [case["question"], "、".join(hits) or "无", "是" if result["model_called"] else "否", case["fact"]]
-    reasons = [] if sorted(hits) == sorted(case["hits"]) else [f"命中应为 {'、'.join(case['hits']) or '无'}"]
-    if not case["call"]:
-        if result["model_called"]:
-            reasons.append("不该调用模型")
+    if case["required"] is None:
+        reasons = [f"应当零命中，却命中了 {'、'.join(hits)}"] if hits else []
+        reasons += ["不该调用模型"] if result["model_called"] else []
         return row + ["（未调用模型）", "否：" + "；".join(reasons) if reasons else "是"]
+    missing = [i for i in case["required"] if i not in hits]
+    reasons = [f"没有命中 {'、'.join(missing)}"] if missing else []
     if not with_model:
         return row + ["（未运行，加 --with-model）", "否：" + "；".join(reasons) if reasons else "检索通过，草稿待测"]
     draft = result.get("draft") or ""
     if result["status"] != "draft":
-        reasons.append(f"状态是 {result['status']}")
+        detail = f"（{result['problems'][0][:40]}）" if result.get("problems") else ""
+        reasons.append(f"状态是 {result['status']}{detail}")
     reasons += [f"草稿里没有“{group[0]}”" for group in case["must"] if not any(word in draft for word in group)]
+    reasons += [f"草稿里有“{found.group()}”" for pattern in case["must_not"] for found in [re.search(pattern, draft)]
+                if found]
     if not set(result.get("sources", [])) <= set(hits):
         reasons.append("引用了没命中的片段")
     return row + [draft or "（无）", "否：" + "；".join(reasons) if reasons else "是"]
+
+
+def ask_key_once():
+    """要请 DeepSeek 又没有设置密钥时，在开头问一次，放进本进程的环境变量（不写文件）；问不了就停下。"""
+    from model_reply_assistant import model_target, read_api_key
+    if model_target()[2] and not os.environ.get("DEEPSEEK_API_KEY", "").strip():
+        os.environ["DEEPSEEK_API_KEY"] = read_api_key()
 
 
 def markdown(rows):
@@ -79,18 +100,28 @@ def main(argv):
         else:
             print(__doc__)
             return 0 if arg in ("-h", "--help") else 2
-    rows = [judge(case, run_case(case, with_model), with_model) for case in CASES]
-    if out is None:
-        sys.stdout.write(markdown(rows))
-    elif out.lower().endswith(".csv"):
-        with open(out, "w", encoding="utf-8-sig", newline="") as handle:   # 带 BOM，Windows 的 Excel 才认得中文
-            csv.writer(handle).writerows([COLUMNS] + rows)
-        print(f"已写入 {out}")
-    else:
-        with open(out, "w", encoding="utf-8") as handle:
-            handle.write(markdown(rows))
-        print(f"已写入 {out}")
-    return 0 if all(row[-1] in ("是", "检索通过，草稿待测") for row in rows) else 1
+    try:
+        if with_model:
+            ask_key_once()
+    except KitError as error:
+        print(error, file=sys.stderr)
+        return error.exit_code
+    rows = [judge(case, *run_case(case["question"], with_model), with_model) for case in CASES]
+    failed = sum(1 for row in rows if row[-1].startswith("否"))
+    try:
+        if out is None:
+            sys.stdout.write(markdown(rows))
+        else:
+            with open(out, "w", encoding="utf-8-sig" if out.lower().endswith(".csv") else "utf-8", newline="") as handle:
+                if out.lower().endswith(".csv"):   # 带 BOM，Windows 的 Excel 才认得中文
+                    csv.writer(handle).writerows([COLUMNS] + rows)
+                else:
+                    handle.write(markdown(rows))
+            print(f"已写入 {out}：{len(rows)} 行，{failed} 行没通过。")
+    except OSError as error:
+        print(f"错误：写不了 {out}（{os_reason(error)}）。", file=sys.stderr)
+        return 2
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

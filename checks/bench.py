@@ -6,8 +6,9 @@
 1. 只检索的命令（python retrieval_qa.py --retrieve-only 试用几天？）对比 python -c "import json"：
    交替各跑 25 次取中位数，目标 ≤ 1.25 倍。字节码照常缓存（放在临时目录），和学生第二次运行时一样。
 2. 在进程内读取一份生成的 100 条、将近 100 KB 的资料并检索一次：中位数，目标 ≤ 20 ms。
-3. 出处核对：3 个片段、5 句话的草稿：中位数，目标 ≤ 5 ms。
+3. 出处核对：3 个片段、5 句话的草稿（自带样例）：中位数，目标 ≤ 5 ms。
 4. 整套检查（python -W error checks/run_checks.py）跑一遍的时间，目标 ≤ 15 s（两核机器）。
+   有检查被跳过（比如资料文件改过）时，这一项不算达到：跳过的检查不花时间。
 """
 import contextlib
 import io
@@ -65,11 +66,13 @@ def median_ms(action, repeat=30):
 
 
 def grounding_sample():
-    documents = retrieval_qa.load_documents()
-    hits = retrieval_qa.retrieve("体验版试用期间能部署到自己的服务器吗？会自动发送吗？", documents)
+    """自带的 3 个片段和 5 句话（和随套件发布的资料同样的内容），不依赖你改过的资料文件。"""
+    hits = [{"id": "T", "title": "产品规则 · 试用", "text": "新注册的团队可以开通体验版，试用期 7 天；这段时间里能使用资料检索和回复草稿两项功能。"},
+            {"id": "S", "title": "产品规则 · 发送边界", "text": "助手只负责写回复草稿，从不自动发送；每一条回复都要由客服人员检查后亲手发出。"},
+            {"id": "V", "title": "部署说明 · 服务器资源", "text": "私有部署需要一台 4 核 CPU、8 GB 内存的服务器，另外为资料索引预留 50 GB 磁盘空间。"}]
     draft = ("您好，体验版的试用期是 7 天。私有部署需要一台 4 核 CPU、8 GB 内存的服务器。资料索引要预留 50 GB 磁盘空间。"
              "助手只负责写回复草稿，从不自动发送。每一条回复都要由客服人员检查后亲手发出。")
-    return draft, [hit["id"] for hit in hits], hits
+    return draft, ["T", "S", "V"], hits
 
 
 def main(argv):
@@ -87,15 +90,16 @@ def main(argv):
             load = median_ms(lambda: retrieval_qa.retrieve("规则 42 的词42", retrieval_qa.load_documents(path)))
         rows.append((f"读取 100 条、{size} 字节的资料并检索", f"{load:.1f} ms", "≤ 20 ms", load <= 20))
     draft, sources, hits = grounding_sample()
-    assert len(hits) == 3 and len(retrieval_qa.split_sentences(draft)) == 5
     grounding = median_ms(lambda: retrieval_qa.check_grounding(draft, sources, hits), repeat=100)
     rows.append(("出处核对：3 个片段、5 句话", f"{grounding:.2f} ms", "≤ 5 ms", grounding <= 5))
     if "--no-suite" not in argv:
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-W", "error", str(ROOT / "checks" / "run_checks.py")], capture_output=True,
-                       env=clean_env())
+        done = subprocess.run([sys.executable, "-W", "error", str(ROOT / "checks" / "run_checks.py")],
+                              capture_output=True, env=clean_env())
         suite = time.perf_counter() - started
-        rows.append(("整套检查 python -W error checks/run_checks.py", f"{suite:.1f} s", "≤ 15 s", suite <= 15))
+        summary = (done.stdout.decode("utf-8", errors="replace").strip().splitlines() or ["没有输出"])[-1]
+        rows.append((f"整套检查 python -W error checks/run_checks.py（{summary}）", f"{suite:.1f} s", "≤ 15 s",
+                     suite <= 15 and " 0 skipped" in summary and " 0 failed" in summary))
     print(f"{date.today()}，Python {platform.python_version()}，{platform.system()} {platform.machine()}，"
           f"{os.cpu_count()} 核")
     print("| 项目 | 实测 | 目标 | 达到 |\n|---|---|---|---|")

@@ -105,9 +105,12 @@ def main(argv):
     path = retrieval_qa.DOCUMENTS_PATH
     if options[:1] == ["--documents"] and len(options) == 2:
         path = options[1]
-    elif options:
+    elif options in (["-h"], ["--help"]):
         print(__doc__)
-        return 0 if options in (["-h"], ["--help"]) else 2
+        return 0
+    elif options:
+        print(f"错误：不认识的参数 {' '.join(options)}。用法：python checks/evaluate.py [--documents PATH]", file=sys.stderr)
+        return 2
     warnings = io.StringIO()
     try:
         with contextlib.redirect_stderr(warnings):
@@ -117,8 +120,13 @@ def main(argv):
         return 2
     sys.stderr.write(warnings.getvalue())
     shown = Path(path).name if path == retrieval_qa.DOCUMENTS_PATH else path
+    questions = json.loads(QUESTIONS.read_text(encoding="utf-8"))
+    labelled = {i for q in questions for i in q["expected"]}
+    if not labelled & {record["id"] for record in documents}:
+        print("注意：评测问题标注的片段编号，在这份资料里一个也没有；这些问题是为样例资料写的，数字没有意义。",
+              file=sys.stderr)
     print(f"资料：{shown}；问题：checks/{QUESTIONS.name}")
-    print(report(documents, json.loads(QUESTIONS.read_text(encoding="utf-8"))))
+    print(report(documents, questions))
     return 0
 
 
