@@ -8,14 +8,14 @@ import tempfile
 import time
 import unittest
 
-from kit_helpers import KIT_PYTHON, ROOT, SCRIPT, clean_env, needs_shipped_documents, run_json, run_kit, write_temp
+from kit_helpers import KIT_PYTHON, ROOT, SCRIPT, clean_env, needs_sample_routing, run_json, run_kit, write_temp
 
 FIELDS = ["question", "status", "model_called", "hits", "note"]
 # 只检索的路径不许导入的模块：网络和读密钥的都不要
 FORBIDDEN = ("urllib", "http", "ssl", "_ssl", "socket", "_socket", "getpass")
 
 
-@needs_shipped_documents
+@needs_sample_routing
 class OutputTest(unittest.TestCase):
     def test_retrieved_question(self):
         code, result, err = run_json(["--retrieve-only", "试用几天？"])
@@ -70,7 +70,7 @@ class OutputTest(unittest.TestCase):
                                             "  D02#1  部署说明 · 服务器资源  命中词：部署"])
 
 
-@needs_shipped_documents
+@needs_sample_routing
 class PromptTest(unittest.TestCase):
     def test_question_from_stdin_with_prompt_on_stderr(self):
         code, result, err = run_json(["--retrieve-only"], stdin="试用几天？\n")
@@ -146,7 +146,7 @@ class UsageTest(unittest.TestCase):
             self.assertIn(text, out)
 
 
-@needs_shipped_documents
+@needs_sample_routing
 class WorkingDirectoryTest(unittest.TestCase):
     def test_runs_from_another_directory(self):
         with tempfile.TemporaryDirectory() as elsewhere:

@@ -4,7 +4,7 @@ import subprocess
 import tempfile
 import unittest
 
-from kit_helpers import KIT_PYTHON, ROOT, SCRIPT, clean_env, needs_shipped_documents, write_temp
+from kit_helpers import KIT_PYTHON, ROOT, SCRIPT, clean_env, needs_sample_routing, needs_shipped_documents, write_temp
 from grounding_eval import FLAGGED, catch_rate, evaluate, load_cases
 
 import retrieval_qa
@@ -147,7 +147,7 @@ def check_draft(question, answer, *extra, raw=None):
     return done.returncode, json.loads(done.stdout) if done.stdout else None, err
 
 
-@needs_shipped_documents
+@needs_sample_routing
 class CheckDraftTest(unittest.TestCase):
     def test_faithful_draft_passes_and_lists_uncited_hits(self):
         answer = {"status": "draft", "draft": "不会自动发送，每一条回复都要由客服人员检查后亲手发出。", "sources": ["D01#2"]}

@@ -17,7 +17,7 @@ import unittest
 import urllib.error
 from unittest import mock
 
-from kit_helpers import KIT_PYTHON, SCRIPT, clean_env, load_sample_texts, needs_shipped_documents
+from kit_helpers import KIT_PYTHON, SCRIPT, clean_env, load_sample_texts, needs_sample_routing
 
 import model_reply_assistant
 import reply_assistant
@@ -42,7 +42,7 @@ def no_getpass(*args, **kwargs):
     raise AssertionError("不该读取密钥")
 
 
-@needs_shipped_documents
+@needs_sample_routing
 class StandInCase(unittest.TestCase):
     def setUp(self):
         self.server = StandIn().__enter__()
@@ -289,7 +289,7 @@ class FailureTest(StandInCase):
         self.assertLess(time.monotonic() - started, 0.4 + 1.0)
 
 
-@needs_shipped_documents
+@needs_sample_routing
 class LoopbackOnlyTest(unittest.TestCase):
     def test_non_loopback_urls_are_refused_before_any_connection(self):
         for url in ("http://example.com/v1", "http://10.0.0.5:11434/v1", "http://192.168.1.2/v1",
@@ -320,7 +320,7 @@ class LoopbackOnlyTest(unittest.TestCase):
         self.assertIn("LOCAL_MODEL_NAME", err)
 
 
-@needs_shipped_documents
+@needs_sample_routing
 class OfficialEndpointTest(unittest.TestCase):
     """官方地址的路径：进程内替换传输函数 send，记录请求；绝不连外网。"""
 
@@ -395,7 +395,7 @@ class OfficialEndpointTest(unittest.TestCase):
 
 
 class KeyTest(unittest.TestCase):
-    @needs_shipped_documents
+    @needs_sample_routing
     def test_no_key_and_no_terminal_exits_3_naming_the_variable(self):
         done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "试用几天？"], stdin=subprocess.DEVNULL, capture_output=True,
                               env=clean_env(), timeout=60, start_new_session=True)
@@ -430,7 +430,7 @@ class KeyTest(unittest.TestCase):
             self.assertEqual(model_reply_assistant.read_api_key(), KEY)
 
 
-@needs_shipped_documents
+@needs_sample_routing
 class ProxyTest(unittest.TestCase):
     def test_proxy_variables_are_ignored(self):
         with StandIn() as server, socket.socket() as proxy:
@@ -453,7 +453,7 @@ class ProxyTest(unittest.TestCase):
 
 
 @unittest.skipIf(sys.platform == "win32", "Windows 没有 SIGINT 可以直接发给子进程")
-@needs_shipped_documents
+@needs_sample_routing
 class InterruptTest(unittest.TestCase):
     def test_ctrl_c_while_waiting_for_the_model_exits_130(self):
         with StandIn() as server:

@@ -7,7 +7,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from kit_helpers import KitCopy, clean_env, needs_shipped_documents, write_temp
+from kit_helpers import KitCopy, clean_env, needs_sample_routing, needs_shipped_documents, write_temp
 from stand_in_model import StandIn
 
 import model_reply_assistant
@@ -135,7 +135,7 @@ class SampleDocumentsTest(unittest.TestCase):
         self.assertEqual((document_warnings(documents), err.getvalue()), ([], ""))
 
 
-@needs_shipped_documents
+@needs_sample_routing
 class ObeyingModelTest(unittest.TestCase):
     """假服务扮演一个“听了资料里指令”的模型：每种回答都必须被拒绝或标为复核，绝不能是 draft。"""
 
@@ -201,7 +201,7 @@ class ObeyingModelTest(unittest.TestCase):
         self.assertEqual(result["problems"], ["引用的片段 X9 里有像是给模型下指令的文字，草稿可能照着它写了"])
 
 
-@needs_shipped_documents
+@needs_sample_routing
 class TraceTest(unittest.TestCase):
     STAGES = ["资料", "检索", "上下文", "请求", "响应", "核对"]
 
