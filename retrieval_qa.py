@@ -192,7 +192,7 @@ def document_warnings(records):
                                 "但模型可能听从它，所以引用这一条的草稿一律要人工复核")
         for keyword in record["keywords"]:
             if normalize(keyword) in COMMON_KEYWORDS or len(normalize(keyword)) == 1:
-                warnings.append(f"{label}的关键词「{keyword}」太常见，几乎每个问题都会命中它")
+                warnings.append(f"{label}的关键词「{keyword}」太常见或只有一个字，很容易命中不相干的问题")
             elif any(mark in keyword for mark in "，,、/;；"):
                 warnings.append(f"{label}的关键词「{keyword}」里有分隔符：一个关键词只能是一个词，请拆开写")
         if len(record["text"]) > TEXT_BUDGET:
