@@ -19,10 +19,10 @@ import urllib.parse
 import urllib.request
 import warnings
 
-from reply_assistant import (DEFAULT_TIMEOUT, EXIT_INTERRUPTED, EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED,
+from reply_assistant import (DEFAULT_TIMEOUT, EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED,
                              EXIT_USAGE, KitError, MATERIALS, ask_question, build_messages, describe,
-                             explain_json_error, json_object, os_reason, parse_command_line, parse_timeout, short,
-                             use_utf8_streams, write_json)
+                             explain_json_error, json_object, os_reason, parse_command_line, parse_timeout,
+                             run_cli, write_json)
 
 # ---------- 常量 ----------
 
@@ -199,9 +199,9 @@ def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=
         raise
     if trace:
         usage = reply["usage"] if isinstance(reply["usage"], dict) else {}
-        detail = f"HTTP {status}，{len(data)} 字节，finish_reason {short(str(reply['finish_reason']))}"   # 服务器给的文字也截短
+        detail = f"HTTP {status}，{len(data)} 字节，finish_reason {str(reply['finish_reason'])[:40]}"   # 服务器给的文字也截短
         if usage:
-            detail += f"，token {short(str(usage.get('prompt_tokens')))} 输入 + {short(str(usage.get('completion_tokens')))} 输出"
+            detail += f"，token {str(usage.get('prompt_tokens'))[:40]} 输入 + {str(usage.get('completion_tokens'))[:40]} 输出"
         trace("响应", started, detail)
     return reply
 
@@ -418,15 +418,7 @@ def run(argv):
 
 
 def main(argv=None):
-    use_utf8_streams()
-    try:
-        return run(sys.argv[1:] if argv is None else argv)
-    except KitError as error:
-        print(error, file=sys.stderr)
-        return error.exit_code
-    except KeyboardInterrupt:
-        print("\n已中断（Ctrl-C）。", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    return run_cli(run, argv)
 
 
 if __name__ == "__main__":

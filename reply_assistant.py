@@ -7,9 +7,9 @@
 后两课的 model_reply_assistant.py 和 retrieval_qa.py 都从这里导入。
 """
 import json
+import os
 import re
 import sys
-import time
 import unicodedata
 
 # ---------- 全套件共用：退出码与错误类型 ----------
@@ -21,7 +21,6 @@ EXIT_MODEL_FAILED, EXIT_REJECTED, EXIT_INTERRUPTED = 3, 4, 130
 
 class KitError(Exception):
     """学生能看懂、能处理的问题：一行中文说明和一个退出码，不打印 traceback。"""
-
     def __init__(self, message, exit_code=EXIT_USAGE):
         super().__init__(message)
         self.exit_code = exit_code
@@ -46,10 +45,7 @@ JSON_ERRORS = {
 }
 
 def explain_json_error(text, error):
-    """把 json 的报错换成中文，并猜一猜学生最常见的失误。返回 (行, 列, 哪里不对, 提示或 None)。
-
-    例：'[{"id": "A1"},]' -> (1, 14, "这里多了一个逗号", "数组或对象的最后一项后面不能再写逗号，删掉它")
-    """
+    """把 json 的报错换成中文，猜一猜常见失误。'[{"id": "A1"},]' -> (1, 14, "这里多了一个逗号", "…删掉它")。"""
     pos, message = error.pos, error.msg
     before = text[:pos].rstrip()
     what = next((cn for en, cn in JSON_ERRORS.items() if message.startswith(en)), message)
@@ -134,8 +130,7 @@ def os_reason(error):
     return next((text for kind, text in reasons.items() if isinstance(error, kind)), error.strerror or str(error))
 
 
-def is_text(value):
-    """非空、而且不全是空白的字符串。"""
+def is_text(value):   # 非空、而且不全是空白的字符串
     return isinstance(value, str) and value.strip() != ""
 
 
@@ -410,14 +405,20 @@ def ask_question(prompt="问题："):
     return line.lstrip("\ufeff")
 
 
-def trace_line(stage, started, detail):
-    """--trace 的一行：阶段、从 started（time.perf_counter() 的读数）到现在的耗时、计数。调用方只传 id、数量和短摘要。"""
-    print(f"[trace] {stage}  {(time.perf_counter() - started) * 1000:.1f} ms  {detail}", file=sys.stderr)
-
-
-def short(text, limit=40):
-    """--trace 里出现的文字最多 40 个字。"""
-    return text if len(text) <= limit else text[:limit] + "…"
+def run_cli(run, argv=None):
+    """三个脚本共用的入口：UTF-8 输出；KitError 变成一行中文和它的退出码；Ctrl-C 退出 130；下游提前关闭管道时安静退出。"""
+    use_utf8_streams()
+    try:
+        return run(sys.argv[1:] if argv is None else argv)
+    except KitError as error:
+        print(error, file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("\n已中断（Ctrl-C）。", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:   # 例如 … | head：把 stdout 指向空设备，免得退出时再报错
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 def write_json(result):
@@ -431,19 +432,18 @@ def write_json(result):
 USAGE = "用法：python reply_assistant.py [问题]"
 
 
-def main(argv=None):
-    use_utf8_streams()
-    try:
-        options = parse_command_line(sys.argv[1:] if argv is None else argv, USAGE)
-    except KitError as error:
-        print(error, file=sys.stderr)
-        return error.exit_code
+def run(argv):
+    options = parse_command_line(argv, USAGE)
     if options["help"]:
         print(f"{USAGE}\n\n不联网：打印基线做法（三份资料全部发送）会发给模型的消息。问题默认是“试用几天？”。")
         return EXIT_OK
     for message in build_messages(options["question"] or "试用几天？"):
         print(f"===== {message['role']} =====\n{message['content']}\n")
     return EXIT_OK
+
+
+def main(argv=None):
+    return run_cli(run, argv)
 
 
 if __name__ == "__main__":

@@ -26,11 +26,10 @@ import sys
 import time
 import unicodedata
 
-from reply_assistant import (EXIT_INTERRUPTED, EXIT_OK, EXIT_REVIEW, BadConstant, KitError, ask_question, bigrams,
-                             closest, describe, explain_json_error, find_bad_constant, instruction_like, is_text,
-                             json_object, near_duplicates, normalize, numbers_in, os_reason, overlap, parse_command_line,
-                             parse_timeout, short, split_sentences, strip_markers, tokens, trace_line,
-                             use_utf8_streams, write_json)
+from reply_assistant import (EXIT_OK, EXIT_REVIEW, BadConstant, KitError, ask_question, bigrams, closest, describe,
+                             explain_json_error, find_bad_constant, instruction_like, is_text, json_object,
+                             near_duplicates, normalize, numbers_in, os_reason, overlap, parse_command_line,
+                             parse_timeout, run_cli, split_sentences, strip_markers, tokens, write_json)
 
 # ---------- 常量 ----------
 
@@ -365,6 +364,16 @@ def show_hits(hits):
         print(f"  {hit['id']}  {hit['title']}  命中词：{'、'.join(hit['matched'])}", file=sys.stderr)
 
 
+def trace_line(stage, started, detail):
+    """--trace 的一行：阶段、从 started（time.perf_counter() 的读数）到现在的耗时、计数。调用方只传 id、数量和短摘要。"""
+    print(f"[trace] {stage}  {(time.perf_counter() - started) * 1000:.1f} ms  {detail}", file=sys.stderr)
+
+
+def short(text, limit=40):
+    """--trace 里出现的文字最多 40 个字。"""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def get_answer(question, hits, args, timeout, trace):
     """请模型回答，或者（--check-draft）读保存的回答，再用硬规则检查。到这里才导入网络模块，只检索的路径因此很轻。"""
     from model_reply_assistant import answer_with_model, judge_saved_reply
@@ -431,19 +440,7 @@ def run(argv):
 
 
 def main(argv=None):
-    use_utf8_streams()
-    try:
-        return run(sys.argv[1:] if argv is None else argv)
-    except KitError as error:
-        print(error, file=sys.stderr)
-        return error.exit_code
-    except KeyboardInterrupt:
-        print("\n已中断（Ctrl-C）。", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        # 下游（例如 head）提前关闭了管道：把 stdout 指向空设备，安静退出
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
+    return run_cli(run, argv)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from kit_helpers import ROOT
+import kit_helpers  # noqa: F401  （把套件根目录放进 sys.path）
 
 import retrieval_qa
 from reply_assistant import KitError, bigrams, tokens

@@ -1,6 +1,5 @@
 """命令行约定：stdout 只有一个 JSON 对象、状态、退出码、提示走 stderr、从别的目录运行、启动要轻。"""
 import json
-import os
 import signal
 import subprocess
 import sys
