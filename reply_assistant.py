@@ -3,8 +3,8 @@
     $ python reply_assistant.py 试用几天？
 
 不联网、不需要密钥：只把这一版会发给模型的两条消息打印出来。
-这个文件也放着套件各脚本共用的几样小东西：退出码、错误类型、命令行解析、UTF-8 输出。
-后两课的 model_reply_assistant.py 和 retrieval_qa.py 都从这里导入。
+这个文件也放着各脚本共用的东西：退出码、错误类型、命令行与入口、JSON 报错说明、数字/句子/片段等文字工具。
+后面几课的 model_reply_assistant.py 和 retrieval_qa.py 都从这里导入。
 """
 import json
 import os
