@@ -3,7 +3,7 @@ import csv
 import json
 import unittest
 
-from kit_helpers import KitCopy, clean_env, needs_shipped_documents
+from kit_helpers import ROOT, KitCopy, clean_env, needs_shipped_documents
 from stand_in_model import StandIn
 
 import acceptance
@@ -61,6 +61,9 @@ class EvaluateCommandTest(unittest.TestCase):
                              {q["kind"] for q in questions})
         for sample in ("试用几天？", "部署后会自动发送吗？", "价格是多少？", "能免费用多久？"):
             self.assertIn(sample, [q["question"] for q in questions])
+        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+        self.assertIn(f"{len(questions)} 个标注问题", readme)
+        self.assertIn(f"{len(questions)} labelled questions", readme)
 
     def test_exercise_one_moves_the_free_trial_family_from_miss_to_hit(self):
         kit = KitCopy(with_checks=True)
