@@ -74,8 +74,14 @@ def ratio(pair):
 # ---------- 报告 ----------
 
 def report(documents, questions):
-    keyword_metrics, keyword_results = measure(
-        questions, lambda question: [hit["id"] for hit in retrieval_qa.retrieve(question, documents)])
+    matched = {}   # (问题, 片段) -> 命中词：检索一次，误检清单直接拿来用
+
+    def keyword_route(question):
+        hits = retrieval_qa.retrieve(question, documents)
+        matched.update({(question, hit["id"]): hit["matched"] for hit in hits})
+        return [hit["id"] for hit in hits]
+
+    keyword_metrics, keyword_results = measure(questions, keyword_route)
     bm25_metrics, _ = measure(questions, lambda question: bm25_retrieve(question, documents))
     lines = [f"{len(questions)} 个问题（{sum(1 for q in questions if q['expected'])} 个可回答，"
              f"{sum(1 for q in questions if not q['expected'])} 个资料里没有答案），{len(documents)} 个片段", "",
@@ -93,8 +99,7 @@ def report(documents, questions):
     lines += ["", "关键词路由的误检（命中了不该命中的）："]
     for q, hits in keyword_results:
         for extra in (i for i in hits if i not in q["expected"]):
-            matched = next(h["matched"] for h in retrieval_qa.retrieve(q["question"], documents) if h["id"] == extra)
-            lines.append(f"  {q['question']}  误中 {extra}，命中词：{'、'.join(matched)}")
+            lines.append(f"  {q['question']}  误中 {extra}，命中词：{'、'.join(matched[q['question'], extra])}")
     return "\n".join(lines)
 
 

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -103,6 +104,20 @@ def run_kit(args, stdin="", cwd=None, script=SCRIPT, env=None, python=None):
                           input=stdin.encode("utf-8"), capture_output=True, cwd=cwd,
                           env=env if env is not None else clean_env(), timeout=60)
     return done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8")
+
+
+def interrupt_kit(args, ready, env=None, stdin=subprocess.PIPE):
+    """启动 retrieval_qa.py，等 ready(process) 返回后发 SIGINT（相当于按 Ctrl-C），返回 (退出码, stdout, stderr) 字节。"""
+    process = subprocess.Popen(KIT_PYTHON + [str(SCRIPT)] + list(args), stdin=stdin, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env=env if env is not None else clean_env())
+    try:
+        ready(process)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    return process.returncode, out, err
 
 
 def run_json(args, **kwargs):

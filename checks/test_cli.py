@@ -1,13 +1,12 @@
 """命令行约定：stdout 只有一个 JSON 对象、状态、退出码、提示走 stderr、从别的目录运行、启动要轻。"""
 import json
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 import unittest
 
-from kit_helpers import KIT_PYTHON, ROOT, SCRIPT, clean_env, needs_sample_routing, run_json, run_kit, write_temp
+from kit_helpers import KIT_PYTHON, ROOT, SCRIPT, clean_env, needs_sample_routing, interrupt_kit, run_json, run_kit, write_temp
 
 FIELDS = ["question", "status", "model_called", "hits", "note"]
 # 只检索的路径不许导入的模块：网络和读密钥的都不要
@@ -98,17 +97,12 @@ class PromptTest(unittest.TestCase):
 
     @unittest.skipIf(sys.platform == "win32", "Windows 没有 SIGINT 可以直接发给子进程")
     def test_ctrl_c_at_the_prompt_exits_130_without_traceback(self):
-        process = subprocess.Popen(KIT_PYTHON + [str(SCRIPT), "--retrieve-only"], stdin=subprocess.PIPE,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env())
-        try:
+        def at_the_prompt(process):
             self.assertEqual(process.stderr.read(len("问题：".encode("utf-8"))), "问题：".encode("utf-8"))
             time.sleep(0.05)
-            process.send_signal(signal.SIGINT)
-            out, err = process.communicate(timeout=30)
-        finally:
-            if process.poll() is None:
-                process.kill()
-        self.assertEqual(process.returncode, 130)
+
+        code, out, err = interrupt_kit(["--retrieve-only"], at_the_prompt)
+        self.assertEqual(code, 130)
         self.assertEqual(out, b"")
         self.assertNotIn(b"Traceback", err)
         self.assertIn("已中断".encode("utf-8"), err)

@@ -7,7 +7,6 @@ import contextlib
 import io
 import json
 import os
-import signal
 import socket
 import ssl
 import subprocess
@@ -17,7 +16,7 @@ import unittest
 import urllib.error
 from unittest import mock
 
-from kit_helpers import KIT_PYTHON, SCRIPT, clean_env, load_sample_texts, needs_sample_routing
+from kit_helpers import KIT_PYTHON, SCRIPT, clean_env, interrupt_kit, load_sample_texts, needs_sample_routing
 
 import model_reply_assistant
 import reply_assistant
@@ -458,19 +457,14 @@ class InterruptTest(unittest.TestCase):
     def test_ctrl_c_while_waiting_for_the_model_exits_130(self):
         with StandIn() as server:
             server.silent()
-            process = subprocess.Popen(KIT_PYTHON + [str(SCRIPT), "试用几天？"], stdin=subprocess.DEVNULL,
-                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                       env=clean_env(LOCAL_MODEL_URL=server.url, LOCAL_MODEL_NAME="m"))
-            try:
+            def waiting_for_the_model(process):
                 deadline = time.monotonic() + 20
                 while not server.requests and time.monotonic() < deadline:
                     time.sleep(0.02)
-                process.send_signal(signal.SIGINT)
-                out, err = process.communicate(timeout=30)
-            finally:
-                if process.poll() is None:
-                    process.kill()
-        self.assertEqual(process.returncode, 130)
+
+            code, _, err = interrupt_kit(["试用几天？"], waiting_for_the_model, stdin=subprocess.DEVNULL,
+                                         env=clean_env(LOCAL_MODEL_URL=server.url, LOCAL_MODEL_NAME="m"))
+        self.assertEqual(code, 130)
         self.assertNotIn(b"Traceback", err)
 
 
