@@ -7,6 +7,7 @@
 失败时不自动重试：一次请求可能已经计费，要不要再试由你决定。
 """
 import getpass
+import http.client
 import ipaddress
 import json
 import os
@@ -19,10 +20,9 @@ import urllib.parse
 import urllib.request
 import warnings
 
-from reply_assistant import (DEFAULT_TIMEOUT, EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED,
-                             EXIT_USAGE, KitError, MATERIALS, ask_question, build_messages, describe,
-                             explain_json_error, json_object, os_reason, parse_command_line, parse_timeout,
-                             run_cli, write_json)
+from reply_assistant import (DEFAULT_TIMEOUT, EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE, JsonProblem,
+                             KitError, MATERIALS, ask_question, build_messages, describe, json_object, os_reason,
+                             parse_command_line, parse_timeout, read_head, read_json, run_cli, write_json)
 
 # ---------- 常量 ----------
 
@@ -31,7 +31,10 @@ DEFAULT_MODEL = "deepseek-v4-flash"   # deepseek-chat 已于 2026 年停用；�
 MAX_TOKENS = 2048            # 回答 JSON 通常不到 300 token；留足余量，免得 JSON 被截断（finish_reason=length）
 TEMPERATURE = 0              # 写草稿要稳，不要发挥
 MAX_RESPONSE_BYTES = 1024 * 1024   # 响应体最多读 1 MiB，再大就是出了问题
+MAX_SERVER_TEXT = 200        # 服务器给的错误信息最多显示 200 个字，够看清原因，又不会刷屏
 ANSWER_STATUSES = ("draft", "missing")
+LOOPBACK_V4 = ipaddress.ip_network("127.0.0.0/8")
+LOOPBACK_V6 = ipaddress.ip_address("::1")
 
 # HTTP 错误码 → 原因和该做什么（依据 DeepSeek 官方错误码说明）
 HTTP_ERRORS = {
@@ -44,53 +47,108 @@ HTTP_ERRORS = {
     500: "服务器内部错误（HTTP 500）：稍等片刻后手动重试",
     503: "服务器繁忙（HTTP 503）：稍等片刻后手动重试",
 }
-# 本机模型没有密钥和账户；这几种错误的原因换一种说法
+# 本机模型没有 DeepSeek 的账户；这几种错误的原因换一种说法（第 02 课的表里有各种本机服务的情况）
 LOCAL_HTTP_ERRORS = {
-    401: "本机服务要求认证（HTTP 401）：本机模式不发送密钥，请检查本机服务的设置",
     400: "请求被本机服务拒绝（HTTP 400）：核对 LOCAL_MODEL_NAME，以及该服务是否支持 JSON 模式",
+    401: "本机服务要求认证（HTTP 401）：用 LOCAL_MODEL_API_KEY 设置它要的密钥",
+    403: "本机服务拒绝了请求（HTTP 403）：检查 LOCAL_MODEL_API_KEY 是否正确",
     404: "本机服务上找不到地址或模型（HTTP 404）：LOCAL_MODEL_URL 通常以 /v1 结尾；确认 LOCAL_MODEL_NAME 的模型已下载",
     422: "请求参数无效（HTTP 422）：核对 LOCAL_MODEL_NAME",
+    500: "本机服务内部出错（HTTP 500）：看看运行本机服务的窗口里的报错；LiteLLM 代理缺少密钥时也这样回答，"
+         "可以试试设置 LOCAL_MODEL_API_KEY",
+}
+# 服务器的 400 报错里出现这些词时，补一句更具体的提示（第二条是在 LiteLLM 代理上实测的：密钥和 master key 不一致）
+SERVER_HINTS = {
+    ("not support", "unsupported", "unknown parameter", "unrecognized", "extra inputs are not permitted",
+     "unexpected keyword"): "；服务器说它不支持请求里的某个参数",
+    ("no connected db",): "；LiteLLM 代理这样回答，通常是 LOCAL_MODEL_API_KEY 和它的 master key 不一致",
 }
 
 USAGE = "用法：python model_reply_assistant.py [问题] [--timeout 秒]；详见 --help。"
 NO_KEY_OPTIONS = "没有密钥时，可以用 LOCAL_MODEL_URL 改用本机模型（见第 02 课），或用 retrieval_qa.py --retrieve-only 只检索。"
 
 
-# ---------- 第一步：决定请求谁 ----------
+class CallFailed(Exception):
+    """这次调用用不了：连不上以外的一切原因（重定向、HTTP 错误、响应不完整、不是 JSON……），带一句中文说明。"""
+
+
+# ---------- 第一步：决定请求谁，用哪个密钥 ----------
 
 def model_target(environ=None):
-    """返回 (url, 模型名, 是否需要密钥)。设置了 LOCAL_MODEL_URL 就请求本机模型，否则请求 DeepSeek。"""
+    """返回 {"url", "model", "official"}。没设 LOCAL_MODEL_URL 就请求 DeepSeek 官方地址，否则请求本机模型。"""
     environ = os.environ if environ is None else environ
     local = environ.get("LOCAL_MODEL_URL", "").strip()
     if not local:
-        return ENDPOINT, environ.get("DEEPSEEK_MODEL", "").strip() or DEFAULT_MODEL, True
-    check_loopback(local)
+        return {"url": ENDPOINT, "model": environ.get("DEEPSEEK_MODEL", "").strip() or DEFAULT_MODEL, "official": True}
+    base = local_base_url(local)
     name = environ.get("LOCAL_MODEL_NAME", "").strip()
     if not name:
         raise KitError("错误：设置了 LOCAL_MODEL_URL，还需要用 LOCAL_MODEL_NAME 指定本机模型的名字（例如 qwen2.5:7b）。")
-    return local.rstrip("/") + "/chat/completions", name, False
+    return {"url": base + "/chat/completions", "model": name, "official": False}
 
 
-def check_loopback(url):
-    """本机模型只许在本机：127.0.0.0/8、::1 或 localhost。别的地址在连接之前就拒绝。"""
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme not in ("http", "https"):
-        raise KitError(f"错误：LOCAL_MODEL_URL 要以 http:// 开头，例如 http://127.0.0.1:11434/v1，现在是 {url}。")
-    host = parts.hostname or ""
+def local_base_url(url):
+    """检查 LOCAL_MODEL_URL，返回用检查过的主机和端口重新拼出来的地址：urllib 连接的正是这里检查过的地方。
+
+    只接受 http(s)://主机[:端口][/路径]，主机是 127.0.0.0/8 里的地址、[::1] 或 localhost，端口 1–65535。
+    "http://localhost:11434/v1/" -> "http://localhost:11434/v1"；"http://127.0.0.1/v1" -> "http://127.0.0.1:80/v1"
+    """
+    example = "例如 http://127.0.0.1:11434/v1"
+    if not (url.isascii() and url.isprintable()) or any(char in url for char in " \\"):
+        raise KitError(f"错误：LOCAL_MODEL_URL 里有空格、反斜杠、全角或看不见的字符，请只写普通的网址，{example}。")
     try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if not loopback:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:   # 例如方括号里写了 IPv4 地址；新版 Python 在这里就拒绝，旧版不拒绝，这里统一拒绝
+        raise KitError(f"错误：LOCAL_MODEL_URL 写得不对，{example}，现在是 {url}。") from None
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise KitError(f"错误：LOCAL_MODEL_URL 要以 http:// 开头，{example}，现在是 {url}。")
+    if "@" in parts.netloc:   # http://127.0.0.1@evil.example/：看着像本机，其实连的是 @ 后面的主机
+        raise KitError("错误：LOCAL_MODEL_URL 里不能有用户名或密码（@ 和它前面的部分）；"
+                       f"本机服务要密钥时请用 LOCAL_MODEL_API_KEY，{example}。")
+    if "?" in url or "#" in url:
+        raise KitError(f"错误：LOCAL_MODEL_URL 里不能有 ? 或 #：程序要在地址后面接 /chat/completions，{example}。")
+    if parts.path.rstrip("/").endswith("/chat/completions"):
+        raise KitError(f"错误：LOCAL_MODEL_URL 只写到 /v1 为止，程序会自己接上 /chat/completions，{example}。")
+    host, port = split_host_port(parts.netloc, 443 if parts.scheme == "https" else 80)
+    if port is None:
+        raise KitError(f"错误：LOCAL_MODEL_URL 的端口应当是 1–65535 之间的整数，{example}，现在是 {url}。")
+    if not is_loopback(host):
+        hint = "请直接写 127.0.0.1。" if host.startswith("::ffff:") else ""
         raise KitError(f"错误：LOCAL_MODEL_URL 只能指向本机（127.0.0.1、::1 或 localhost），"
-                       f"现在是 {url}。资料不会发给其他机器。")
+                       f"现在是 {url}。资料不会发给其他机器。{hint}")
+    shown_host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme}://{shown_host}:{port}{parts.path.rstrip('/')}"
+
+
+def split_host_port(netloc, default_port):
+    """"127.0.0.1:11434" -> ("127.0.0.1", 11434)；"[::1]" -> ("::1", 默认端口)；端口不合规时端口为 None。
+    自己拆，不用 urlsplit 的 .port：各版本 Python 对 ":+80"、":99999" 的处理不一样。"""
+    if netloc.endswith("]") or ":" not in netloc:
+        host, port_text = netloc, str(default_port)
+    else:
+        host, _, port_text = netloc.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1] if ":" in host else ""   # 方括号里只能是 IPv6 地址
+    port = int(port_text) if port_text.isdigit() and len(port_text) <= 5 else 0
+    return host.lower(), (port if 1 <= port <= 65535 else None)
+
+
+def is_loopback(host):
+    """localhost、127.0.0.0/8、::1。其他一律不算，包括 ::ffff:127.0.0.1（各版本 Python 对它的判断不同，这里统一拒绝）。"""
+    if host == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:   # 域名、写法不标准的地址（127.1）、带 %网卡 的地址
+        return False
+    return address in LOOPBACK_V4 if address.version == 4 else address == LOOPBACK_V6
 
 
 def read_api_key():
     """从 DEEPSEEK_API_KEY 读密钥；没有就用 getpass 询问（不回显）。终端藏不住输入时宁可停下。"""
-    key = os.environ.get("DEEPSEEK_API_KEY", "").strip()
-    if key:
-        return key
+    value = os.environ.get("DEEPSEEK_API_KEY", "")
+    if value.strip():
+        return checked_key(value, "DEEPSEEK_API_KEY")
     no_terminal = KitError("错误：没有设置环境变量 DEEPSEEK_API_KEY，而当前终端无法隐藏输入，"
                            "为了不让密钥显示出来，程序停下了。请先设置 DEEPSEEK_API_KEY 再运行；"
                            f"{NO_KEY_OPTIONS}", EXIT_MODEL_FAILED)
@@ -99,26 +157,54 @@ def read_api_key():
     with warnings.catch_warnings():
         warnings.simplefilter("error", getpass.GetPassWarning)   # 藏不住输入时 getpass 只发警告并回显，这里改为停下
         try:
-            key = getpass.getpass("DeepSeek API Key（输入不回显）：", stream=sys.stderr).strip()
+            value = getpass.getpass("DeepSeek API Key（输入不回显）：", stream=sys.stderr)
         except (getpass.GetPassWarning, EOFError, OSError):
             raise no_terminal from None
-    if not key:
+    if not value.strip():
         raise KitError(f"错误：没有输入密钥。可以先设置环境变量 DEEPSEEK_API_KEY；{NO_KEY_OPTIONS}", EXIT_MODEL_FAILED)
-    return key
+    return checked_key(value, "DEEPSEEK_API_KEY", typed=True)
+
+
+def read_local_key():
+    """本机模式只读 LOCAL_MODEL_API_KEY（可以不设），从不读 DeepSeek 密钥。"""
+    value = os.environ.get("LOCAL_MODEL_API_KEY", "")
+    return checked_key(value, "LOCAL_MODEL_API_KEY") if value.strip() else None
+
+
+def checked_key(value, variable, typed=False):
+    """去掉首尾空白，再看密钥像不像样。有问题就停下：报错只说哪里不对，从不显示密钥本身。"""
+    key = value.strip()
+    if "\n" in key or "\r" in key:
+        problem = "中间有换行（复制时多带了一行？）"
+    elif any(char.isspace() for char in key):
+        problem = "中间有空格"
+    elif not key.isprintable():
+        problem = "里有看不见的控制字符"
+    elif not key.isascii():
+        problem = "里有中文、全角字母或其他非 ASCII 字符"
+    elif key[0] in "\"'" or key[-1] in "\"'":
+        problem = "带着引号（Windows cmd 的 set 命令不要加引号）"
+    else:
+        return key
+    where = "输入的密钥" if typed else f"环境变量 {variable} 的值"
+    raise KitError(f"错误：{where}{problem}，不像一个完整的 {variable}。请重新复制密钥再试；请求没有发出。",
+                   EXIT_MODEL_FAILED)
 
 
 # ---------- 第二步：发送请求 ----------
 
-def build_request_body(question, materials, model):
-    return {
+def build_request_body(question, materials, model, official=True):
+    body = {
         "model": model,
         "messages": build_messages(question, materials),
         "response_format": {"type": "json_object"},   # JSON 模式：提示词里必须出现 json 和样例
-        "thinking": {"type": "disabled"},             # V4 默认开思考，思考会占用 max_tokens
         "max_tokens": MAX_TOKENS,
         "temperature": TEMPERATURE,
         "stream": False,
     }
+    if official:   # DeepSeek 自己的字段：V4 默认开思考，思考会占用 max_tokens。别的服务不认识它（LiteLLM 会直接拒绝）
+        body["thinking"] = {"type": "disabled"}
+    return body
 
 
 def send(url, body, headers, timeout):
@@ -148,38 +234,53 @@ def send(url, body, headers, timeout):
     return outcome["value"]
 
 
+class RefuseRedirects(urllib.request.HTTPRedirectHandler):
+    """3xx 一律不跟随：redirect_request 返回 None，urllib 就把这个响应当作 HTTPError 交回来，
+    请求（连同密钥）不会发往 Location 指的地方。parse_response 再说明是怎么回事。"""
+
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
 def open_and_read(url, body, headers, timeout):
-    # ProxyHandler({})：不使用系统代理，资料和密钥只发往上面的地址；默认 SSL 上下文会校验证书
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}),
+    # ProxyHandler({})：不使用系统代理；RefuseRedirects：不跟随重定向。资料和密钥只发往上面检查过的地址。
+    # 默认 SSL 上下文会校验证书
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), RefuseRedirects(),
                                          urllib.request.HTTPSHandler(context=ssl.create_default_context()))
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")
     try:
         with opener.open(request, timeout=timeout) as response:
-            return response.status, dict(response.headers), read_limited(response)
-    except urllib.error.HTTPError as error:
+            return response.status, lower_keys(response.headers), read_limited(response)
+    except urllib.error.HTTPError as error:   # 4xx、5xx 和被拒绝跟随的 3xx
         with error:
-            return error.code, dict(error.headers or {}), read_limited(error)
+            return error.code, lower_keys(error.headers or {}), read_limited(error)
+
+
+def lower_keys(headers):
+    return {name.lower(): value for name, value in headers.items()}
 
 
 def read_limited(response):
     data = response.read(MAX_RESPONSE_BYTES + 1)
     if len(data) > MAX_RESPONSE_BYTES:
-        raise ValueError("响应体超过 1 MiB 上限")
+        raise CallFailed("响应体超过 1 MiB 上限")
     return data
 
 
 def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=None, trace=None):
     """请模型写草稿。materials 省略时发送基线的三份资料；传入 [{id, title, text}, …] 时只发送这些。
 
+    api_key：官方地址用 DeepSeek 密钥；本机模式下是 LOCAL_MODEL_API_KEY（没有就传 None）。
     返回 {"content", "finish_reason", "usage", "model"}；调用失败时抛出 KitError（退出码 3）。
     trace 是 --trace 用的函数：请求和响应各报一行（只有字节数、地址、状态，从不含密钥和正文）。
     """
     started = time.perf_counter()
-    url, model, needs_key = target or model_target()
+    target = target or model_target()
+    url, model = target["url"], target["model"]
     chosen = MATERIALS if materials is None else [{k: m[k] for k in ("id", "title", "text")} for m in materials]
-    body = json.dumps(build_request_body(question, chosen, model), ensure_ascii=False).encode("utf-8")
-    headers = {"Content-Type": "application/json", "Accept": "application/json"}
-    if needs_key:
+    body = json.dumps(build_request_body(question, chosen, model, target["official"]), ensure_ascii=False).encode("utf-8")
+    headers = {"Content-Type": "application/json", "Accept": "application/json", "Accept-Encoding": "identity"}
+    if api_key:
         headers["Authorization"] = f"Bearer {api_key}"   # 密钥只出现在这里
     host = urllib.parse.urlsplit(url).netloc
     if trace:
@@ -187,89 +288,181 @@ def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=
     started = time.perf_counter()
     try:
         status, response_headers, data = send(url, body, headers, timeout)
-    except Exception as error:
+    except (OSError, http.client.HTTPException, CallFailed) as error:   # 只接网络和服务器的问题；程序自己的 bug 照常报出
         if trace:
             trace("响应", started, "没有收到响应")
-        raise KitError(f"错误：{describe_failure(error, url)}。没有自动重试。", EXIT_MODEL_FAILED) from None
+        raise model_failure(describe_failure(error, host), api_key) from None
     try:
-        reply = parse_response(status, response_headers, data, api_key, model, local=not needs_key)
-    except KitError:
+        reply = parse_response(status, response_headers, data, target)
+    except CallFailed as error:
         if trace:
             trace("响应", started, f"HTTP {status}，{len(data)} 字节，无法使用")
-        raise
+        raise model_failure(str(error), api_key) from None
+    reply.update(content=scrub(reply["content"], api_key), finish_reason=scrub(reply["finish_reason"], api_key))
     if trace:
-        usage = reply["usage"] if isinstance(reply["usage"], dict) else {}
-        detail = f"HTTP {status}，{len(data)} 字节，finish_reason {str(reply['finish_reason'])[:40]}"   # 服务器给的文字也截短
+        usage = reply["usage"]
+        detail = f"HTTP {status}，{len(data)} 字节，finish_reason {one_line(reply['finish_reason'], 40)}"
         if usage:
-            detail += f"，token {str(usage.get('prompt_tokens'))[:40]} 输入 + {str(usage.get('completion_tokens'))[:40]} 输出"
+            detail += f"，token {usage.get('prompt_tokens')} 输入 + {usage.get('completion_tokens')} 输出"
         trace("响应", started, detail)
     return reply
 
 
-def describe_failure(error, url):
+def scrub(text, secret):
+    """服务器和异常带来的文字离开这一层之前都经过这里：万一其中出现密钥，换成 ***。"""
+    return text.replace(secret, "***") if secret else text
+
+
+def model_failure(reason, secret):
+    """调用失败的唯一出口：一句中文原因，抹掉密钥，退出码 3。"""
+    return KitError(scrub(f"错误：{reason}。没有自动重试。", secret), EXIT_MODEL_FAILED)
+
+
+def one_line(text, limit=MAX_SERVER_TEXT):
+    """服务器给的文字：换行、制表符和控制字符都换成空格并合并，最多 limit 个字。
+    截断时退回到最近的空格（不把英文单词切成两半），末尾加“…”。"""
+    text = " ".join("".join(char if char.isprintable() else " " for char in str(text)).split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    if cut.rfind(" ") >= limit * 0.7:
+        cut = cut[:cut.rfind(" ")]
+    return cut.rstrip(" ,.;:，。；：") + "…"
+
+
+def describe_failure(error, host):
     """把网络层的异常翻译成一句中文：原因和该做什么。"""
-    host = urllib.parse.urlsplit(url).netloc
-    reason = getattr(error, "reason", error)
-    if isinstance(error, TimeoutError) or isinstance(reason, TimeoutError):
-        return f"请求 {host} 超时（{error}），可以用 --timeout 调大时限"
+    if isinstance(error, CallFailed):
+        return f"{host} 的{error}"
+    reason = getattr(error, "reason", error)   # urllib 把真正的原因包在 URLError.reason 里
+    if isinstance(reason, TimeoutError):
+        return f"请求 {host} 超时（{one_line(reason)}），可以用 --timeout 调大时限"
     if isinstance(reason, ConnectionRefusedError):
         return f"连接 {host} 被拒绝：那里没有服务在监听（本机模型启动了吗？）"
+    if isinstance(reason, http.client.RemoteDisconnected):
+        return f"{host} 没有回答就断开了连接"
+    if isinstance(reason, ConnectionResetError):
+        return f"{host} 中途断开了连接"
     if isinstance(reason, ssl.SSLCertVerificationError):
         return f"{host} 的 TLS 证书校验失败：请更新系统根证书，不要关闭证书校验"
     if isinstance(reason, ssl.SSLError):
         return f"和 {host} 的 TLS 连接失败（{reason.__class__.__name__}）"
     if isinstance(reason, OSError) and reason.__class__.__name__ == "gaierror":
         return f"无法解析域名 {host}：检查网络连接和 DNS"
-    if isinstance(error, ValueError):
-        return f"{host} 的{error}"
-    return f"网络错误：{reason}"
+    if isinstance(error, http.client.IncompleteRead):
+        return f"{host} 的响应不完整：传到一半连接断了"
+    if isinstance(error, http.client.HTTPException):
+        return f"{host} 的回答不是合规的 HTTP（{error.__class__.__name__}）：那个端口上的服务可能不是模型服务"
+    return f"网络错误：{one_line(reason)}"
 
 
-def parse_response(status, headers, data, api_key, model, local=False):
-    def failed(what):
-        return KitError(f"错误：{what}。没有自动重试。", EXIT_MODEL_FAILED)
-
+def parse_response(status, headers, data, target):
+    """把一次 HTTP 响应变成 {"content", "finish_reason", "usage", "model"}；用不了就抛出 CallFailed（一句中文）。
+    headers 的名字都是小写。"""
+    if 300 <= status < 400:
+        raise CallFailed(redirect_refusal(status, headers.get("location"), target))
     if status != 200:
-        what = (local and LOCAL_HTTP_ERRORS.get(status)) or HTTP_ERRORS.get(status, f"服务器返回 HTTP {status}")
-        if status in (400, 404, 422):
-            what += f"（当前模型：{model}）"
-        retry_after = str(headers.get("Retry-After") or headers.get("retry-after") or "").strip()
-        if status == 429 and retry_after:
-            what += f"；服务器建议等 {retry_after} 秒" if retry_after.isdigit() else f"；服务器建议在 {retry_after} 之后再试"
-        detail = server_message(data, api_key)
-        raise failed(what + (f"。服务器说：{detail}" if detail else ""))
-    if not data.strip():
-        raise failed("服务器返回了空的响应体")
+        raise CallFailed(http_failure(status, headers, data, target))
+    text = response_text(headers, data)
     try:
-        payload = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise failed("服务器的响应不是 UTF-8 文本") from None
-    except ValueError:
-        raise failed("服务器的响应不是 JSON") from None
+        payload = read_json(text)
+    except JsonProblem as problem:
+        raise CallFailed("服务器的响应不是 JSON" if problem.line else f"服务器的响应无法读取：{problem.what}") from None
     if not isinstance(payload, dict) or not payload.get("choices"):
-        detail = server_message(data, api_key)
-        raise failed("服务器返回了错误对象，而不是回答" + (f"：{detail}" if detail else ""))
+        detail = error_text(payload)
+        raise CallFailed("服务器返回了错误对象，而不是回答" + (f"：{detail}" if detail else ""))
     choice = payload["choices"][0] if isinstance(payload["choices"], list) else None
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(message, dict):
-        raise failed("服务器的响应里没有 choices[0].message")
+        raise CallFailed("服务器的响应里没有 choices[0].message")
+    finish_reason = choice.get("finish_reason")
+    if finish_reason == "insufficient_system_resource":   # DeepSeek：服务器资源不够，回答没写完，不是模型的错
+        raise CallFailed("服务器资源不足，回答没有写完（finish_reason 是 insufficient_system_resource），请稍后手动重试")
     content = message.get("content")
-    return {"content": content if isinstance(content, str) else "", "finish_reason": choice.get("finish_reason"),
-            "usage": payload.get("usage"), "model": model}
+    usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+    return {"content": content if isinstance(content, str) else "",
+            "finish_reason": finish_reason if isinstance(finish_reason, str) else describe(finish_reason),
+            "usage": {key: value for key, value in usage.items() if type(value) is int},   # 只留 token 计数
+            "model": target["model"]}
 
 
-def server_message(data, api_key):
-    """取出服务器错误对象里的 message，截短；万一其中出现密钥，先抹掉。"""
+def redirect_refusal(status, location, target):
+    """3xx：说清服务器想让请求去哪里（只说主机），以及程序没有去。"""
+    where = "但没有给出新地址"
+    if location:
+        try:
+            netloc = urllib.parse.urlsplit(urllib.parse.urljoin(target["url"], location.strip())).netloc
+        except ValueError:
+            netloc = ""
+        where = f"要求转到 {one_line(netloc.rpartition('@')[2], 80) or '一个看不懂的地址'}"
+    hint = ("DeepSeek 的官方地址不会这样回答，请检查网络环境" if target["official"] else
+            "核对 LOCAL_MODEL_URL 是否写对（通常以 /v1 结尾）")
+    return f"服务器{where}（HTTP {status} 重定向）；程序不跟随重定向，没有向那里发送任何内容，{hint}"
+
+
+def http_failure(status, headers, data, target):
+    local_table = {} if target["official"] else LOCAL_HTTP_ERRORS
+    what = local_table.get(status) or HTTP_ERRORS.get(status, f"服务器返回 HTTP {status}")
+    if status in (400, 404, 422):
+        what += f"（当前模型：{target['model']}）"
+    retry_after = one_line(headers.get("retry-after", ""), 60)
+    if status == 429 and retry_after:
+        what += f"；服务器建议等 {retry_after} 秒" if retry_after.isdigit() else f"；服务器建议在 {retry_after} 之后再试"
+    detail = server_message(data).rstrip("。.")   # 后面还要接“。”
+    if status == 400:
+        what += "".join(hint for words, hint in SERVER_HINTS.items() if any(w in detail.casefold() for w in words))
+    return what + (f"。服务器说：{detail}" if detail else "")
+
+
+def response_text(headers, data):
+    """200 的响应体：先确认它完整、没压缩、是 UTF-8，再交给 JSON 解析。"""
+    declared = headers.get("content-length", "").strip()
+    if declared.isdigit() and len(data) < int(declared):
+        raise CallFailed(f"响应不完整：说好 {declared} 字节，只收到 {len(data)} 字节就断开了")
+    encoding = headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("", "identity"):
+        raise CallFailed(f"响应是压缩过的（Content-Encoding: {one_line(encoding, 40)}），程序只接受不压缩的 JSON")
+    charset = declared_charset(headers.get("content-type", ""))
+    if charset not in (None, "utf-8", "utf8", "us-ascii", "ascii"):
+        raise CallFailed(f"响应声明的编码是 {one_line(charset, 40)}（Content-Type 的 charset），程序只接受 UTF-8")
+    if not data.strip():
+        raise CallFailed("服务器返回了空的响应体")
     try:
-        error = json.loads(data.decode("utf-8")).get("error")
-        text = error.get("message") if isinstance(error, dict) else error
-    except (ValueError, AttributeError, UnicodeDecodeError):
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CallFailed("服务器的响应不是 UTF-8 文本") from None
+
+
+def declared_charset(content_type):
+    """"application/json; charset=GBK" -> "gbk"；没写 charset 时返回 None。"""
+    for parameter in content_type.split(";")[1:]:
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "charset":
+            return value.strip().strip('"').lower()
+    return None
+
+
+def server_message(data):
+    """错误响应里服务器说了什么：JSON 错误对象里的 message，或者一小段纯文本；一行，截短。"""
+    try:
+        return error_text(read_json(data.decode("utf-8")))
+    except JsonProblem:
+        text = data.decode("utf-8", errors="replace").strip()
+        return "" if text.startswith("<") else one_line(text)   # HTML 错误页只会刷屏，不显示
+    except UnicodeDecodeError:
         return ""
-    if not isinstance(text, str):
+
+
+def error_text(payload):
+    """各家服务器的错误对象写法不同：{"error": {"message"}}、{"error": "…"}、{"message"}、{"detail"}。"""
+    if not isinstance(payload, dict):
         return ""
-    if api_key:
-        text = text.replace(api_key, "***")
-    return text[:200]
+    error = payload.get("error")
+    for text in (error.get("message") if isinstance(error, dict) else error, payload.get("message"),
+                 payload.get("detail")):
+        if isinstance(text, str) and text.strip():
+            return one_line(text)
+    return ""
 
 
 # ---------- 第三步：检查回答 ----------
@@ -286,12 +479,14 @@ def check_answer(reply, allowed_ids):
     if not content:
         return None, ["回答是空的"]
     try:
-        answer = json.loads(reply["content"], object_pairs_hook=json_object)   # 记下写了两遍的字段
-    except json.JSONDecodeError as error:
+        answer = read_json(reply["content"], object_pairs_hook=json_object)   # 记下写了两遍的字段
+    except JsonProblem as problem:
         if content.startswith("```"):
             return None, ["回答不是单个 JSON 对象（外面包了 ``` 代码块）"]
-        line, column, what, hint = explain_json_error(reply["content"], error)
-        return None, [f"回答不是单个 JSON 对象（第 {line} 行第 {column} 列：{what}" + (f"。{hint}）" if hint else "）")]
+        if problem.line is None:   # 嵌套太深、整数太长
+            return None, [f"回答无法读取（{problem.what}）"]
+        return None, [f"回答不是单个 JSON 对象（第 {problem.line} 行第 {problem.column} 列：{problem.what}"
+                      + (f"。{problem.hint}）" if problem.hint else "）")]
     if not isinstance(answer, dict):
         return None, ["回答不是单个 JSON 对象"]
     status, draft, sources = answer.get("status"), answer.get("draft"), answer.get("sources")
@@ -320,12 +515,12 @@ def call_model(question, materials, timeout=DEFAULT_TIMEOUT, trace=None):
     """决定目标 → 读密钥 → 请求。返回 (reply, 失败时的输出字段)；两者恰有一个不是 None。"""
     try:
         target = model_target()
-        api_key = read_api_key() if target[2] else None
+        api_key = read_api_key() if target["official"] else read_local_key()
     except KitError as error:
         if error.exit_code == EXIT_USAGE:
             raise
         return None, failure(error, model_called=False)
-    print(f"正在请求模型 {target[1]}（{urllib.parse.urlsplit(target[0]).netloc}），最多等 {timeout:g} 秒……",
+    print(f"正在请求模型 {target['model']}（{urllib.parse.urlsplit(target['url']).netloc}），最多等 {timeout:g} 秒……",
           file=sys.stderr)
     try:
         return generate(question, api_key, materials, timeout=timeout, target=target, trace=trace), None
@@ -345,7 +540,7 @@ def judge_reply(reply, allowed_ids):
     answer, problems = check_answer(reply, allowed_ids)
     if problems:
         print(f"回答被拒绝：{'；'.join(problems)}", file=sys.stderr)
-        print(f"原始回答（仅供排查，不要使用）：{reply['content'].strip()[:200] or '（空）'}", file=sys.stderr)
+        print(f"原始回答（仅供排查，不要使用）：{one_line(reply['content']) or '（空）'}", file=sys.stderr)
         result["problems"] = problems
         return result, EXIT_REJECTED
     if answer["status"] == "missing":
@@ -360,8 +555,7 @@ def judge_saved_reply(path, allowed_ids):
     """--check-draft：把保存的回答文件当作模型返回的内容来检查。不请求模型，不读密钥；读不了的文件算被拒绝的回答。"""
     print(f"检查保存的回答 {path}（不调用模型，不读取密钥）", file=sys.stderr)
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_RESPONSE_BYTES + 1)   # 和模型响应体一样，最多 1 MiB
+        data = read_head(path, MAX_RESPONSE_BYTES)   # 和模型响应体一样，最多 1 MiB；文件夹、命名管道不打开
         content = data.decode("utf-8-sig") if len(data) <= MAX_RESPONSE_BYTES else None
         problem = None if content is not None else f"回答文件 {path} 超过 1 MiB"
     except OSError as error:
@@ -393,12 +587,13 @@ HELP = f"""\
   -h, --help        显示这段说明
 
 环境变量：
-  DEEPSEEK_API_KEY  DeepSeek 密钥；没有设置时用不回显的方式询问，终端无法隐藏输入就停下
-  DEEPSEEK_MODEL    模型名，默认 {DEFAULT_MODEL}
-  LOCAL_MODEL_URL   改用本机的 OpenAI 兼容模型，例如 http://127.0.0.1:11434/v1（只接受本机地址；不读密钥）
-  LOCAL_MODEL_NAME  本机模型的名字，例如 qwen2.5:7b
+  DEEPSEEK_API_KEY     DeepSeek 密钥；没有设置时用不回显的方式询问，终端无法隐藏输入就停下
+  DEEPSEEK_MODEL       模型名，默认 {DEFAULT_MODEL}
+  LOCAL_MODEL_URL      改用本机的 OpenAI 兼容模型，例如 http://127.0.0.1:11434/v1（只接受本机地址；不读 DeepSeek 密钥）
+  LOCAL_MODEL_NAME     本机模型的名字，例如 qwen2.5:7b
+  LOCAL_MODEL_API_KEY  本机服务要求的密钥（LiteLLM 代理、vLLM 的 --api-key 等），可以不设；只发给本机地址
 
-官方地址固定为 {ENDPOINT}，不使用系统代理，证书校验始终开启。
+官方地址固定为 {ENDPOINT}，不使用系统代理，不跟随重定向，证书校验始终开启。
 退出码：0 正常；2 用法错误；3 模型调用失败；4 模型回答被拒绝；130 被 Ctrl-C 中断。
 """
 

@@ -6,9 +6,11 @@
 这个文件也放着各脚本共用的东西：退出码、错误类型、命令行与入口、JSON 报错说明、数字/句子/片段等文字工具。
 后面几课的 model_reply_assistant.py 和 retrieval_qa.py 都从这里导入。
 """
+import errno
 import json
 import os
 import re
+import stat
 import sys
 import unicodedata
 
@@ -83,6 +85,28 @@ def explain_json_error(text, error):
     return line, column, what, hint
 
 
+class JsonProblem(Exception):
+    """JSON 读不出来的原因（中文）。语法错误时还有行、列和提示；嵌套太深、整数太长时 line 为 None。"""
+
+    def __init__(self, what, hint=None, line=None, column=None):
+        super().__init__(what)
+        self.what, self.hint, self.line, self.column = what, hint, line, column
+
+
+def read_json(text, **options):
+    """json.loads 的外壳：不管 text 是什么，结果只有两种：一个值，或者 JsonProblem。
+    资料文件、保存的回答、模型的回答、服务器的响应体都经过这里，所以哪一处都不会冒出 traceback。"""
+    try:
+        return json.loads(text, **options)
+    except json.JSONDecodeError as error:
+        line, column, what, hint = explain_json_error(text, error)
+        raise JsonProblem(what, hint, line, column) from None
+    except RecursionError:   # [[[[…… 嵌套几万层：json 模块递归太深
+        raise JsonProblem("括号嵌套太深，无法读取") from None
+    except ValueError:   # 超过 4300 位的整数：Python 为了防止拖慢程序，拒绝把这么长的数字串转成整数
+        raise JsonProblem("里面有位数太多的整数，无法读取") from None
+
+
 class BadConstant:
     """JSON 里出现的 NaN / Infinity：先记下来，检查结构时再指出它在哪条记录。"""
 
@@ -126,8 +150,22 @@ def find_bad_constant(value):
 
 def os_reason(error):
     """把常见的文件错误说成中文；其他的保留系统原话。"""
-    reasons = {FileNotFoundError: "文件不存在", IsADirectoryError: "这是一个文件夹", PermissionError: "没有读取权限"}
+    reasons = {FileNotFoundError: "文件不存在", IsADirectoryError: "这是一个文件夹", PermissionError: "没有读取权限",
+               NotADirectoryError: "路径中间有一段不是文件夹"}
     return next((text for kind, text in reasons.items() if isinstance(error, kind)), error.strerror or str(error))
+
+
+def read_head(path, limit):
+    """读一个普通文件的前 limit + 1 个字节（多读一个，才知道是不是超过了 limit）。
+    先看它是什么再打开：文件夹、命名管道、设备都不打开（打开没人写的命名管道会一直等下去）。
+    失败时抛出 OSError 的子类，os_reason() 能把它说成中文。"""
+    mode = os.stat(path).st_mode   # 找不到、没有权限（包括上层文件夹不让进）都在这里报出来
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, "这是一个文件夹", path)
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EINVAL, "不是普通文件（像是命名管道或设备）", path)
+    with open(path, "rb") as handle:
+        return handle.read(limit + 1)
 
 
 def is_text(value):   # 非空、而且不全是空白的字符串
@@ -353,6 +391,8 @@ def parse_command_line(argv, usage, flags=None, value_options=None):
                     if not pending:
                         raise KitError(f"错误：{name} 后面缺少一个值。{usage}")
                     value = pending.pop(0)
+                if not value.strip():   # --documents "" 或 --documents=：多半是变量没有设置，不能悄悄当作没写
+                    raise KitError(f"错误：{name} 的值是空的（用了没有设置的变量？）。{usage}")
                 options[value_options[name]] = value
             else:
                 close = closest(name, list(flags) + list(value_options))

@@ -26,10 +26,10 @@ import sys
 import time
 import unicodedata
 
-from reply_assistant import (EXIT_OK, EXIT_REVIEW, BadConstant, KitError, ask_question, bigrams, closest, describe,
-                             explain_json_error, find_bad_constant, instruction_like, is_text, json_object,
-                             near_duplicates, normalize, numbers_in, os_reason, overlap, parse_command_line,
-                             parse_timeout, run_cli, split_sentences, strip_markers, tokens, write_json)
+from reply_assistant import (EXIT_OK, EXIT_REVIEW, BadConstant, JsonProblem, KitError, ask_question, bigrams, closest,
+                             describe, find_bad_constant, instruction_like, is_text, json_object, near_duplicates,
+                             normalize, numbers_in, os_reason, overlap, parse_command_line, parse_timeout, read_head,
+                             read_json, run_cli, split_sentences, strip_markers, tokens, write_json)
 
 # ---------- 常量 ----------
 
@@ -69,19 +69,18 @@ def fail(shown, what, hint=None, where=""):
 
 
 def read_document_bytes(path, shown):
-    if os.path.isdir(path):
-        raise fail(shown, "这是一个文件夹，不是 JSON 文件", "用 --documents 指向文件本身")
-    if not os.path.exists(path):
+    try:
+        data = read_head(path, MAX_FILE_BYTES)
+    except FileNotFoundError:
         hint = "确认它和 retrieval_qa.py 在同一个文件夹，或用 --documents 指定路径"
         if path != DOCUMENTS_PATH:
             hint = ("检查路径的拼写" if os.path.isabs(path) else
                     "--documents 的相对路径从当前文件夹算起，不是从 retrieval_qa.py 所在的文件夹")
         if os.path.exists(path + ".txt"):
             hint = f"同一目录下有 {os.path.basename(path)}.txt，Windows 可能给它多加了 .txt 扩展名"
-        raise fail(shown, "找不到这个文件", hint)
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
+        raise fail(shown, "找不到这个文件", hint) from None
+    except IsADirectoryError:
+        raise fail(shown, "这是一个文件夹，不是 JSON 文件", "用 --documents 指向文件本身") from None
     except OSError as error:
         raise fail(shown, f"无法读取（{os_reason(error)}）") from None
     if len(data) > MAX_FILE_BYTES:
@@ -109,12 +108,12 @@ def decode_documents(data, shown):
 def parse_json(text, shown):
     try:
         # NaN、Infinity 和重复的字段名先记下，检查结构时再指出是哪条记录
-        return json.loads(text, parse_constant=BadConstant, object_pairs_hook=json_object)
-    except json.JSONDecodeError as error:
-        line, column, what, hint = explain_json_error(text, error)
-        raise fail(shown, f"JSON 格式不对，{what}", hint, where=f" 第 {line} 行第 {column} 列") from None
-    except RecursionError:
-        raise fail(shown, "括号嵌套太深，无法读取", "资料文件只需要一层数组，里面是一条条对象") from None
+        return read_json(text, parse_constant=BadConstant, object_pairs_hook=json_object)
+    except JsonProblem as problem:
+        if problem.line is None:   # 嵌套太深、整数太长：不是手误，是文件本身不对
+            raise fail(shown, problem.what, "资料文件只需要一层数组，里面是一条条对象") from None
+        raise fail(shown, f"JSON 格式不对，{problem.what}", problem.hint,
+                   where=f" 第 {problem.line} 行第 {problem.column} 列") from None
 
 
 def check_records(data, shown):
@@ -122,13 +121,18 @@ def check_records(data, shown):
         raise fail(shown, f"最外层应当是 JSON 数组 [ … ]，实际是{describe(data)}")
     if not 1 <= len(data) <= MAX_RECORDS:
         raise fail(shown, f"应当有 1–{MAX_RECORDS} 条记录，实际有 {len(data)} 条")
-    first_seen = {}
+    first_seen, look_alike = {}, {}
     for number, record in enumerate(data, start=1):
         label = check_record(record, number, shown)
         if record["id"] in first_seen:
             raise fail(shown, f"{label}的 id 和第 {first_seen[record['id']]} 条重复",
                        "每条记录的 id 必须唯一")
-        first_seen[record["id"]] = number
+        folded = normalize(record["id"])   # D01#1、d01#1、Ｄ01＃1 折叠后相同
+        if folded in look_alike:
+            other = look_alike[folded]
+            raise fail(shown, f"{label}的 id 和第 {other} 条的 id {json.dumps(data[other - 1]['id'], ensure_ascii=False)} "
+                       "只差大小写、全角半角或首尾空格", "人和模型都容易把它们当成同一个片段，请改成明显不同的 id")
+        first_seen[record["id"]], look_alike[folded] = number, number
 
 
 def check_record(record, number, shown):

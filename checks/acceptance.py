@@ -77,7 +77,7 @@ def judge(case, result, error, with_model):
 def ask_key_once():
     """要请 DeepSeek 又没有设置密钥时，在开头问一次，放进本进程的环境变量（不写文件）；问不了就停下。"""
     from model_reply_assistant import model_target, read_api_key
-    if model_target()[2] and not os.environ.get("DEEPSEEK_API_KEY", "").strip():
+    if model_target()["official"] and not os.environ.get("DEEPSEEK_API_KEY", "").strip():
         os.environ["DEEPSEEK_API_KEY"] = read_api_key()
 
 

@@ -28,7 +28,9 @@ KIT_PYTHON = PYTHON + ["-S"]
 
 # 会改变程序行为的环境变量：检查里一律去掉，让结果不依赖谁的机器
 SCRUBBED = ("PYTHONIOENCODING", "PYTHONUTF8", "PYTHONWARNINGS", "PYTHONSTARTUP", "PYTHONINSPECT",
-            "DEEPSEEK_API_KEY", "DEEPSEEK_MODEL", "LOCAL_MODEL_URL", "LOCAL_MODEL_NAME")
+            "DEEPSEEK_API_KEY", "DEEPSEEK_MODEL", "LOCAL_MODEL_URL", "LOCAL_MODEL_NAME", "LOCAL_MODEL_API_KEY")
+# 程序行为的检查用自己的资料，学生怎么改 retrieval_documents.json 都不影响它们
+FIXTURE_DOCUMENTS = Path(__file__).resolve().parent / "fixture_documents.json"
 
 # 发布版 retrieval_documents.json 的摘要（解析后规范化再算，所以换行符和缩进不影响）。
 # 维护者改了样例资料，要同时更新这里，并重新核对课文。
@@ -118,6 +120,18 @@ def interrupt_kit(args, ready, env=None, stdin=subprocess.PIPE):
         if process.poll() is None:
             process.kill()
     return process.returncode, out, err
+
+
+def run_main(module, args, **env):
+    """在进程内运行某个脚本的 main()，环境变量只有 clean_env() 加上 env。返回 (退出码, stdout, stderr)。"""
+    import contextlib
+    import io
+    from unittest import mock
+    out, err = io.StringIO(), io.StringIO()
+    with mock.patch.dict(os.environ, clean_env(**env), clear=True), \
+            contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = module.main(args)
+    return code, out.getvalue(), err.getvalue()
 
 
 def run_json(args, **kwargs):

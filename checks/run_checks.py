@@ -15,7 +15,8 @@ from pathlib import Path
 
 CHECKS_DIR = Path(__file__).resolve().parent
 # 大致的耗时（秒），只用来把检查分成差不多重的两组；不准也不要紧，只影响快慢
-WEIGHTS = {"test_lessons": 5, "test_model": 4, "test_tools": 4, "test_grounding": 3, "test_untrusted": 2, "test_cli": 3}
+WEIGHTS = {"test_lessons": 5, "test_model": 4, "test_tools": 4, "test_grounding": 3, "test_untrusted": 2, "test_cli": 3,
+           "test_servers": 3}
 
 
 def run_modules(names, verbose):

@@ -17,13 +17,16 @@ GIVE_UP_AFTER = 5.0   # 滴空行和装死最多持续这么久，即使检查�
 
 
 def completion(content, finish_reason="stop"):
-    """一份最小的 chat-completions 成功响应。content 是 dict 时先转成 JSON 文本。"""
+    """一份完整的 chat-completions 成功响应，字段和 DeepSeek 文档里的一样（包括它特有的缓存计数），
+    这样检查走的是真实服务器会发来的形状。content 是 dict 时先转成 JSON 文本。"""
     if not isinstance(content, str):
         content = json.dumps(content, ensure_ascii=False)
-    return {"id": "stand-in", "object": "chat.completion", "model": "stand-in",
+    return {"id": "stand-in-0001", "object": "chat.completion", "created": 1764460800, "model": "stand-in",
+            "system_fingerprint": "fp_stand_in",
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                         "finish_reason": finish_reason}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+                         "logprobs": None, "finish_reason": finish_reason}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15,
+                      "prompt_cache_hit_tokens": 0, "prompt_cache_miss_tokens": 10}}
 
 
 class StandIn:
@@ -39,8 +42,13 @@ class StandIn:
     def respond(self, status, payload, headers=None):
         self.behaviour = ("json", status, payload, headers or {})
 
-    def raw(self, body, status=200):
-        self.behaviour = ("raw", status, body, {})
+    def raw(self, body, status=200, headers=None):
+        """原样发送这些字节；headers 可以改掉默认的 Content-Type，或加上 Content-Encoding 之类。"""
+        self.behaviour = ("raw", status, body, headers or {})
+
+    def cut(self, body, missing=50):
+        """Content-Length 说的比实际发送的多 missing 个字节，发完 body 就断开连接（传到一半断了的样子）。"""
+        self.behaviour = ("cut", 200, body, {"Content-Length": str(len(body) + missing)})
 
     def drip(self, interval=0.05):
         """先发 200 的响应头，然后每隔 interval 秒发一个空行，永不结束（DeepSeek 慢时的样子）。"""
@@ -101,13 +109,14 @@ def make_handler(stand_in):
                     except OSError:
                         return
                 return
-            data = payload if kind == "raw" else json.dumps(payload, ensure_ascii=False).encode("utf-8")
+            data = payload if kind in ("raw", "cut") else json.dumps(payload, ensure_ascii=False).encode("utf-8")
+            headers = {"Content-Type": "application/json", "Content-Length": str(len(data)), **headers}
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
             for name, value in headers.items():
                 self.send_header(name, value)
             self.end_headers()
+            if kind == "cut":
+                self.close_connection = True
             try:
                 self.wfile.write(data)
             except OSError:

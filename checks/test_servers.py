@@ -1,0 +1,589 @@
+"""模型服务器那一侧的一切：重定向、密钥、任意字节、地址的写法、真实服务的习惯。
+
+这里的检查用自己的资料 checks/fixture_documents.json，学生怎么改 retrieval_documents.json 都不会跳过它们。
+HTTP 路径用 127.0.0.1 上的假服务（stand_in_model.py）；官方地址的路径要么在进程内替换传输函数 send，
+要么把 ENDPOINT 换成检查自己启动的 127.0.0.1 服务。绝不连外网。
+"""
+import gzip
+import json
+import os
+import socket
+import sys
+import tempfile
+import threading
+import unittest
+import urllib.error
+from pathlib import Path
+from unittest import mock
+
+from kit_helpers import FIXTURE_DOCUMENTS, clean_env, run_kit, run_main, write_temp
+
+import model_reply_assistant
+import retrieval_qa
+from stand_in_model import StandIn, completion
+
+KEY = "sk-test-0123456789abcdef-SECRET"
+LOCAL_KEY = "sk-local-9876543210-LOCALSECRET"
+QUESTION = "借期是多久？"   # 在自己的资料里只命中 F01#1
+GOOD = {"status": "draft", "draft": "普通图书的借期是 30 天。", "sources": ["F01#1"]}
+
+
+def no_getpass(*args, **kwargs):
+    raise AssertionError("不该读取密钥")
+
+
+class Listener:
+    """一个只监听、从不 accept 的端口：检查结束时看它有没有收到过连接。"""
+
+    def __enter__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(5)
+        self.sock.setblocking(False)
+        self.port = self.sock.getsockname()[1]
+        return self
+
+    def was_contacted(self):
+        try:
+            connection, _ = self.sock.accept()
+        except BlockingIOError:
+            return False
+        connection.close()
+        return True
+
+    def __exit__(self, *exc):
+        self.sock.close()
+
+
+class RawServer:
+    """127.0.0.1 上一个不讲 HTTP 的服务：收到连接后发送 reply 字节（可以是空的），然后断开。"""
+
+    def __init__(self, reply):
+        self.reply = reply
+
+    def __enter__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(5)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/v1"
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+        return self
+
+    def serve(self):
+        try:
+            connection, _ = self.sock.accept()
+        except OSError:
+            return
+        with connection:
+            connection.settimeout(5)
+            try:
+                connection.recv(65536)
+                connection.sendall(self.reply)
+            except OSError:
+                pass
+
+    def __exit__(self, *exc):
+        self.sock.close()
+        self.thread.join(5)
+
+
+class ServerCase(unittest.TestCase):
+    """每个检查一个假服务；程序在进程内运行，用自己的资料，getpass 一被调用就算失败。"""
+
+    def setUp(self):
+        self.server = StandIn().__enter__()
+        self.addCleanup(self.server.__exit__, None, None, None)
+        patcher = mock.patch("getpass.getpass", no_getpass)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+    def ask(self, *extra, question=QUESTION, **env):
+        """本机模式请求假服务。返回 (退出码, 输出对象, stderr)；密钥绝不出现在输出里，也没有 traceback。"""
+        env.setdefault("LOCAL_MODEL_URL", self.server.url)
+        env.setdefault("LOCAL_MODEL_NAME", "stand-in")
+        return self.run_kit_in_process([question, "--documents", str(FIXTURE_DOCUMENTS), *extra], **env)
+
+    def ask_official(self, *extra, **env):
+        """官方地址的路径，但 ENDPOINT 换成这个假服务：密钥头、thinking 字段都和真的一样。"""
+        env.setdefault("DEEPSEEK_API_KEY", KEY)
+        with mock.patch.object(model_reply_assistant, "ENDPOINT", self.server.url + "/chat/completions"):
+            return self.run_kit_in_process([QUESTION, "--documents", str(FIXTURE_DOCUMENTS), *extra], **env)
+
+    def run_kit_in_process(self, args, **env):
+        code, out, err = run_main(retrieval_qa, args, **env)
+        for secret in (KEY, LOCAL_KEY):
+            self.assertNotIn(secret, out + err)
+        self.assertNotIn("Traceback", err)
+        return code, json.loads(out), err
+
+    def assert_failed(self, result, code, *reasons):
+        """调用失败：退出码 3、status error、原因在 problems 里而且只有一行。"""
+        self.assertEqual((code, result["status"], result["draft"]), (3, "error", None), result)
+        for reason in reasons:
+            self.assertIn(reason, result["problems"][0])
+        self.assertNotIn("\n", result["problems"][0])
+
+
+# ---------- 1. 重定向一律不跟随 ----------
+
+class RedirectTest(ServerCase):
+    def test_every_redirect_status_is_refused_and_the_target_sees_no_connection(self):
+        for status in (301, 302, 303, 307, 308):
+            with self.subTest(status=status), Listener() as second:
+                self.server.requests.clear()
+                self.server.respond(status, {}, {"Location": f"http://127.0.0.1:{second.port}/v1/chat/completions"})
+                code, result, err = self.ask()
+                self.assert_failed(result, code, f"HTTP {status}", f"127.0.0.1:{second.port}", "不跟随重定向")
+                self.assertEqual(len(self.server.requests), 1)
+                self.assertFalse(second.was_contacted(), "重定向的目标收到了连接")
+
+    def test_official_endpoint_redirect_does_not_carry_the_key_anywhere(self):
+        for status in (301, 302, 303, 307, 308):
+            with self.subTest(status=status), Listener() as second:
+                self.server.requests.clear()
+                self.server.respond(status, {}, {"Location": f"http://127.0.0.1:{second.port}/steal"})
+                code, result, _ = self.ask_official()
+                self.assert_failed(result, code, f"HTTP {status}", f"127.0.0.1:{second.port}", "官方地址不会这样回答")
+                self.assertFalse(second.was_contacted())
+                self.assertEqual(self.server.requests[0]["headers"]["Authorization"], f"Bearer {KEY}")
+
+    def test_redirect_to_another_host_names_only_the_host(self):
+        self.server.respond(302, {}, {"Location": f"http://user:{KEY}@evil.example:8080/x?token={KEY}"})
+        code, result, _ = self.ask_official()
+        self.assert_failed(result, code, "要求转到 evil.example:8080（HTTP 302 重定向）")
+        self.assertNotIn("user", result["problems"][0])
+
+    def test_redirect_without_a_location(self):
+        self.server.respond(307, {})
+        code, result, _ = self.ask()
+        self.assert_failed(result, code, "没有给出新地址", "HTTP 307", "LOCAL_MODEL_URL")
+
+
+# ---------- 2. 密钥不出现在任何输出里 ----------
+
+class KeyShapeTest(unittest.TestCase):
+    """密钥先检查样子再用：有换行、空格、控制字符、非 ASCII、引号都停下（退出码 3），报错说哪里不对，不显示密钥。"""
+
+    CASES = {
+        f"{KEY[:10]}\n{KEY[10:]}": "中间有换行",
+        f"{KEY[:10]} {KEY[10:]}": "中间有空格",
+        f"{KEY[:10]}\x07{KEY[10:]}": "里有看不见的控制字符",
+        f"{KEY[:10]}\u200b{KEY[10:]}": "里有看不见的控制字符",
+        f"ｓｋ{KEY[2:]}": "里有中文、全角字母或其他非 ASCII 字符",
+        f'"{KEY}"': "带着引号",
+    }
+
+    def run_with(self, **env):
+        with mock.patch.object(model_reply_assistant, "send", side_effect=AssertionError("不该发出请求")), \
+                mock.patch("getpass.getpass", no_getpass):
+            code, out, err = run_main(retrieval_qa, [QUESTION, "--documents", str(FIXTURE_DOCUMENTS)], **env)
+        self.assertNotIn("Traceback", err)
+        return code, out, err
+
+    def test_deepseek_key_with_a_bad_character_stops_before_sending(self):
+        for key, problem in self.CASES.items():
+            with self.subTest(problem=problem):
+                code, out, err = self.run_with(DEEPSEEK_API_KEY=key)
+                result = json.loads(out)
+                self.assertEqual((code, result["status"], result["model_called"]), (3, "error", False))
+                self.assertIn(f"环境变量 DEEPSEEK_API_KEY 的值{problem}", result["problems"][0])
+                for piece in (KEY[:10], KEY[10:], KEY[2:]):
+                    self.assertNotIn(piece, out + err)
+
+    def test_local_key_with_a_bad_character_names_its_own_variable(self):
+        code, out, err = self.run_with(LOCAL_MODEL_URL="http://127.0.0.1:9/v1", LOCAL_MODEL_NAME="m",
+                                       LOCAL_MODEL_API_KEY=f"{LOCAL_KEY[:8]}\r\n{LOCAL_KEY[8:]}")
+        result = json.loads(out)
+        self.assertEqual((code, result["status"], result["model_called"]), (3, "error", False))
+        self.assertIn("环境变量 LOCAL_MODEL_API_KEY 的值中间有换行", result["problems"][0])
+        self.assertNotIn(LOCAL_KEY[8:], out + err)
+
+    def test_surrounding_whitespace_is_not_a_problem(self):
+        with mock.patch.dict(os.environ, clean_env(DEEPSEEK_API_KEY=f"\t {KEY} \r\n"), clear=True):
+            self.assertEqual(model_reply_assistant.read_api_key(), KEY)
+
+    def test_a_typed_key_is_checked_the_same_way(self):
+        with mock.patch.dict(os.environ, clean_env(), clear=True), \
+                mock.patch("getpass.getpass", lambda *a, **k: f"{KEY[:10]} {KEY[10:]}"), \
+                mock.patch.object(sys, "platform", "linux"):
+            with self.assertRaises(retrieval_qa.KitError) as caught:
+                model_reply_assistant.read_api_key()
+        self.assertEqual(caught.exception.exit_code, 3)
+        self.assertIn("中间有空格", str(caught.exception))
+        self.assertNotIn(KEY[10:], str(caught.exception))
+
+
+class KeyScrubTest(ServerCase):
+    """服务器和异常带来的文字（错误信息、纯文本响应体、Retry-After、异常说明、finish_reason、回答本身）里的密钥都被抹掉。"""
+
+    def test_key_echoed_in_every_place_a_server_can_put_it(self):
+        echoes = [
+            lambda key: self.server.respond(401, {"error": {"message": f"bad key {key}"}}),
+            lambda key: self.server.respond(500, {"detail": f"boom {key}"}),
+            lambda key: self.server.raw(f"Internal Server Error for {key}".encode(), status=500,
+                                        headers={"Content-Type": "text/plain"}),
+            lambda key: self.server.respond(429, {"error": {"message": "slow"}}, {"Retry-After": f"later {key}"}),
+            lambda key: self.server.respond(200, {"error": {"message": f"quota of {key}"}}),
+            lambda key: self.server.reply(GOOD, finish_reason=f"stopped-by-{key}"),
+            lambda key: self.server.reply(f"not json {key}"),
+            lambda key: self.server.reply(dict(GOOD, draft=f"借期 30 天，你的密钥是 {key}")),
+        ]
+        for index, echo in enumerate(echoes):
+            with self.subTest(case=index):
+                echo(KEY)
+                code, result, err = self.ask_official("--trace")
+                self.assertIn(code, (1, 3, 4))
+                self.assertIn("***", json.dumps(result, ensure_ascii=False) + err)
+                echo(LOCAL_KEY)
+                code, result, err = self.ask("--trace", LOCAL_MODEL_API_KEY=LOCAL_KEY)
+                self.assertIn("***", json.dumps(result, ensure_ascii=False) + err)
+
+    def test_key_inside_an_exception_text_is_scrubbed(self):
+        def failing_send(url, body, headers, timeout):
+            raise urllib.error.URLError(OSError(f"proxy said no to {headers['Authorization']}"))
+
+        with mock.patch.object(model_reply_assistant, "send", failing_send):
+            code, result, _ = self.run_kit_in_process([QUESTION, "--documents", str(FIXTURE_DOCUMENTS)],
+                                                      DEEPSEEK_API_KEY=KEY)
+        self.assert_failed(result, code, "网络错误", "Bearer ***")
+
+    def test_local_key_goes_only_to_the_loopback_server_and_the_deepseek_key_is_never_read(self):
+        self.server.reply(GOOD)
+        code, result, _ = self.ask(LOCAL_MODEL_API_KEY=f" {LOCAL_KEY}\n", DEEPSEEK_API_KEY=KEY)
+        self.assertEqual((code, result["status"]), (0, "draft"))
+        request = self.server.requests[0]
+        self.assertEqual(request["headers"]["Authorization"], f"Bearer {LOCAL_KEY}")
+        self.assertNotIn(KEY, json.dumps(request, ensure_ascii=False))
+
+    def test_official_endpoint_never_gets_the_local_key(self):
+        self.server.reply(GOOD)
+        code, _, _ = self.ask_official(LOCAL_MODEL_API_KEY=LOCAL_KEY)
+        self.assertEqual(code, 0)
+        request = self.server.requests[0]
+        self.assertEqual(request["headers"]["Authorization"], f"Bearer {KEY}")
+        self.assertNotIn(LOCAL_KEY, json.dumps(request, ensure_ascii=False))
+
+    def test_without_a_local_key_no_authorization_header_is_sent(self):
+        self.server.reply(GOOD)
+        self.ask(DEEPSEEK_API_KEY=KEY)
+        headers = {name.lower() for name in self.server.requests[0]["headers"]}
+        self.assertNotIn("authorization", headers)
+
+
+# ---------- 3. 任何字节、任何 JSON：一句清楚的话，不会是 traceback ----------
+
+DEEP = "[" * 100_000
+LONG_INTEGER = '{"status": "draft", "draft": "借期 30 天。", "sources": ["F01#1"], "n": ' + "7" * 5000 + "}"
+
+
+class AnyJsonTest(ServerCase):
+    def test_model_answer_nested_too_deep_or_with_a_huge_integer_is_rejected(self):
+        for content, reason in ((DEEP, "括号嵌套太深"), (LONG_INTEGER, "里面有位数太多的整数")):
+            with self.subTest(reason=reason):
+                self.server.reply(content)
+                code, result, err = self.ask()
+                self.assertEqual((code, result["status"]), (4, "rejected"))
+                self.assertIn(f"回答无法读取（{reason}", result["problems"][0])
+
+    def test_response_body_nested_too_deep_or_with_a_huge_integer_is_a_failed_call(self):
+        bodies = {"括号嵌套太深": DEEP.encode(),
+                  "里面有位数太多的整数": json.dumps(completion(GOOD))[:-1].encode() + b', "n": ' + b"9" * 5000 + b"}"}
+        for reason, body in bodies.items():
+            with self.subTest(reason=reason):
+                self.server.raw(body)
+                code, result, _ = self.ask()
+                self.assert_failed(result, code, f"服务器的响应无法读取：{reason}")
+
+    def test_saved_answer_nested_too_deep_or_with_a_huge_integer_is_rejected(self):
+        with tempfile.TemporaryDirectory() as directory:
+            for content, reason in ((DEEP, "括号嵌套太深"), (LONG_INTEGER, "里面有位数太多的整数")):
+                with self.subTest(reason=reason):
+                    path = write_temp(directory, "answer.json", content)
+                    code, result, _ = self.run_kit_in_process([QUESTION, "--documents", str(FIXTURE_DOCUMENTS),
+                                                               "--check-draft", str(path)])
+                    self.assertEqual((code, result["status"], result["model_called"]), (4, "rejected", False))
+                    self.assertIn(reason, result["problems"][0])
+
+    def test_documents_with_a_huge_integer_name_the_file(self):
+        with tempfile.TemporaryDirectory() as directory:
+            path = write_temp(directory, "docs.json", '[{"id": "A", "title": "t", "text": "x", "keywords": ["k"], '
+                                                      '"n": ' + "1" * 5000 + "}]")
+            code, out, err = run_kit(["--retrieve-only", "k", "--documents", str(path)])
+        self.assertEqual((code, out), (2, ""))
+        self.assertEqual(err.strip(), f"错误：资料文件 {path}：里面有位数太多的整数，无法读取。"
+                                      "提示：资料文件只需要一层数组，里面是一条条对象。")
+
+
+class BodyTest(ServerCase):
+    def test_body_cut_off_before_its_content_length_is_incomplete_not_utf8(self):
+        body = json.dumps(completion(GOOD), ensure_ascii=False).encode("utf-8")
+        cut_at = body.index("借".encode("utf-8")) + 1   # 切在一个汉字的中间
+        self.server.cut(body[:cut_at], missing=len(body) - cut_at)
+        code, result, _ = self.ask()
+        self.assert_failed(result, code, "响应不完整", f"只收到 {cut_at} 字节")
+        self.assertNotIn("UTF-8", result["problems"][0])
+
+    def test_gzip_body_is_named(self):
+        self.server.raw(gzip.compress(json.dumps(completion(GOOD)).encode()), headers={"Content-Encoding": "gzip"})
+        code, result, _ = self.ask()
+        self.assert_failed(result, code, "Content-Encoding: gzip")
+        self.assertEqual(self.server.requests[0]["headers"]["Accept-Encoding"], "identity")
+
+    def test_a_charset_other_than_utf8_is_named(self):
+        self.server.raw(json.dumps(completion(GOOD), ensure_ascii=False).encode("gbk"),
+                        headers={"Content-Type": "application/json; charset=GBK"})
+        code, result, _ = self.ask()
+        self.assert_failed(result, code, "编码是 gbk")
+
+    def test_utf8_charset_and_no_charset_are_fine(self):
+        for content_type in ("application/json; charset=utf-8", 'application/json;charset="UTF-8"', "application/json"):
+            with self.subTest(content_type=content_type):
+                self.server.raw(json.dumps(completion(GOOD), ensure_ascii=False).encode("utf-8"),
+                                headers={"Content-Type": content_type})
+                code, result, _ = self.ask()
+                self.assertEqual((code, result["status"]), (0, "draft"))
+
+    def test_a_server_that_does_not_speak_http(self):
+        chunked_and_cut = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n40\r\n{\"ch"
+        for reply, reason in ((b"hello, this is not http\r\n\r\n", "不是合规的 HTTP"), (b"", "没有回答就断开了连接"),
+                              (chunked_and_cut, "响应不完整：传到一半连接断了")):
+            with self.subTest(reason=reason), RawServer(reply) as raw:
+                code, result, _ = self.ask(LOCAL_MODEL_URL=raw.url)
+                self.assert_failed(result, code, reason)
+
+    def test_a_bug_in_the_kit_is_not_reported_as_a_network_error(self):
+        with mock.patch.object(model_reply_assistant, "open_and_read", side_effect=KeyError("程序自己的 bug")):
+            with self.assertRaises(KeyError):
+                model_reply_assistant.generate(QUESTION, None, timeout=5,
+                                               target={"url": self.server.url + "/chat/completions",
+                                                       "model": "m", "official": False})
+
+
+class FileKindTest(unittest.TestCase):
+    """不是普通文件的路径在打开之前就被拒绝；上层文件夹读不了时说“权限”，不说“找不到”。"""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self._tmp.cleanup)
+        self.dir = Path(self._tmp.name)
+
+    def documents(self, path):
+        code, out, err = run_kit(["--retrieve-only", "借期是多久？", "--documents", str(path)])
+        self.assertEqual((code, out), (2, ""), err)
+        self.assertNotIn("Traceback", err)
+        return err.strip()
+
+    def saved_answer(self, path):
+        code, out, err = run_kit([QUESTION, "--documents", str(FIXTURE_DOCUMENTS), "--check-draft", str(path)])
+        self.assertNotIn("Traceback", err)
+        result = json.loads(out)
+        self.assertEqual((code, result["status"]), (4, "rejected"))
+        return result["problems"][0]
+
+    @unittest.skipUnless(hasattr(os, "mkfifo"), "这个系统没有命名管道")
+    def test_a_named_pipe_is_refused_without_waiting(self):
+        fifo = self.dir / "pipe.json"
+        os.mkfifo(fifo)
+        self.assertEqual(self.documents(fifo), f"错误：资料文件 {fifo}：无法读取（不是普通文件（像是命名管道或设备））。")
+        self.assertIn("不是普通文件", self.saved_answer(fifo))
+
+    @unittest.skipUnless(os.path.exists("/dev/null"), "这个系统没有 /dev/null")
+    def test_a_device_is_refused(self):
+        self.assertIn("不是普通文件", self.documents("/dev/null"))
+        self.assertIn("不是普通文件", self.saved_answer("/dev/null"))
+
+    def test_a_directory_as_the_saved_answer(self):
+        self.assertIn("这是一个文件夹", self.saved_answer(self.dir))
+
+    def test_a_file_in_a_folder_the_user_cannot_enter_says_permission(self):
+        target = str(self.dir / "locked" / "docs.json")
+        real_stat = os.stat
+
+        def stat(path, *args, **kwargs):   # 以 root 运行时 chmod 挡不住，所以在进程内模拟“上层文件夹不让进”
+            if str(path) == target:
+                raise PermissionError(13, "Permission denied", target)
+            return real_stat(path, *args, **kwargs)
+
+        with mock.patch("os.stat", stat):
+            with self.assertRaises(retrieval_qa.KitError) as caught:
+                retrieval_qa.read_document_bytes(target, target)
+        self.assertEqual(str(caught.exception), f"错误：资料文件 {target}：无法读取（没有读取权限）。")
+
+
+class EmptyOptionValueTest(unittest.TestCase):
+    def test_every_option_with_an_empty_value_is_a_usage_error(self):
+        for args in (["--documents", ""], ["--documents="], ["--check-draft", ""], ["--check-draft="],
+                     ["--timeout", ""], ["--timeout="], ["--documents", "  "]):
+            with self.subTest(args=args):
+                code, out, err = run_kit(["借期是多久？", *args])
+                self.assertEqual((code, out), (2, ""))
+                name = args[0].split("=")[0]
+                self.assertTrue(err.startswith(f"错误：{name} 的值是空的"), err)
+                self.assertEqual(len(err.strip().splitlines()), 1)
+
+    def test_the_model_script_refuses_an_empty_timeout_too(self):
+        code, out, err = run_main(model_reply_assistant, ["试用几天？", "--timeout="])
+        self.assertEqual((code, out), (2, ""))
+        self.assertIn("--timeout 的值是空的", err)
+
+
+# ---------- 4. 地址说什么就是什么 ----------
+
+class LocalUrlTest(unittest.TestCase):
+    def refused(self, url):
+        with mock.patch.object(model_reply_assistant, "send", side_effect=AssertionError("不该连接")), \
+                mock.patch("getpass.getpass", no_getpass):
+            code, out, err = run_main(retrieval_qa, [QUESTION, "--documents", str(FIXTURE_DOCUMENTS)],
+                                      LOCAL_MODEL_URL=url, LOCAL_MODEL_NAME="m")
+        self.assertEqual((code, out), (2, ""), err)
+        self.assertNotIn("Traceback", err)
+        last = err.strip().splitlines()[-1]   # 前面是检索结果；地址要到请求模型时才检查
+        self.assertTrue(last.startswith("错误：LOCAL_MODEL_URL"), err)
+        return last
+
+    def test_ports_outside_1_to_65535_or_not_a_number(self):
+        for port in ("99999", "0", "65536", "abc", "+80", "", "1234567"):
+            with self.subTest(port=port):
+                self.assertIn("端口应当是 1–65535 之间的整数", self.refused(f"http://127.0.0.1:{port}/v1"))
+
+    def test_user_and_password_are_refused_and_not_echoed(self):
+        for url in ("http://user@127.0.0.1:11434/v1", f"http://u:{KEY}@127.0.0.1/v1", "http://127.0.0.1@evil.example/v1"):
+            with self.subTest(url=url):
+                err = self.refused(url)
+                self.assertIn("不能有用户名或密码", err)
+                self.assertNotIn(KEY, err)
+
+    def test_characters_the_parser_and_the_connection_could_read_differently(self):
+        for url in ("http://127.0.0.1:11434\\@evil.example/v1", "http://127.0.0.1 :11434/v1",
+                    "http://127.0.0.1:11434/v1\r\nHost: evil", "http://１２７.0.0.1:11434/v1", "http://127.0.0.1\t/v1"):
+            with self.subTest(url=url):
+                self.assertIn("空格、反斜杠、全角或看不见的字符", self.refused(url))
+
+    def test_query_and_fragment_are_refused(self):
+        for url in ("http://127.0.0.1:11434/v1?key=1", "http://127.0.0.1:11434/v1#x"):
+            with self.subTest(url=url):
+                self.assertIn("不能有 ? 或 #", self.refused(url))
+
+    def test_the_full_endpoint_pasted_as_the_base_url(self):
+        for url in ("http://127.0.0.1:11434/v1/chat/completions", "http://localhost:4000/chat/completions/"):
+            with self.subTest(url=url):
+                self.assertIn("只写到 /v1 为止，程序会自己接上 /chat/completions", self.refused(url))
+
+    def test_ipv4_mapped_loopback_is_refused_on_every_python(self):
+        err = self.refused("http://[::ffff:127.0.0.1]:11434/v1")
+        self.assertIn("只能指向本机", err)
+        self.assertIn("请直接写 127.0.0.1", err)
+
+    def test_other_loopback_lookalikes_are_refused(self):
+        for url in ("http://127.1:11434/v1", "http://localhost.:11434/v1", "http://[::1%25lo]:11434/v1",
+                    "http://0.0.0.0:11434/v1", "http://[::]:11434/v1", "http://[127.0.0.1]:11434/v1"):
+            with self.subTest(url=url):
+                self.refused(url)
+
+    def test_the_url_is_rebuilt_from_what_was_checked(self):
+        cases = {
+            "http://127.0.0.1:11434/v1": "http://127.0.0.1:11434/v1/chat/completions",
+            "http://localhost:11434/v1/": "http://localhost:11434/v1/chat/completions",
+            "http://LOCALHOST:1234": "http://localhost:1234/chat/completions",
+            "http://[::1]:8080/v1": "http://[::1]:8080/v1/chat/completions",
+            "http://127.5.6.7/v1": "http://127.5.6.7:80/v1/chat/completions",
+            "https://localhost/v1": "https://localhost:443/v1/chat/completions",
+        }
+        for url, rebuilt in cases.items():
+            with self.subTest(url=url):
+                target = model_reply_assistant.model_target({"LOCAL_MODEL_URL": url, "LOCAL_MODEL_NAME": "m"})
+                self.assertEqual(target, {"url": rebuilt, "model": "m", "official": False})
+
+    def test_the_request_reaches_exactly_the_checked_host_port_and_path(self):
+        with StandIn() as server:
+            server.reply(GOOD)
+            port = server.server.server_address[1]
+            code, out, err = run_main(retrieval_qa, [QUESTION, "--documents", str(FIXTURE_DOCUMENTS)],
+                                      LOCAL_MODEL_URL=f"http://127.0.0.1:{port}/v1/", LOCAL_MODEL_NAME="m")
+        self.assertEqual(code, 0, err)
+        self.assertEqual([request["path"] for request in server.requests], ["/v1/chat/completions"])
+        self.assertEqual(server.requests[0]["headers"]["Host"], f"127.0.0.1:{port}")
+
+
+# ---------- 5. 真实的 OpenAI 兼容服务 ----------
+
+class RealServerHabitsTest(ServerCase):
+    def test_thinking_goes_only_to_the_official_endpoint(self):
+        self.server.reply(GOOD)
+        self.ask()
+        self.assertNotIn("thinking", self.server.requests[0]["body"])
+        self.ask_official()
+        self.assertEqual(self.server.requests[1]["body"]["thinking"], {"type": "disabled"})
+
+    def test_a_multi_line_server_error_is_one_line_cut_between_words(self):
+        message = ("litellm.UnsupportedParamsError: openai does not support parameters: ['thinking'], for model=m.\n"
+                   "To drop these, set `litellm.drop_params=True` or for proxy:\n\n`litellm_settings:\n drop_params: true`\n"
+                   + "Received Model Group=m Available Model Group Fallbacks=None " * 5)
+        self.server.respond(400, {"error": {"message": message, "type": "None", "param": None, "code": "400"}})
+        code, result, err = self.ask()
+        self.assert_failed(result, code, "服务器说它不支持请求里的某个参数",
+                           "openai does not support parameters: ['thinking'], for model=m. To drop these")
+        detail = result["problems"][0].split("服务器说：", 1)[1]
+        self.assertTrue(detail.endswith("…。没有自动重试。"), detail)
+        shown = detail[:-len("…。没有自动重试。")]
+        self.assertLessEqual(len(shown), model_reply_assistant.MAX_SERVER_TEXT)
+        self.assertIn(shown + " ", " ".join(message.split()) + " ")   # 停在一个完整的词后面
+        self.assertEqual([line for line in err.splitlines() if line.startswith("错误：")],
+                         ["错误：" + result["problems"][0]])   # stderr 上也只有一行
+
+    def test_litellm_without_its_database_explains_a_wrong_key(self):
+        self.server.respond(400, {"error": {"message": "No connected db.", "type": "no_db_connection", "param": None,
+                                            "code": "400"}})
+        code, result, _ = self.ask(LOCAL_MODEL_API_KEY=LOCAL_KEY)
+        self.assert_failed(result, code, "LOCAL_MODEL_API_KEY 和它的 master key 不一致", "服务器说：No connected db。")
+
+    def test_insufficient_system_resource_is_a_failed_call_not_a_rejected_answer(self):
+        self.server.reply(GOOD, finish_reason="insufficient_system_resource")
+        code, result, _ = self.ask_official()
+        self.assert_failed(result, code, "insufficient_system_resource", "稍后手动重试")
+
+    def test_local_500_suggests_the_local_key(self):
+        self.server.raw(b"Internal Server Error", status=500, headers={"Content-Type": "text/plain; charset=utf-8"})
+        code, result, _ = self.ask()
+        self.assert_failed(result, code, "HTTP 500", "LOCAL_MODEL_API_KEY", "服务器说：Internal Server Error")
+
+    def test_local_401_points_to_the_local_key_variable(self):
+        self.server.respond(401, {"error": "Unauthorized"})
+        code, result, _ = self.ask()
+        self.assert_failed(result, code, "HTTP 401", "LOCAL_MODEL_API_KEY", "服务器说：Unauthorized")
+        self.assertNotIn("DEEPSEEK_API_KEY", result["problems"][0])
+
+    def test_the_stand_in_sends_the_documented_response_shape(self):
+        body = completion(GOOD)
+        self.assertLessEqual({"id", "object", "created", "model", "choices", "usage"}, set(body))
+        self.assertLessEqual({"index", "message", "finish_reason"}, set(body["choices"][0]))
+        self.assertEqual(body["choices"][0]["message"]["role"], "assistant")
+        self.assertLessEqual({"prompt_tokens", "completion_tokens", "total_tokens", "prompt_cache_hit_tokens",
+                              "prompt_cache_miss_tokens"}, set(body["usage"]))
+
+    def test_trace_shows_token_counts_of_the_full_shape(self):
+        self.server.reply(GOOD)
+        code, _, err = self.ask("--trace")
+        self.assertEqual(code, 0)
+        self.assertIn("finish_reason stop，token 10 输入 + 5 输出", err)
+
+
+# ---------- 6. 资料：只差大小写或全角半角的 id ----------
+
+class LookAlikeIdTest(unittest.TestCase):
+    def test_ids_that_differ_only_by_case_or_width_are_refused_naming_both(self):
+        for twin in ("f01#1", "Ｆ01＃1", " F01#1 "):
+            with self.subTest(twin=twin), tempfile.TemporaryDirectory() as directory:
+                records = json.loads(FIXTURE_DOCUMENTS.read_text(encoding="utf-8"))
+                records.append({"id": twin, "title": "另一条", "text": "别的内容。", "keywords": ["别的"]})
+                path = write_temp(directory, "docs.json", json.dumps(records, ensure_ascii=False))
+                code, out, err = run_kit(["--retrieve-only", "借期是多久？", "--documents", str(path)])
+                self.assertEqual((code, out), (2, ""))
+                self.assertEqual(err.strip(), f"错误：资料文件 {path}：第 4 条记录（id {json.dumps(twin, ensure_ascii=False)}）"
+                                              '的 id 和第 1 条的 id "F01#1" 只差大小写、全角半角或首尾空格。'
+                                              "提示：人和模型都容易把它们当成同一个片段，请改成明显不同的 id。")
+
+
+if __name__ == "__main__":
+    unittest.main()
