@@ -31,7 +31,7 @@ DEFAULT_MODEL = "deepseek-v4-flash"   # deepseek-chat 已于 2026 年停用；�
 MAX_TOKENS = 2048            # 回答 JSON 通常不到 300 token；留足余量，免得 JSON 被截断（finish_reason=length）
 TEMPERATURE = 0              # 写草稿要稳，不要发挥
 MAX_RESPONSE_BYTES = 1024 * 1024   # 响应体最多读 1 MiB，再大就是出了问题
-MAX_SERVER_TEXT = 200        # 服务器给的错误信息最多显示 200 个字，够看清原因，又不会刷屏
+MAX_FAILURE_TEXT = 300       # 一条失败原因最多 300 个字：中文说明加上服务器原话的开头，够看清原因，又不会刷屏
 ANSWER_STATUSES = ("draft", "missing")
 LOOPBACK_V4 = ipaddress.ip_network("127.0.0.0/8")
 LOOPBACK_V6 = ipaddress.ip_address("::1")
@@ -57,11 +57,11 @@ LOCAL_HTTP_ERRORS = {
     500: "本机服务内部出错（HTTP 500）：看看运行本机服务的窗口里的报错；LiteLLM 代理缺少密钥时也这样回答，"
          "可以试试设置 LOCAL_MODEL_API_KEY",
 }
-# 服务器的 400 报错里出现这些词时，补一句更具体的提示（第二条是在 LiteLLM 代理上实测的：密钥和 master key 不一致）
+# 服务器的 400 报错里出现这些词时，换一句更具体的说明（第二条是在 LiteLLM 代理上实测的：密钥和 master key 不一致）
 SERVER_HINTS = {
     ("not support", "unsupported", "unknown parameter", "unrecognized", "extra inputs are not permitted",
-     "unexpected keyword"): "；服务器说它不支持请求里的某个参数",
-    ("no connected db",): "；LiteLLM 代理这样回答，通常是 LOCAL_MODEL_API_KEY 和它的 master key 不一致",
+     "unexpected keyword"): "服务器说它不支持请求里的某个参数",
+    ("no connected db",): "LiteLLM 代理这样回答，通常是 LOCAL_MODEL_API_KEY 和它的 master key 不一致",
 }
 
 USAGE = "用法：python model_reply_assistant.py [问题] [--timeout 秒]；详见 --help。"
@@ -108,10 +108,12 @@ def local_base_url(url):
     if "?" in url or "#" in url:
         raise KitError(f"错误：LOCAL_MODEL_URL 里不能有 ? 或 #：程序要在地址后面接 /chat/completions，{example}。")
     if parts.path.rstrip("/").endswith("/chat/completions"):
-        raise KitError(f"错误：LOCAL_MODEL_URL 只写到 /v1 为止，程序会自己接上 /chat/completions，{example}。")
+        shorter = url.rstrip("/")[:-len("/chat/completions")]
+        raise KitError(f"错误：LOCAL_MODEL_URL 只写到 /v1 为止，程序会自己接上 /chat/completions，请写成 {shorter}。")
     host, port = split_host_port(parts.netloc, 443 if parts.scheme == "https" else 80)
     if port is None:
-        raise KitError(f"错误：LOCAL_MODEL_URL 的端口应当是 1–65535 之间的整数，{example}，现在是 {url}。")
+        raise KitError("错误：LOCAL_MODEL_URL 的端口应当是 1–65535 之间的整数（Ollama 默认 11434，LiteLLM 默认 4000），"
+                       f"现在是 {url}。")
     if not is_loopback(host):
         hint = "请直接写 127.0.0.1。" if host.startswith("::ffff:") else ""
         raise KitError(f"错误：LOCAL_MODEL_URL 只能指向本机（127.0.0.1、::1 或 localhost），"
@@ -149,7 +151,8 @@ def read_api_key():
     value = os.environ.get("DEEPSEEK_API_KEY", "")
     if value.strip():
         return checked_key(value, "DEEPSEEK_API_KEY")
-    no_terminal = KitError("错误：没有设置环境变量 DEEPSEEK_API_KEY，而当前终端无法隐藏输入，"
+    unset = "是空的" if "DEEPSEEK_API_KEY" in os.environ else "没有设置"
+    no_terminal = KitError(f"错误：环境变量 DEEPSEEK_API_KEY {unset}，而当前终端无法隐藏输入，"
                            "为了不让密钥显示出来，程序停下了。请先设置 DEEPSEEK_API_KEY 再运行；"
                            f"{NO_KEY_OPTIONS}", EXIT_MODEL_FAILED)
     if sys.platform == "win32" and not (sys.stdin and sys.stdin.isatty()):
@@ -234,24 +237,24 @@ def send(url, body, headers, timeout):
     return outcome["value"]
 
 
-class RefuseRedirects(urllib.request.HTTPRedirectHandler):
-    """3xx 一律不跟随：redirect_request 返回 None，urllib 就把这个响应当作 HTTPError 交回来，
-    请求（连同密钥）不会发往 Location 指的地方。parse_response 再说明是怎么回事。"""
-
-    def redirect_request(self, *args, **kwargs):
-        return None
-
-
 def open_and_read(url, body, headers, timeout):
-    # ProxyHandler({})：不使用系统代理；RefuseRedirects：不跟随重定向。资料和密钥只发往上面检查过的地址。
-    # 默认 SSL 上下文会校验证书
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), RefuseRedirects(),
-                                         urllib.request.HTTPSHandler(context=ssl.create_default_context()))
+    """发请求、读响应。urllib.request.urlopen 默认装着一整套处理器：读系统代理的、跟随重定向的……
+    这里一个个挑，只装用得着的：
+      - 没有代理处理器：不读 HTTP_PROXY 这些变量，资料和密钥不经过别的机器；
+      - 没有重定向处理器：3xx 和 4xx、5xx 一样作为 HTTPError 交回来，请求（连同密钥）不会发往 Location 指的地方；
+      - https 地址才装 HTTPS 处理器，用校验证书的默认上下文（加载系统根证书要几十毫秒，http 的本机模型用不着）。
+    """
+    opener = urllib.request.OpenerDirector()
+    for handler in (urllib.request.HTTPHandler(), urllib.request.HTTPDefaultErrorHandler(),
+                    urllib.request.HTTPErrorProcessor()):
+        opener.add_handler(handler)
+    if url.startswith("https://"):
+        opener.add_handler(urllib.request.HTTPSHandler(context=ssl.create_default_context()))
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")
     try:
         with opener.open(request, timeout=timeout) as response:
             return response.status, lower_keys(response.headers), read_limited(response)
-    except urllib.error.HTTPError as error:   # 4xx、5xx 和被拒绝跟随的 3xx
+    except urllib.error.HTTPError as error:   # 3xx、4xx、5xx 都在这里
         with error:
             return error.code, lower_keys(error.headers or {}), read_limited(error)
 
@@ -291,7 +294,7 @@ def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=
     except (OSError, http.client.HTTPException, CallFailed) as error:   # 只接网络和服务器的问题；程序自己的 bug 照常报出
         if trace:
             trace("响应", started, "没有收到响应")
-        raise model_failure(describe_failure(error, host), api_key) from None
+        raise model_failure(describe_failure(error, host, local=not target["official"]), api_key) from None
     try:
         reply = parse_response(status, response_headers, data, target)
     except CallFailed as error:
@@ -314,23 +317,24 @@ def scrub(text, secret):
 
 
 def model_failure(reason, secret):
-    """调用失败的唯一出口：一句中文原因，抹掉密钥，退出码 3。"""
-    return KitError(scrub(f"错误：{reason}。没有自动重试。", secret), EXIT_MODEL_FAILED)
+    """调用失败的唯一出口：先抹掉密钥，再并成一行、截短，退出码 3。
+    顺序要紧：先截短的话，截在密钥中间，半截密钥就漏出去了。"""
+    return KitError(f"错误：{one_line(scrub(reason, secret), MAX_FAILURE_TEXT)}。没有自动重试。", EXIT_MODEL_FAILED)
 
 
-def one_line(text, limit=MAX_SERVER_TEXT):
-    """服务器给的文字：换行、制表符和控制字符都换成空格并合并，最多 limit 个字。
+def one_line(text, limit=None):
+    """服务器给的文字：换行、制表符和控制字符都换成空格并合并；给了 limit 就截到 limit 个字以内，
     截断时退回到最近的空格（不把英文单词切成两半），末尾加“…”。"""
     text = " ".join("".join(char if char.isprintable() else " " for char in str(text)).split())
-    if len(text) <= limit:
+    if limit is None or len(text) <= limit:
         return text
-    cut = text[:limit]
+    cut = text[:limit - 1]
     if cut.rfind(" ") >= limit * 0.7:
         cut = cut[:cut.rfind(" ")]
     return cut.rstrip(" ,.;:，。；：") + "…"
 
 
-def describe_failure(error, host):
+def describe_failure(error, host, local=False):
     """把网络层的异常翻译成一句中文：原因和该做什么。"""
     if isinstance(error, CallFailed):
         return f"{host} 的{error}"
@@ -338,7 +342,7 @@ def describe_failure(error, host):
     if isinstance(reason, TimeoutError):
         return f"请求 {host} 超时（{one_line(reason)}），可以用 --timeout 调大时限"
     if isinstance(reason, ConnectionRefusedError):
-        return f"连接 {host} 被拒绝：那里没有服务在监听（本机模型启动了吗？）"
+        return f"连接 {host} 被拒绝：那里没有服务在监听（本机模型启动了吗？端口写对了吗？）"
     if isinstance(reason, http.client.RemoteDisconnected):
         return f"{host} 没有回答就断开了连接"
     if isinstance(reason, ConnectionResetError):
@@ -346,7 +350,8 @@ def describe_failure(error, host):
     if isinstance(reason, ssl.SSLCertVerificationError):
         return f"{host} 的 TLS 证书校验失败：请更新系统根证书，不要关闭证书校验"
     if isinstance(reason, ssl.SSLError):
-        return f"和 {host} 的 TLS 连接失败（{reason.__class__.__name__}）"
+        hint = "；本机服务多半只讲 http，把 LOCAL_MODEL_URL 里的 https:// 改成 http://" if local else ""
+        return f"和 {host} 的 TLS 连接失败（{reason.reason or reason.__class__.__name__}）{hint}"
     if isinstance(reason, OSError) and reason.__class__.__name__ == "gaierror":
         return f"无法解析域名 {host}：检查网络连接和 DNS"
     if isinstance(error, http.client.IncompleteRead):
@@ -394,23 +399,24 @@ def redirect_refusal(status, location, target):
             netloc = urllib.parse.urlsplit(urllib.parse.urljoin(target["url"], location.strip())).netloc
         except ValueError:
             netloc = ""
-        where = f"要求转到 {one_line(netloc.rpartition('@')[2], 80) or '一个看不懂的地址'}"
+        where = f"要求转到 {one_line(netloc.rpartition('@')[2]) or '一个看不懂的地址'}"
     hint = ("DeepSeek 的官方地址不会这样回答，请检查网络环境" if target["official"] else
             "核对 LOCAL_MODEL_URL 是否写对（通常以 /v1 结尾）")
     return f"服务器{where}（HTTP {status} 重定向）；程序不跟随重定向，没有向那里发送任何内容，{hint}"
 
 
 def http_failure(status, headers, data, target):
+    detail = server_message(data).rstrip("。.")   # 后面还要接“。”
     local_table = {} if target["official"] else LOCAL_HTTP_ERRORS
     what = local_table.get(status) or HTTP_ERRORS.get(status, f"服务器返回 HTTP {status}")
+    specific = [hint for words, hint in SERVER_HINTS.items() if any(word in detail.casefold() for word in words)]
+    if status == 400 and specific:   # 服务器的原话指明了原因，就先说它，不让学生先去查别的
+        what = f"请求被{'服务器' if target['official'] else '本机服务'}拒绝（HTTP 400）：{specific[0]}"
     if status in (400, 404, 422):
         what += f"（当前模型：{target['model']}）"
-    retry_after = one_line(headers.get("retry-after", ""), 60)
+    retry_after = one_line(headers.get("retry-after", ""))
     if status == 429 and retry_after:
         what += f"；服务器建议等 {retry_after} 秒" if retry_after.isdigit() else f"；服务器建议在 {retry_after} 之后再试"
-    detail = server_message(data).rstrip("。.")   # 后面还要接“。”
-    if status == 400:
-        what += "".join(hint for words, hint in SERVER_HINTS.items() if any(w in detail.casefold() for w in words))
     return what + (f"。服务器说：{detail}" if detail else "")
 
 
@@ -421,10 +427,10 @@ def response_text(headers, data):
         raise CallFailed(f"响应不完整：说好 {declared} 字节，只收到 {len(data)} 字节就断开了")
     encoding = headers.get("content-encoding", "identity").strip().lower()
     if encoding not in ("", "identity"):
-        raise CallFailed(f"响应是压缩过的（Content-Encoding: {one_line(encoding, 40)}），程序只接受不压缩的 JSON")
+        raise CallFailed(f"响应是压缩过的（Content-Encoding: {one_line(encoding)}），程序只接受不压缩的 JSON")
     charset = declared_charset(headers.get("content-type", ""))
     if charset not in (None, "utf-8", "utf8", "us-ascii", "ascii"):
-        raise CallFailed(f"响应声明的编码是 {one_line(charset, 40)}（Content-Type 的 charset），程序只接受 UTF-8")
+        raise CallFailed(f"响应声明的编码是 {one_line(charset)}（Content-Type 的 charset），程序只接受 UTF-8")
     if not data.strip():
         raise CallFailed("服务器返回了空的响应体")
     try:
@@ -443,7 +449,7 @@ def declared_charset(content_type):
 
 
 def server_message(data):
-    """错误响应里服务器说了什么：JSON 错误对象里的 message，或者一小段纯文本；一行，截短。"""
+    """错误响应里服务器说了什么：JSON 错误对象里的 message，或者纯文本；并成一行（截短在 model_failure 里做）。"""
     try:
         return error_text(read_json(data.decode("utf-8")))
     except JsonProblem:
@@ -540,7 +546,7 @@ def judge_reply(reply, allowed_ids):
     answer, problems = check_answer(reply, allowed_ids)
     if problems:
         print(f"回答被拒绝：{'；'.join(problems)}", file=sys.stderr)
-        print(f"原始回答（仅供排查，不要使用）：{one_line(reply['content']) or '（空）'}", file=sys.stderr)
+        print(f"原始回答（仅供排查，不要使用）：{one_line(reply['content'], 200) or '（空）'}", file=sys.stderr)
         result["problems"] = problems
         return result, EXIT_REJECTED
     if answer["status"] == "missing":

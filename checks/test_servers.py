@@ -78,10 +78,24 @@ class RawServer:
         with connection:
             connection.settimeout(5)
             try:
-                connection.recv(65536)
+                self.read_request(connection)   # 先把请求读完：没读完就关，对方收到的是 RST，不是我们想演示的情况
                 connection.sendall(self.reply)
+                connection.shutdown(socket.SHUT_WR)
+                while connection.recv(65536):
+                    pass
             except OSError:
                 pass
+
+    @staticmethod
+    def read_request(connection):
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += connection.recv(65536) or b"\r\n\r\n"
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                       if line.lower().startswith(b"content-length:")), 0)
+        while len(body) < length:
+            body += connection.recv(65536) or b" " * length
 
     def __exit__(self, *exc):
         self.sock.close()
@@ -199,6 +213,14 @@ class KeyShapeTest(unittest.TestCase):
         self.assertIn("环境变量 LOCAL_MODEL_API_KEY 的值中间有换行", result["problems"][0])
         self.assertNotIn(LOCAL_KEY[8:], out + err)
 
+    def test_an_empty_key_variable_is_called_empty_not_unset(self):
+        for env, said in (({"DEEPSEEK_API_KEY": "  "}, "环境变量 DEEPSEEK_API_KEY 是空的"), ({}, "环境变量 DEEPSEEK_API_KEY 没有设置")):
+            with self.subTest(said=said), mock.patch.dict(os.environ, clean_env(**env), clear=True), \
+                    mock.patch("getpass.getpass", side_effect=EOFError), mock.patch.object(sys, "platform", "linux"):
+                with self.assertRaises(retrieval_qa.KitError) as caught:
+                    model_reply_assistant.read_api_key()
+                self.assertTrue(str(caught.exception).startswith(f"错误：{said}，而当前终端无法隐藏输入"))
+
     def test_surrounding_whitespace_is_not_a_problem(self):
         with mock.patch.dict(os.environ, clean_env(DEEPSEEK_API_KEY=f"\t {KEY} \r\n"), clear=True):
             self.assertEqual(model_reply_assistant.read_api_key(), KEY)
@@ -238,6 +260,15 @@ class KeyScrubTest(ServerCase):
                 echo(LOCAL_KEY)
                 code, result, err = self.ask("--trace", LOCAL_MODEL_API_KEY=LOCAL_KEY)
                 self.assertIn("***", json.dumps(result, ensure_ascii=False) + err)
+
+    def test_no_half_key_where_a_long_message_is_cut(self):
+        for filler in (226, 236, 246, 256):   # 截断的位置落在密钥的开头、中间和结尾附近
+            with self.subTest(filler=filler):
+                self.server.respond(500, {"error": {"message": "x" * filler + KEY + " and more text " * 20}},
+                                    {"Retry-After": "y" * 40 + KEY})
+                code, result, err = self.ask_official()
+                self.assertNotIn(KEY[:12], json.dumps(result, ensure_ascii=False) + err)
+                self.assertNotIn(KEY[-12:], json.dumps(result, ensure_ascii=False) + err)
 
     def test_key_inside_an_exception_text_is_scrubbed(self):
         def failing_send(url, body, headers, timeout):
@@ -351,6 +382,30 @@ class BodyTest(ServerCase):
             with self.subTest(reason=reason), RawServer(reply) as raw:
                 code, result, _ = self.ask(LOCAL_MODEL_URL=raw.url)
                 self.assert_failed(result, code, reason)
+
+    def test_https_uses_a_verifying_context_and_http_needs_none(self):
+        import ssl
+        made = []
+        real = ssl.create_default_context
+
+        def recording(*args, **kwargs):
+            made.append(real(*args, **kwargs))
+            return made[-1]
+
+        with mock.patch("ssl.create_default_context", recording):
+            self.server.reply(GOOD)
+            self.assertEqual(self.ask()[0], 0)
+            self.assertEqual(made, [])   # 本机的 http 地址用不着证书
+            code, result, _ = self.ask(LOCAL_MODEL_URL=self.server.url.replace("http://", "https://"))
+        self.assert_failed(result, code, "TLS 连接失败", "把 LOCAL_MODEL_URL 里的 https:// 改成 http://")   # 对面讲明文 HTTP
+        self.assertEqual(len(made), 1)
+        self.assertEqual((made[0].verify_mode, made[0].check_hostname), (ssl.CERT_REQUIRED, True))
+
+    def test_a_refused_connection_asks_about_the_port_too(self):
+        with Listener() as closed:
+            port = closed.port
+        code, result, _ = self.ask(LOCAL_MODEL_URL=f"http://127.0.0.1:{port}/v1")
+        self.assert_failed(result, code, f"连接 127.0.0.1:{port} 被拒绝", "本机模型启动了吗？端口写对了吗？")
 
     def test_a_bug_in_the_kit_is_not_reported_as_a_network_error(self):
         with mock.patch.object(model_reply_assistant, "open_and_read", side_effect=KeyError("程序自己的 bug")):
@@ -466,9 +521,11 @@ class LocalUrlTest(unittest.TestCase):
                 self.assertIn("不能有 ? 或 #", self.refused(url))
 
     def test_the_full_endpoint_pasted_as_the_base_url(self):
-        for url in ("http://127.0.0.1:11434/v1/chat/completions", "http://localhost:4000/chat/completions/"):
+        for url, shorter in (("http://127.0.0.1:11434/v1/chat/completions", "http://127.0.0.1:11434/v1"),
+                             ("http://localhost:4000/chat/completions/", "http://localhost:4000")):
             with self.subTest(url=url):
-                self.assertIn("只写到 /v1 为止，程序会自己接上 /chat/completions", self.refused(url))
+                self.assertEqual(self.refused(url), "错误：LOCAL_MODEL_URL 只写到 /v1 为止，程序会自己接上 "
+                                                    f"/chat/completions，请写成 {shorter}。")
 
     def test_ipv4_mapped_loopback_is_refused_on_every_python(self):
         err = self.refused("http://[::ffff:127.0.0.1]:11434/v1")
@@ -524,10 +581,10 @@ class RealServerHabitsTest(ServerCase):
         code, result, err = self.ask()
         self.assert_failed(result, code, "服务器说它不支持请求里的某个参数",
                            "openai does not support parameters: ['thinking'], for model=m. To drop these")
-        detail = result["problems"][0].split("服务器说：", 1)[1]
-        self.assertTrue(detail.endswith("…。没有自动重试。"), detail)
-        shown = detail[:-len("…。没有自动重试。")]
-        self.assertLessEqual(len(shown), model_reply_assistant.MAX_SERVER_TEXT)
+        reason = result["problems"][0]
+        self.assertTrue(reason.endswith("…。没有自动重试。"), reason)
+        self.assertLessEqual(len(reason[:-len("。没有自动重试。")]), model_reply_assistant.MAX_FAILURE_TEXT)
+        shown = reason.split("服务器说：", 1)[1][:-len("…。没有自动重试。")]
         self.assertIn(shown + " ", " ".join(message.split()) + " ")   # 停在一个完整的词后面
         self.assertEqual([line for line in err.splitlines() if line.startswith("错误：")],
                          ["错误：" + result["problems"][0]])   # stderr 上也只有一行
@@ -536,7 +593,8 @@ class RealServerHabitsTest(ServerCase):
         self.server.respond(400, {"error": {"message": "No connected db.", "type": "no_db_connection", "param": None,
                                             "code": "400"}})
         code, result, _ = self.ask(LOCAL_MODEL_API_KEY=LOCAL_KEY)
-        self.assert_failed(result, code, "LOCAL_MODEL_API_KEY 和它的 master key 不一致", "服务器说：No connected db。")
+        self.assert_failed(result, code, "请求被本机服务拒绝（HTTP 400）：LiteLLM 代理这样回答，通常是 LOCAL_MODEL_API_KEY "
+                                         "和它的 master key 不一致（当前模型：stand-in）。服务器说：No connected db。")
 
     def test_insufficient_system_resource_is_a_failed_call_not_a_rejected_answer(self):
         self.server.reply(GOOD, finish_reason="insufficient_system_resource")
