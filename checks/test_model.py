@@ -465,7 +465,7 @@ class HelpTest(unittest.TestCase):
                 code, out, _ = run_main(module, ["--help"])
                 self.assertEqual(code, 0)
                 for text in (model_reply_assistant.DEFAULT_MODEL, "DEEPSEEK_API_KEY", "DEEPSEEK_MODEL",
-                             "LOCAL_MODEL_URL", "LOCAL_MODEL_NAME", "--timeout"):
+                             "LOCAL_MODEL_URL", "LOCAL_MODEL_NAME", "LOCAL_MODEL_API_KEY", "--timeout"):
                     self.assertIn(text, out)
 
 
