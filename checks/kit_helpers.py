@@ -3,7 +3,6 @@
 不是检查本身；被 checks/test_*.py 导入。
 """
 import atexit
-import hashlib
 import json
 import os
 import shutil
@@ -15,8 +14,14 @@ import unittest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+CHECKS_DIR = ROOT / "checks"
 SCRIPT = ROOT / "retrieval_qa.py"
-DOCUMENTS = ROOT / "retrieval_documents.json"
+# 检查的资料分两种：
+# - 学生的资料文件（默认是套件里的 retrieval_documents.json；run_checks.py --documents 可以换成别的文件，
+#   经环境变量 KIT_CHECK_DOCUMENTS 传给子进程）。只有“关于资料文件本身”的检查读它：能不能读、样例问题命中什么、课文记录。
+# - 发布版资料的副本 checks/shipped_documents.json：程序行为的检查都在它上面跑，学生怎么改资料都不会跳过它们。
+DOCUMENTS = Path(os.environ.get("KIT_CHECK_DOCUMENTS") or ROOT / "retrieval_documents.json")
+SHIPPED_DOCUMENTS = CHECKS_DIR / "shipped_documents.json"
 if str(ROOT) not in sys.path:   # 检查要导入套件根目录下的脚本
     sys.path.insert(0, str(ROOT))
 KIT_FILES = ["reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py", "retrieval_documents.json"]   # 学生下载到同一个文件夹里的文件
@@ -29,56 +34,65 @@ KIT_PYTHON = PYTHON + ["-S"]
 # 会改变程序行为的环境变量：检查里一律去掉，让结果不依赖谁的机器
 SCRUBBED = ("PYTHONIOENCODING", "PYTHONUTF8", "PYTHONWARNINGS", "PYTHONSTARTUP", "PYTHONINSPECT",
             "DEEPSEEK_API_KEY", "DEEPSEEK_MODEL", "LOCAL_MODEL_URL", "LOCAL_MODEL_NAME", "LOCAL_MODEL_API_KEY")
-# 程序行为的检查用自己的资料，学生怎么改 retrieval_documents.json 都不影响它们
-FIXTURE_DOCUMENTS = Path(__file__).resolve().parent / "fixture_documents.json"
+# 另一份与样例无关的资料（图书馆的借阅规则）：检查模型那一侧的行为时用，免得检查只在样例资料上成立
+FIXTURE_DOCUMENTS = CHECKS_DIR / "fixture_documents.json"
 
-# 发布版 retrieval_documents.json 的摘要（解析后规范化再算，所以换行符和缩进不影响）。
-# 维护者改了样例资料，要同时更新这里，并重新核对课文。
-SHIPPED_DOCUMENTS_SHA256 = "aafe639d03a2d75031ca63de17f5977279d3acc860cd06e9b9fe2c7b7a977813"
 IN_CI = os.environ.get("CI") == "true"
 
 
-def documents_digest(path=DOCUMENTS):
+def read_records(path):
+    """读一个资料文件，返回 (记录列表, None) 或 (None, 读不了的原因)。不抛异常：资料坏了也不能让检查崩掉。"""
     try:
-        records = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError):
+        return json.loads(Path(path).read_text(encoding="utf-8-sig")), None
+    except OSError as error:
+        return None, f"读不了（{error.strerror or error}）"
+    except UnicodeDecodeError:
+        return None, "不是 UTF-8 编码"
+    except (ValueError, RecursionError):
+        return None, "不是合法的 JSON"
+
+
+# 像是哪个练习：第 03 课的练习一、二、三，第 05 课的练习五（第 04 课的练习四不改资料）
+def documents_state(path=DOCUMENTS):
+    """学生的资料文件和发布版比，返回 None（相同：换行符、BOM、缩进和字段顺序都不算）或一句中文说明。
+    例："D01#1 的关键词多了「免费用多久」（像是练习一）"。"""
+    records, problem = read_records(path)
+    shipped, _ = read_records(SHIPPED_DOCUMENTS)
+    if problem:
+        return f"{problem}，程序读不了它；原因见“资料文件能读”那一项检查（test_kit_documents_file_is_valid）"
+    if records == shipped:
         return None
-    return hashlib.sha256(json.dumps(records, ensure_ascii=False, sort_keys=True).encode("utf-8")).hexdigest()
+    if not (isinstance(records, list) and all(isinstance(r, dict) and isinstance(r.get("id"), str) for r in records)):
+        return "结构和发布版不同"
+    old, new = {r["id"]: r for r in shipped}, {r["id"]: r for r in records}
+    changes = [f"删掉了 {i}" + ("（像是练习三）" if i == "D01#1" else "") for i in old if i not in new]
+    for record_id in (i for i in new if i not in old):
+        from reply_assistant import instruction_like
+        looks = instruction_like(str(new[record_id].get("title", "")) + " " + str(new[record_id].get("text", "")))
+        changes.append(f"加了 {record_id}" + ("（像是练习五）" if looks else ""))
+    for record_id in (i for i in new if i in old and new[i] != old[i]):
+        before, after = old[record_id], new[record_id]
+        added = [k for k in after.get("keywords") or [] if k not in before["keywords"]] if isinstance(
+            after.get("keywords"), list) else []
+        if added:
+            changes.append(f"{record_id} 的关键词多了" + "、".join(f"「{k}」" for k in added)
+                           + ("（像是练习一）" if record_id == "D01#1" else ""))
+        if after.get("text") != before["text"]:
+            changes.append(f"{record_id} 的正文改了" + ("（像是练习二）" if record_id == "D01#1" else ""))
+        if not added and after.get("text") == before["text"]:
+            changes.append(f"{record_id} 的其他字段改了")
+    if [r["id"] for r in records if r["id"] in old] != [i for i in old if i in new]:
+        changes.append("记录的顺序变了")
+    return "；".join(changes) or "内容和发布版不同"
 
 
-# 学生做过练习，资料就和发布版不同了：依赖样例资料的检查跳过（并说明原因），其余照常检查。
+DOCUMENTS_STATE = documents_state()
+DOCUMENTS_EDITED = DOCUMENTS_STATE is not None
+EDITED_REASON = f"{DOCUMENTS.name} 和发布版不同：{DOCUMENTS_STATE}" if DOCUMENTS_EDITED else ""
+# 只有关于资料文件本身的检查（样例问题的命中、课文记录）依赖它和发布版相同；不同时跳过并说明原因。
 # 持续集成（CI=true）里不跳过：仓库里的资料必须就是发布版。
-DOCUMENTS_EDITED = documents_digest() != SHIPPED_DOCUMENTS_SHA256
-EDITED_REASON = "retrieval_documents.json 和发布版不同（做过练习？）：依赖样例资料的检查跳过，恢复原文件后可完整检查"
-needs_shipped_documents = unittest.skipIf(DOCUMENTS_EDITED and not IN_CI, EDITED_REASON)
-
-
-def sample_routing_holds():
-    """程序行为的检查（模型调用、拒绝规则、命令行约定……）只依赖样例问题的这几条命中。学生做了练习一
-    （只加了关键词）时它们仍然成立，这些检查就照常运行，老师检查学生的副本时不至于大半被跳过。"""
-    import contextlib
-    import io
-    import retrieval_qa
-    try:
-        with contextlib.redirect_stderr(io.StringIO()):
-            documents = retrieval_qa.load_documents(str(DOCUMENTS))
-    except retrieval_qa.KitError:
-        return False
-
-    def route(question):
-        return [(hit["id"], hit["title"], hit["matched"]) for hit in retrieval_qa.retrieve(question, documents)]
-
-    trial = [record for record in documents if record["id"] == "D01#1"]
-    return (len(documents) == 5 and not retrieval_qa.document_warnings(documents)
-            and route("试用几天？") == [("D01#1", "产品规则 · 试用", ["几天", "试用"])] and "7 天" in trial[0]["text"]
-            and route("部署后会自动发送吗？") == [("D01#2", "产品规则 · 发送边界", ["发送", "自动"]),
-                                             ("D02#1", "部署说明 · 服务器资源", ["部署"])]
-            and route("价格是多少？") == [] and "D04#1" in [record["id"] for record in documents])
-
-
-ROUTING_REASON = "样例问题的命中和发布版不同（资料被改过）：依赖这些命中的检查跳过，恢复原文件后可完整检查"
-needs_sample_routing = unittest.skipIf(DOCUMENTS_EDITED and not IN_CI and not sample_routing_holds(), ROUTING_REASON)
-
+needs_shipped_documents = unittest.skipIf(DOCUMENTS_EDITED and not IN_CI,
+                                          f"{EDITED_REASON}：这项检查依赖发布版资料，恢复原文件后会运行")
 
 
 _pycache = []
@@ -100,8 +114,15 @@ def clean_env(**extra):
     return env
 
 
-def run_kit(args, stdin="", cwd=None, script=SCRIPT, env=None, python=None):
-    """运行 retrieval_qa.py，返回 (退出码, stdout 文本, stderr 文本)，都按 UTF-8 解码。"""
+ON_SHIPPED = ["--documents", str(SHIPPED_DOCUMENTS)]
+
+
+def run_kit(args, stdin="", cwd=None, script=SCRIPT, env=None, python=None, documents=SHIPPED_DOCUMENTS):
+    """运行 retrieval_qa.py，返回 (退出码, stdout 文本, stderr 文本)，都按 UTF-8 解码。
+    检查的是程序的行为，所以默认读发布版资料的副本（args 里自己写了 --documents 的除外）；
+    documents=None 时不加 --documents，程序读脚本旁边的默认资料文件。"""
+    if documents is not None and script == SCRIPT and not any(a.startswith("--documents") for a in args):
+        args = list(args) + ["--documents", str(documents)]
     done = subprocess.run((python or KIT_PYTHON) + [str(script)] + list(args),
                           input=stdin.encode("utf-8"), capture_output=True, cwd=cwd,
                           env=env if env is not None else clean_env(), timeout=60)
@@ -110,7 +131,7 @@ def run_kit(args, stdin="", cwd=None, script=SCRIPT, env=None, python=None):
 
 def interrupt_kit(args, ready, env=None, stdin=subprocess.PIPE):
     """启动 retrieval_qa.py，等 ready(process) 返回后发 SIGINT（相当于按 Ctrl-C），返回 (退出码, stdout, stderr) 字节。"""
-    process = subprocess.Popen(KIT_PYTHON + [str(SCRIPT)] + list(args), stdin=stdin, stdout=subprocess.PIPE,
+    process = subprocess.Popen(KIT_PYTHON + [str(SCRIPT)] + list(args) + ON_SHIPPED, stdin=stdin, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env=env if env is not None else clean_env())
     try:
         ready(process)
@@ -123,12 +144,15 @@ def interrupt_kit(args, ready, env=None, stdin=subprocess.PIPE):
 
 
 def run_main(module, args, **env):
-    """在进程内运行某个脚本的 main()，环境变量只有 clean_env() 加上 env。返回 (退出码, stdout, stderr)。"""
+    """在进程内运行某个脚本的 main()，环境变量只有 clean_env() 加上 env。返回 (退出码, stdout, stderr)。
+    和 run_kit 一样，retrieval_qa 默认读发布版资料的副本。"""
     import contextlib
     import io
     from unittest import mock
+    import retrieval_qa
     out, err = io.StringIO(), io.StringIO()
     with mock.patch.dict(os.environ, clean_env(**env), clear=True), \
+            mock.patch.object(retrieval_qa, "DOCUMENTS_PATH", str(SHIPPED_DOCUMENTS)), \
             contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = module.main(args)
     return code, out.getvalue(), err.getvalue()
@@ -147,8 +171,8 @@ class KitCopy:
         self._tmp = tempfile.TemporaryDirectory()
         self.path = Path(self._tmp.name) / "kit"
         self.path.mkdir()
-        for name in KIT_FILES:
-            shutil.copy2(ROOT / name, self.path / name)
+        for name in KIT_FILES:   # 资料用发布版的副本：工具和练习的检查不受学生改动的影响
+            shutil.copy2(SHIPPED_DOCUMENTS if name == "retrieval_documents.json" else ROOT / name, self.path / name)
         if with_checks:   # 评测、练习自查这些工具在 checks/ 里，用到它们时连 checks/ 一起复制
             shutil.copytree(ROOT / "checks", self.path / "checks", ignore=shutil.ignore_patterns("__pycache__"))
         self.documents = self.path / "retrieval_documents.json"
@@ -185,5 +209,5 @@ def write_temp(directory, name, content):
 
 
 def load_sample_texts():
-    """随套件发布的资料：id → 正文。"""
-    return {record["id"]: record["text"] for record in json.loads(DOCUMENTS.read_text(encoding="utf-8-sig"))}
+    """发布版资料：id → 正文。"""
+    return {record["id"]: record["text"] for record in json.loads(SHIPPED_DOCUMENTS.read_text(encoding="utf-8"))}

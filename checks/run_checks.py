@@ -1,9 +1,20 @@
 """一条命令跑完套件的全部离线检查（不联网、不需要密钥、只写临时目录）。
 
-    $ python -W error checks/run_checks.py        # 加 -v 可逐条列出检查名
+    $ python -W error checks/run_checks.py                  # 全部检查
+    $ python checks/run_checks.py --documents 学生的.json    # 老师用：只检查一份学生的资料文件，再给练习打勾
 
-从任何目录运行都可以。最后一行形如 “checks: 200 passed, 0 failed, 1 skipped”；有失败时退出码为 1。
-机器有多个核时，检查分成两组在两个子进程里同时跑（各组用同样的 Python 和 -W 设置），结果合在一起报告。
+从任何目录运行都可以。最后一行形如 “checks: 200 passed, 0 failed, 1 skipped”；有失败时退出码为 1，用法错误为 2。
+
+  -v, --verbose      逐条列出检查名；失败时打印完整的 traceback
+  --documents PATH   不跑全部检查，只跑“关于资料文件”的几项（能不能读、样例问题命中什么），对象换成 PATH；
+                     再用 checks/exercise.py all 判一遍练习。代码和其他检查用的都是这份套件自己的（老师手里可信的那份）
+  -h, --help         显示这段说明
+
+程序行为的检查（模型调用、拒绝规则、命令行约定、出处核对、课文记录……）都在发布版资料的副本
+checks/shipped_documents.json 上跑，学生改 retrieval_documents.json 不会让它们跳过或失败。
+只有关于资料文件本身的几项读学生的文件；文件和发布版不同时，开头会说明哪里不同、像是哪个练习。
+机器有多个核时，检查分成两组在两个子进程里同时跑（同样的 Python 和 -W 设置），结果合在一起报告。
+内部用的环境变量：KIT_CHECK_DOCUMENTS（--documents 经它传给子进程）。
 """
 import json
 import os
@@ -13,21 +24,45 @@ import sys
 import unittest
 from pathlib import Path
 
+if sys.version_info < (3, 10):   # 新语法出现之前先说清楚，免得旧版本 Python 报一串看不懂的错误
+    print(f"错误：这套教材需要 Python 3.10 或更新版本，现在是 {platform.python_version()}。", file=sys.stderr)
+    sys.exit(2)
+
 CHECKS_DIR = Path(__file__).resolve().parent
 # 大致的耗时（秒），只用来把检查分成差不多重的两组；不准也不要紧，只影响快慢
-WEIGHTS = {"test_lessons": 5, "test_model": 4, "test_tools": 4, "test_grounding": 3, "test_untrusted": 2, "test_cli": 3,
-           "test_servers": 3}
+WEIGHTS = {"test_lessons": 5, "test_model": 2, "test_tools": 4, "test_grounding": 2, "test_untrusted": 2, "test_cli": 2,
+           "test_servers": 2}
+# 关于资料文件本身的检查：--documents 只跑这几项
+DATA_CHECKS = ["test_loader.KitDocumentsTest", "test_loader.SampleFileTest", "test_retrieval.SampleQuestionsTest"]
+USAGE = "用法：python checks/run_checks.py [-v] [--documents PATH]；详见 --help。"
 
 
-def run_modules(names, verbose):
-    """在本进程里跑这些检查模块，返回 (运行数, 失败数, 跳过数)。"""
-    loader = unittest.defaultTestLoader
+class ConciseResult(unittest.TextTestResult):
+    """检查没通过（断言不成立）时只打印检查写好的中文原因，不打印 traceback；意外的异常照旧打印 traceback。
+    加 -v 时一律打印完整的 traceback。"""
+
+    def _exc_info_to_string(self, err, test):
+        if issubclass(err[0], AssertionError) and not self.showAll:
+            return str(err[1]) + "\n"
+        return super()._exc_info_to_string(err, test)
+
+
+def run_names(names, verbose):
+    """在本进程里跑这些检查（模块名或“模块.类名”），返回 [运行数, 失败数, 跳过数]。
+    某个模块连导入都失败时，算一次失败并打印原因，其余照常运行。"""
     if str(CHECKS_DIR) not in sys.path:
         sys.path.insert(0, str(CHECKS_DIR))
-    suite = unittest.TestSuite(loader.loadTestsFromName(name) for name in names)
-    result = unittest.TextTestRunner(verbosity=2 if verbose else 1).run(suite)
-    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
-    return result.testsRun, failed, len(result.skipped)
+    suite, broken = unittest.TestSuite(), 0
+    for name in names:
+        try:
+            suite.addTest(unittest.defaultTestLoader.loadTestsFromName(name))
+        except Exception as error:   # 检查模块自己坏了：说清是哪个，别让整组检查消失
+            print(f"检查模块 {name} 无法加载：{error.__class__.__name__}: {error}", file=sys.stderr)
+            broken += 1
+    runner = unittest.TextTestRunner(verbosity=2 if verbose else 1, resultclass=ConciseResult)
+    result = runner.run(suite)
+    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses) + broken
+    return [result.testsRun + broken, failed, len(result.skipped)]
 
 
 def split(names, parts):
@@ -43,36 +78,77 @@ def run_in_parallel(groups, verbose):
     workers = [subprocess.Popen(command + ["--worker"] + (["-v"] if verbose else []) + group, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE) for group in groups]
     totals = [0, 0, 0]
-    for worker in workers:
+    for worker, group in zip(workers, groups):
         out, err = worker.communicate()
         sys.stderr.write(err.decode("utf-8", errors="replace"))
         try:
             counts = json.loads(out.decode("utf-8").strip().splitlines()[-1])
-        except (ValueError, IndexError):   # 子进程自己崩了：算作一次失败，输出已经在上面
+        except (ValueError, IndexError):   # 子进程自己崩了：算作一次失败，并说清是哪一组
+            print(f"错误：这一组检查没有跑完（子进程退出码 {worker.returncode}）：{'、'.join(group)}", file=sys.stderr)
             counts = [1, 1, 0]
         totals = [a + b for a, b in zip(totals, counts)]
     return totals
 
 
+def parse_arguments(argv):
+    """返回 {"verbose", "documents", "worker", "names", "help"}；不认识的选项抛出 SystemExit(2)。"""
+    options = {"verbose": False, "documents": None, "worker": False, "names": [], "help": False}
+    pending = list(argv)
+    while pending:
+        arg = pending.pop(0)
+        name, has_value, value = arg.partition("=")
+        if arg in ("-h", "--help"):
+            options["help"] = True
+        elif arg in ("-v", "--verbose"):
+            options["verbose"] = True
+        elif arg == "--worker":   # 由下面的并行模式启动；后面跟着要跑的检查名
+            options["worker"], options["names"] = True, pending
+            break
+        elif name == "--documents":
+            value = value if has_value else (pending.pop(0) if pending else "")
+            if not value.strip():
+                usage_error(f"--documents 后面要写一个资料文件的路径。{USAGE}")
+            options["documents"] = os.path.abspath(value)
+        else:
+            usage_error(f"不认识的参数 {arg}。{USAGE}")
+    return options
+
+
+def usage_error(message):
+    print(f"错误：{message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def main(argv):
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(encoding="utf-8", errors="replace")
-    verbose = "-v" in argv
-    if "--worker" in argv:   # 由下面的并行模式启动：只跑指定的模块，把计数写到 stdout
-        names = [arg for arg in argv if not arg.startswith("-")]
-        print(json.dumps(run_modules(names, verbose)))
+    options = parse_arguments(argv)
+    if options["help"]:
+        print(__doc__.strip())
         return 0
+    if options["documents"]:   # 在导入 kit_helpers 之前设好：它和子进程都从这里读
+        os.environ["KIT_CHECK_DOCUMENTS"] = options["documents"]
+    if options["worker"]:   # 只跑指定的检查，把计数写到 stdout
+        print(json.dumps(run_names(options["names"], options["verbose"])))
+        return 0
+    sys.path.insert(0, str(CHECKS_DIR))
+    from kit_helpers import DOCUMENTS, DOCUMENTS_STATE, IN_CI
     warnings = " ".join(f"-W {option}" for option in sys.warnoptions) or "默认"
     print(f"Python {platform.python_version()}，警告设置：{warnings}", file=sys.stderr)
-    names = sorted(path.stem for path in CHECKS_DIR.glob("test_*.py"))
-    parts = 2 if (os.cpu_count() or 1) > 1 else 1
-    if parts > 1:
-        run, failed, skipped = run_in_parallel(split(names, parts), verbose)
+    if DOCUMENTS_STATE is None:
+        print(f"资料文件 {DOCUMENTS}：和发布版相同。", file=sys.stderr)
     else:
-        run, failed, skipped = run_modules(names, verbose)
-    from kit_helpers import DOCUMENTS_EDITED, EDITED_REASON, IN_CI
-    if DOCUMENTS_EDITED:
-        print(f"注意：{EDITED_REASON}。" if not IN_CI else "注意：CI 里资料文件必须是发布版。", file=sys.stderr)
+        consequence = "CI 里资料文件必须是发布版" if IN_CI else "只有关于资料文件本身的几项检查会跳过"
+        print(f"资料文件 {DOCUMENTS}：和发布版不同（{DOCUMENTS_STATE}）；{consequence}。", file=sys.stderr)
+    names = DATA_CHECKS if options["documents"] else sorted(path.stem for path in CHECKS_DIR.glob("test_*.py"))
+    parts = 2 if (os.cpu_count() or 1) > 1 and not options["documents"] else 1
+    if parts > 1:
+        run, failed, skipped = run_in_parallel(split(names, parts), options["verbose"])
+    else:
+        run, failed, skipped = run_names(names, options["verbose"])
+    if options["documents"]:   # 老师检查学生的文件：再看练习做到哪一步
+        sys.stdout.flush()
+        subprocess.run([sys.executable, str(CHECKS_DIR / "exercise.py"), "all", "--documents", options["documents"]])
     print(f"checks: {run - failed - skipped} passed, {failed} failed, {skipped} skipped")
     return 0 if failed == 0 and run > 0 else 1
 

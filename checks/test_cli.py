@@ -6,14 +6,13 @@ import tempfile
 import time
 import unittest
 
-from kit_helpers import KIT_PYTHON, ROOT, SCRIPT, clean_env, needs_sample_routing, interrupt_kit, run_json, run_kit, write_temp
+from kit_helpers import KIT_PYTHON, ON_SHIPPED, ROOT, SCRIPT, KitCopy, clean_env, interrupt_kit, run_json, run_kit, write_temp
 
 FIELDS = ["question", "status", "model_called", "hits", "note"]
 # 只检索的路径不许导入的模块：网络和读密钥的都不要
 FORBIDDEN = ("urllib", "http", "ssl", "_ssl", "socket", "_socket", "getpass")
 
 
-@needs_sample_routing
 class OutputTest(unittest.TestCase):
     def test_retrieved_question(self):
         code, result, err = run_json(["--retrieve-only", "试用几天？"])
@@ -55,7 +54,7 @@ class OutputTest(unittest.TestCase):
                 self.assertIn("命中词：几天、试用", err)
 
     def test_pipes_into_json_tool(self):
-        first = subprocess.run(KIT_PYTHON + [str(SCRIPT), "--retrieve-only", "部署后会自动发送吗？"],
+        first = subprocess.run(KIT_PYTHON + [str(SCRIPT), "--retrieve-only", "部署后会自动发送吗？", *ON_SHIPPED],
                                capture_output=True, env=clean_env(), timeout=60)
         second = subprocess.run(KIT_PYTHON + ["-m", "json.tool"], input=first.stdout, capture_output=True, timeout=60)
         self.assertEqual(second.returncode, 0, second.stderr)
@@ -68,7 +67,6 @@ class OutputTest(unittest.TestCase):
                                             "  D02#1  部署说明 · 服务器资源  命中词：部署"])
 
 
-@needs_sample_routing
 class PromptTest(unittest.TestCase):
     def test_question_from_stdin_with_prompt_on_stderr(self):
         code, result, err = run_json(["--retrieve-only"], stdin="试用几天？\n")
@@ -89,7 +87,7 @@ class PromptTest(unittest.TestCase):
                 self.assertIn("错误：问题是空的。", err)
 
     def test_stdin_that_is_not_utf8(self):
-        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "--retrieve-only"], input="试用几天？\n".encode("gbk"),
+        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "--retrieve-only", *ON_SHIPPED], input="试用几天？\n".encode("gbk"),
                               capture_output=True, env=clean_env(), timeout=60)
         self.assertEqual(done.returncode, 2)
         self.assertIn("从标准输入读到的问题不是 UTF-8 文本", done.stderr.decode("utf-8"))
@@ -139,12 +137,13 @@ class UsageTest(unittest.TestCase):
             self.assertIn(text, out)
 
 
-@needs_sample_routing
 class WorkingDirectoryTest(unittest.TestCase):
     def test_runs_from_another_directory(self):
+        kit = KitCopy()   # 副本里的资料是发布版：脚本旁边的默认资料文件，和从哪里启动无关
+        self.addCleanup(kit.close)
         with tempfile.TemporaryDirectory() as elsewhere:
-            code, result, _ = run_json(["--retrieve-only", "试用几天？"], cwd=elsewhere)
-        self.assertEqual((code, result["hits"][0]["id"]), (0, "D01#1"))
+            code, out, _ = kit.run(["--retrieve-only", "试用几天？"], cwd=elsewhere)
+        self.assertEqual((code, json.loads(out)["hits"][0]["id"]), (0, "D01#1"))
 
     def test_documents_option_is_relative_to_the_cwd(self):
         with tempfile.TemporaryDirectory() as elsewhere:

@@ -2,14 +2,13 @@
 import json
 import unittest
 
-from kit_helpers import DOCUMENTS, KitCopy, needs_shipped_documents
+from kit_helpers import DOCUMENTS, KitCopy
 
 
 def hit_ids(result):
     return [hit["id"] for hit in result["hits"]]
 
 
-@needs_shipped_documents
 class ExerciseTest(unittest.TestCase):
     def setUp(self):
         self.kit = KitCopy()

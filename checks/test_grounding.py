@@ -4,7 +4,7 @@ import subprocess
 import tempfile
 import unittest
 
-from kit_helpers import KIT_PYTHON, ROOT, SCRIPT, clean_env, needs_sample_routing, needs_shipped_documents, write_temp
+from kit_helpers import KIT_PYTHON, ON_SHIPPED, ROOT, SCRIPT, SHIPPED_DOCUMENTS, clean_env, write_temp
 from grounding_eval import FLAGGED, catch_rate, evaluate, load_cases
 
 import retrieval_qa
@@ -140,14 +140,13 @@ def check_draft(question, answer, *extra, raw=None):
     """在新会话里运行 --check-draft（没有终端、没有密钥），返回 (退出码, 输出对象, stderr)。"""
     with tempfile.TemporaryDirectory() as directory:
         path = write_temp(directory, "answer.json", raw if raw is not None else json.dumps(answer, ensure_ascii=False))
-        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), question, "--check-draft", str(path), *extra],
+        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), question, "--check-draft", str(path), *ON_SHIPPED, *extra],
                               capture_output=True, env=clean_env(), timeout=60, stdin=subprocess.DEVNULL,
                               start_new_session=True)
     err = done.stderr.decode("utf-8")
     return done.returncode, json.loads(done.stdout) if done.stdout else None, err
 
 
-@needs_sample_routing
 class CheckDraftTest(unittest.TestCase):
     def test_faithful_draft_passes_and_lists_uncited_hits(self):
         answer = {"status": "draft", "draft": "不会自动发送，每一条回复都要由客服人员检查后亲手发出。", "sources": ["D01#2"]}
@@ -211,7 +210,8 @@ class CheckDraftTest(unittest.TestCase):
 
     def test_unreadable_file_is_a_rejected_answer(self):
         with tempfile.TemporaryDirectory() as directory:
-            done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "试用几天？", "--check-draft", f"{directory}/none.json"],
+            done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "试用几天？", "--check-draft", f"{directory}/none.json",
+                                   *ON_SHIPPED],
                                   capture_output=True, env=clean_env(), timeout=60, start_new_session=True)
         result = json.loads(done.stdout)
         self.assertEqual((done.returncode, result["status"], result["model_called"]), (4, "rejected", False))
@@ -228,7 +228,6 @@ class CheckDraftTest(unittest.TestCase):
         self.assertIn("--retrieve-only 和 --check-draft 不能同时使用", err)
 
 
-@needs_shipped_documents
 class LabelledSetTest(unittest.TestCase):
     """checks/grounding_cases.json：人工标注的回答，和程序的判定对比（数字由 grounding_eval.py 打印）。"""
 
@@ -278,10 +277,9 @@ class LabelledSetTest(unittest.TestCase):
             self.assertIn(case["expected"], {"draft", "missing"} | FLAGGED)
 
 
-@needs_shipped_documents
 class SampleHitsTest(unittest.TestCase):
     def test_labelled_questions_hit_what_the_labels_assume(self):
-        documents = load_documents()
+        documents = load_documents(str(SHIPPED_DOCUMENTS))
         for question, ids in (("对话记录保存多久，会自动删除吗？", ["D04#1", "D01#2"]),
                               ("体验版试用期间能部署到自己的服务器吗？", ["D01#1", "D02#1"]),
                               ("团队账户的数据安全怎么保证？", ["D03#1", "D04#1"])):

@@ -3,11 +3,10 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from kit_helpers import ROOT, needs_shipped_documents, write_temp
+from kit_helpers import ROOT, write_temp
 from transcripts import check_markdown, default_documents, parse_markdown
 
 
-@needs_shipped_documents
 class LessonTranscriptTest(unittest.TestCase):
     def test_every_lesson_and_the_readme(self):
         documents = default_documents()
@@ -92,7 +91,6 @@ class RunnerTest(unittest.TestCase):
             "\"first\"\n```\n")
         self.assertEqual(check_markdown(path), ([], 1))
 
-    @needs_shipped_documents
     def test_record_listing_must_match_the_file(self):
         good = self.lesson('```json\n{"id": "D02#1", "title": "部署说明 · 服务器资源",\n'
                            ' "text": "私有部署需要一台 4 核 CPU、8 GB 内存的服务器，另外为资料索引预留 50 GB 磁盘空间。",\n'

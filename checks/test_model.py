@@ -14,7 +14,7 @@ import unittest
 import urllib.error
 from unittest import mock
 
-from kit_helpers import KIT_PYTHON, SCRIPT, clean_env, interrupt_kit, load_sample_texts, needs_sample_routing, run_main
+from kit_helpers import KIT_PYTHON, ON_SHIPPED, SCRIPT, clean_env, interrupt_kit, load_sample_texts, run_main
 
 import model_reply_assistant
 import reply_assistant
@@ -30,7 +30,6 @@ def no_getpass(*args, **kwargs):
     raise AssertionError("不该读取密钥")
 
 
-@needs_sample_routing
 class StandInCase(unittest.TestCase):
     def setUp(self):
         self.server = StandIn().__enter__()
@@ -277,7 +276,6 @@ class FailureTest(StandInCase):
         self.assertLess(time.monotonic() - started, 0.4 + 1.0)
 
 
-@needs_sample_routing
 class LoopbackOnlyTest(unittest.TestCase):
     def test_non_loopback_urls_are_refused_before_any_connection(self):
         for url in ("http://example.com/v1", "http://10.0.0.5:11434/v1", "http://192.168.1.2/v1",
@@ -308,7 +306,6 @@ class LoopbackOnlyTest(unittest.TestCase):
         self.assertIn("LOCAL_MODEL_NAME", err)
 
 
-@needs_sample_routing
 class OfficialEndpointTest(unittest.TestCase):
     """官方地址的路径：进程内替换传输函数 send，记录请求；绝不连外网。"""
 
@@ -384,10 +381,9 @@ class OfficialEndpointTest(unittest.TestCase):
 
 
 class KeyTest(unittest.TestCase):
-    @needs_sample_routing
     def test_no_key_and_no_terminal_exits_3_naming_the_variable(self):
-        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "试用几天？"], stdin=subprocess.DEVNULL, capture_output=True,
-                              env=clean_env(), timeout=60, start_new_session=True)
+        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "试用几天？", *ON_SHIPPED], stdin=subprocess.DEVNULL,
+                              capture_output=True, env=clean_env(), timeout=60, start_new_session=True)
         err = done.stderr.decode("utf-8")
         self.assertEqual(done.returncode, 3, err)
         self.assertIn("DEEPSEEK_API_KEY", err)
@@ -419,7 +415,6 @@ class KeyTest(unittest.TestCase):
             self.assertEqual(model_reply_assistant.read_api_key(), KEY)
 
 
-@needs_sample_routing
 class ProxyTest(unittest.TestCase):
     def test_proxy_variables_are_ignored(self):
         with StandIn() as server, socket.socket() as proxy:
@@ -433,7 +428,7 @@ class ProxyTest(unittest.TestCase):
                             all_proxy=address)
             for name in ("NO_PROXY", "no_proxy"):
                 env.pop(name, None)
-            done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "试用几天？", "--timeout", "5"], capture_output=True,
+            done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "试用几天？", "--timeout", "5", *ON_SHIPPED], capture_output=True,
                                   env=env, timeout=60, stdin=subprocess.DEVNULL)
             self.assertEqual(done.returncode, 0, done.stderr.decode("utf-8"))
             self.assertEqual(len(server.requests), 1)
@@ -442,7 +437,6 @@ class ProxyTest(unittest.TestCase):
 
 
 @unittest.skipIf(sys.platform == "win32", "Windows 没有 SIGINT 可以直接发给子进程")
-@needs_sample_routing
 class InterruptTest(unittest.TestCase):
     def test_ctrl_c_while_waiting_for_the_model_exits_130(self):
         with StandIn() as server:

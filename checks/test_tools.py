@@ -3,7 +3,7 @@ import csv
 import json
 import unittest
 
-from kit_helpers import ROOT, KitCopy, clean_env, needs_shipped_documents
+from kit_helpers import ROOT, KitCopy, clean_env
 from stand_in_model import StandIn
 
 import acceptance
@@ -52,7 +52,6 @@ class Bm25Test(unittest.TestCase):
         self.assertEqual(hits[0], "D")   # 两个文档都有“服务器”，只有 D 还有“内存”
 
 
-@needs_shipped_documents
 class EvaluateCommandTest(unittest.TestCase):
     def test_the_set_covers_every_kind_the_issue_asks_for(self):
         questions = json.loads(evaluate.QUESTIONS.read_text(encoding="utf-8"))
@@ -91,7 +90,6 @@ class EvaluateCommandTest(unittest.TestCase):
         self.assertIn("45 个问题", out)
 
 
-@needs_shipped_documents
 class ExerciseCommandTest(unittest.TestCase):
     def setUp(self):
         self.kit = KitCopy(with_checks=True)
@@ -206,7 +204,6 @@ class ExerciseCommandTest(unittest.TestCase):
         self.assertIn("这个练习做完要改回去", out)
 
 
-@needs_shipped_documents
 class AcceptanceTest(unittest.TestCase):
     def test_offline_record_has_the_six_columns_and_four_rows(self):
         kit = KitCopy(with_checks=True)

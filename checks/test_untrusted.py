@@ -7,7 +7,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from kit_helpers import KitCopy, clean_env, needs_sample_routing, needs_shipped_documents, write_temp
+from kit_helpers import SHIPPED_DOCUMENTS, KitCopy, clean_env, run_main as run_script, write_temp
 from stand_in_model import StandIn
 
 import model_reply_assistant
@@ -24,11 +24,8 @@ def record(record_id, text, keywords=("试用",), title=None):
 
 
 def run_main(args, **env):
-    out, err = io.StringIO(), io.StringIO()
-    with mock.patch.dict(os.environ, clean_env(**env), clear=True), \
-            contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = retrieval_qa.main(args)
-    return code, out.getvalue(), err.getvalue()
+    """在进程内运行 retrieval_qa（读发布版资料的副本）。"""
+    return run_script(retrieval_qa, args, **env)
 
 
 class InstructionWarningTest(unittest.TestCase):
@@ -126,16 +123,14 @@ class VersionAndKeywordWarningTest(unittest.TestCase):
                          ['第 1 条记录（id "A"）的正文有 401 个字，超过每个片段 400 字的建议上限，请切成几个片段'])
 
 
-@needs_shipped_documents
 class SampleDocumentsTest(unittest.TestCase):
     def test_no_warning_for_any_sample_document(self):
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
-            documents = load_documents()
+            documents = load_documents(str(SHIPPED_DOCUMENTS))
         self.assertEqual((document_warnings(documents), err.getvalue()), ([], ""))
 
 
-@needs_sample_routing
 class ObeyingModelTest(unittest.TestCase):
     """假服务扮演一个“听了资料里指令”的模型：每种回答都必须被拒绝或标为复核，绝不能是 draft。"""
 
@@ -201,7 +196,6 @@ class ObeyingModelTest(unittest.TestCase):
         self.assertEqual(result["problems"], ["引用的片段 X9 里有像是给模型下指令的文字，草稿可能照着它写了"])
 
 
-@needs_sample_routing
 class TraceTest(unittest.TestCase):
     STAGES = ["资料", "检索", "上下文", "请求", "响应", "核对"]
 
