@@ -6,11 +6,13 @@
 没有密钥时可以改用本机的 OpenAI 兼容模型（例如 Ollama）：设置 LOCAL_MODEL_URL 和 LOCAL_MODEL_NAME。
 失败时不自动重试：一次请求可能已经计费，要不要再试由你决定。
 """
+import codecs
 import getpass
 import http.client
 import ipaddress
 import json
 import os
+import re
 import ssl
 import sys
 import threading
@@ -21,8 +23,8 @@ import urllib.request
 import warnings
 
 from reply_assistant import (DEFAULT_TIMEOUT, EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE, JsonProblem,
-                             KitError, MATERIALS, ask_question, build_messages, describe, json_object, os_reason,
-                             parse_command_line, parse_timeout, read_head, read_json, run_cli, write_json)
+                             KitError, MATERIALS, ask_question, build_messages, describe, json_object, one_line,
+                             os_reason, parse_command_line, parse_timeout, read_head, read_json, run_cli, write_json)
 
 # ---------- 常量 ----------
 
@@ -65,6 +67,7 @@ SERVER_HINTS = {
 }
 
 USAGE = "用法：python model_reply_assistant.py [问题] [--timeout 秒]；详见 --help。"
+BRACKETS = "LOCAL_MODEL_URL 写得不对：方括号要配对，里面只能写 IPv6 地址（例如 [::1]），IPv4 地址直接写 127.0.0.1"
 NO_KEY_OPTIONS = "没有密钥时，可以用 LOCAL_MODEL_URL 改用本机模型（见第 02 课），或用 retrieval_qa.py --retrieve-only 只检索。"
 
 
@@ -98,8 +101,8 @@ def local_base_url(url):
         raise KitError(f"错误：LOCAL_MODEL_URL 里有空格、反斜杠、全角或看不见的字符，请只写普通的网址，{example}。")
     try:
         parts = urllib.parse.urlsplit(url)
-    except ValueError:   # 例如方括号里写了 IPv4 地址；新版 Python 在这里就拒绝，旧版不拒绝，这里统一拒绝
-        raise KitError(f"错误：LOCAL_MODEL_URL 写得不对，{example}，现在是 {url}。") from None
+    except ValueError:   # 方括号没配对，或方括号里写了 IPv4 地址（新版 Python 在这里就拒绝）
+        raise KitError(f"错误：{BRACKETS}，{example}，现在是 {url}。") from None
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise KitError(f"错误：LOCAL_MODEL_URL 要以 http:// 开头，{example}，现在是 {url}。")
     if "@" in parts.netloc:   # http://127.0.0.1@evil.example/：看着像本机，其实连的是 @ 后面的主机
@@ -111,6 +114,8 @@ def local_base_url(url):
         shorter = url.rstrip("/")[:-len("/chat/completions")]
         raise KitError(f"错误：LOCAL_MODEL_URL 只写到 /v1 为止，程序会自己接上 /chat/completions，请写成 {shorter}。")
     host, port = split_host_port(parts.netloc, 443 if parts.scheme == "https" else 80)
+    if host is None:   # 旧版 Python 的 urlsplit 放过了 [127.0.0.1]，这里补上同样的拒绝
+        raise KitError(f"错误：{BRACKETS}，{example}，现在是 {url}。")
     if port is None:
         raise KitError("错误：LOCAL_MODEL_URL 的端口应当是 1–65535 之间的整数（Ollama 默认 11434，LiteLLM 默认 4000），"
                        f"现在是 {url}。")
@@ -123,14 +128,17 @@ def local_base_url(url):
 
 
 def split_host_port(netloc, default_port):
-    """"127.0.0.1:11434" -> ("127.0.0.1", 11434)；"[::1]" -> ("::1", 默认端口)；端口不合规时端口为 None。
+    """"127.0.0.1:11434" -> ("127.0.0.1", 11434)；"[::1]" -> ("::1", 默认端口)；端口不合规时端口为 None，
+    方括号里不是 IPv6 地址时两个都是 None。
     自己拆，不用 urlsplit 的 .port：各版本 Python 对 ":+80"、":99999" 的处理不一样。"""
     if netloc.endswith("]") or ":" not in netloc:
         host, port_text = netloc, str(default_port)
     else:
         host, _, port_text = netloc.rpartition(":")
     if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1] if ":" in host else ""   # 方括号里只能是 IPv6 地址
+        if ":" not in host:   # 方括号里只能是 IPv6 地址
+            return None, None
+        host = host[1:-1]
     port = int(port_text) if port_text.isdigit() and len(port_text) <= 5 else 0
     return host.lower(), (port if 1 <= port <= 65535 else None)
 
@@ -237,19 +245,48 @@ def send(url, body, headers, timeout):
     return outcome["value"]
 
 
+class CheckedResponse(http.client.HTTPResponse):
+    """http.client 照单全收服务器给的分块大小；写成 -1 时它会一直读到连接关闭，1 MiB 的上限就管不住了。
+    负数一律当作坏响应（http.client 把这里的 ValueError 报成 IncompleteRead）。"""
+
+    def _read_next_chunk_size(self):
+        size = super()._read_next_chunk_size()
+        if size < 0:
+            raise ValueError(f"分块大小是负数 {size}")
+        return size
+
+
+class CheckedHTTPConnection(http.client.HTTPConnection):
+    response_class = CheckedResponse
+
+
+class CheckedHTTPSConnection(http.client.HTTPSConnection):
+    response_class = CheckedResponse
+
+
+class CheckedHTTPHandler(urllib.request.HTTPHandler):
+    def http_open(self, request):
+        return self.do_open(CheckedHTTPConnection, request)
+
+
+class CheckedHTTPSHandler(urllib.request.HTTPSHandler):
+    def https_open(self, request):
+        return self.do_open(CheckedHTTPSConnection, request, context=self._context)
+
+
 def open_and_read(url, body, headers, timeout):
     """发请求、读响应。urllib.request.urlopen 默认装着一整套处理器：读系统代理的、跟随重定向的……
     这里一个个挑，只装用得着的：
       - 没有代理处理器：不读 HTTP_PROXY 这些变量，资料和密钥不经过别的机器；
       - 没有重定向处理器：3xx 和 4xx、5xx 一样作为 HTTPError 交回来，请求（连同密钥）不会发往 Location 指的地方；
-      - https 地址才装 HTTPS 处理器，用校验证书的默认上下文（加载系统根证书要几十毫秒，http 的本机模型用不着）。
+      - https 地址才装 HTTPS 处理器，用校验证书的默认上下文（加载系统根证书要几十毫秒，http 的本机模型用不着）；
+      - 两个处理器都用 CheckedResponse 读响应（见上）。
     """
     opener = urllib.request.OpenerDirector()
-    for handler in (urllib.request.HTTPHandler(), urllib.request.HTTPDefaultErrorHandler(),
-                    urllib.request.HTTPErrorProcessor()):
+    for handler in (CheckedHTTPHandler(), urllib.request.HTTPDefaultErrorHandler(), urllib.request.HTTPErrorProcessor()):
         opener.add_handler(handler)
     if url.startswith("https://"):
-        opener.add_handler(urllib.request.HTTPSHandler(context=ssl.create_default_context()))
+        opener.add_handler(CheckedHTTPSHandler(context=ssl.create_default_context()))
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")
     try:
         with opener.open(request, timeout=timeout) as response:
@@ -301,7 +338,13 @@ def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=
         if trace:
             trace("响应", started, f"HTTP {status}，{len(data)} 字节，无法使用")
         raise model_failure(str(error), api_key) from None
-    reply.update(content=scrub(reply["content"], api_key), finish_reason=scrub(reply["finish_reason"], api_key))
+    if mentions_secret(reply["content"], api_key):   # 回答里藏着密钥：这台服务器不可信，整份回答都不给人看
+        if trace:
+            trace("响应", started, f"HTTP {status}，{len(data)} 字节，无法使用")
+        raise model_failure("服务器的回答里出现了你的密钥，这份回答已丢弃，不要再用这台服务器", api_key)
+    # 先抹密钥再截短：顺序反了，截在密钥中间，半截密钥就漏出去了
+    reply.update(content=scrub(reply["content"], api_key),
+                 finish_reason=one_line(scrub(reply["finish_reason"], api_key), 40))
     if trace:
         usage = reply["usage"]
         detail = f"HTTP {status}，{len(data)} 字节，finish_reason {one_line(reply['finish_reason'], 40)}"
@@ -311,27 +354,44 @@ def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=
     return reply
 
 
+MIN_SCRUBBED_KEY = 6   # 短于 6 个字符的“密钥”（本机服务常填的占位符 a、none）不是秘密，抹掉反而会把 stop 之类的词弄坏
+
+
 def scrub(text, secret):
-    """服务器和异常带来的文字离开这一层之前都经过这里：万一其中出现密钥，换成 ***。"""
-    return text.replace(secret, "***") if secret else text
+    """服务器和异常带来的文字离开这一层之前都经过这里：万一其中出现密钥，换成 ***。
+    密钥中间被插进空格或换行（服务器把它折了行）也认得出来。"""
+    if not secret or len(secret) < MIN_SCRUBBED_KEY:
+        return text
+    return re.sub(r"\s*".join(map(re.escape, secret)), "***", text)
+
+
+def mentions_secret(content, secret):
+    """回答里有没有密钥：原文里有，或者解析成 JSON 之后有（服务器可以把密钥写成 \u0073\u006b… 这样的转义）。"""
+    if not secret or len(secret) < MIN_SCRUBBED_KEY:
+        return False
+    if scrub(content, secret) != content:
+        return True
+    try:
+        value = read_json(content)
+    except JsonProblem:
+        return False
+    stack = [value]
+    while stack:   # 和 find_bad_constant 一样用栈，深层嵌套也不会崩
+        item = stack.pop()
+        if isinstance(item, str) and scrub(item, secret) != item:
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def model_failure(reason, secret):
     """调用失败的唯一出口：先抹掉密钥，再并成一行、截短，退出码 3。
     顺序要紧：先截短的话，截在密钥中间，半截密钥就漏出去了。"""
     return KitError(f"错误：{one_line(scrub(reason, secret), MAX_FAILURE_TEXT)}。没有自动重试。", EXIT_MODEL_FAILED)
-
-
-def one_line(text, limit=None):
-    """服务器给的文字：换行、制表符和控制字符都换成空格并合并；给了 limit 就截到 limit 个字以内，
-    截断时退回到最近的空格（不把英文单词切成两半），末尾加“…”。"""
-    text = " ".join("".join(char if char.isprintable() else " " for char in str(text)).split())
-    if limit is None or len(text) <= limit:
-        return text
-    cut = text[:limit - 1]
-    if cut.rfind(" ") >= limit * 0.7:
-        cut = cut[:cut.rfind(" ")]
-    return cut.rstrip(" ,.;:，。；：") + "…"
 
 
 def describe_failure(error, host, local=False):
@@ -355,7 +415,7 @@ def describe_failure(error, host, local=False):
     if isinstance(reason, OSError) and reason.__class__.__name__ == "gaierror":
         return f"无法解析域名 {host}：检查网络连接和 DNS"
     if isinstance(error, http.client.IncompleteRead):
-        return f"{host} 的响应不完整：传到一半连接断了"
+        return f"{host} 的响应不完整：传到一半连接断了，或者分块的格式不对"
     if isinstance(error, http.client.HTTPException):
         return f"{host} 的回答不是合规的 HTTP（{error.__class__.__name__}）：那个端口上的服务可能不是模型服务"
     return f"网络错误：{one_line(reason)}"
@@ -375,7 +435,9 @@ def parse_response(status, headers, data, target):
         raise CallFailed("服务器的响应不是 JSON" if problem.line else f"服务器的响应无法读取：{problem.what}") from None
     if not isinstance(payload, dict) or not payload.get("choices"):
         detail = error_text(payload)
-        raise CallFailed("服务器返回了错误对象，而不是回答" + (f"：{detail}" if detail else ""))
+        if detail:
+            raise CallFailed(f"服务器返回了错误对象，而不是回答：{detail}")
+        raise CallFailed("服务器的响应里没有回答（choices 缺少或是空的）")
     choice = payload["choices"][0] if isinstance(payload["choices"], list) else None
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(message, dict):
@@ -384,6 +446,8 @@ def parse_response(status, headers, data, target):
     if finish_reason == "insufficient_system_resource":   # DeepSeek：服务器资源不够，回答没写完，不是模型的错
         raise CallFailed("服务器资源不足，回答没有写完（finish_reason 是 insufficient_system_resource），请稍后手动重试")
     content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        raise CallFailed(f"服务器的回答格式不对：choices[0].message.content 应当是字符串，实际是{describe(content)}")
     usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
     return {"content": content if isinstance(content, str) else "",
             "finish_reason": finish_reason if isinstance(finish_reason, str) else describe(finish_reason),
@@ -393,7 +457,7 @@ def parse_response(status, headers, data, target):
 
 def redirect_refusal(status, location, target):
     """3xx：说清服务器想让请求去哪里（只说主机），以及程序没有去。"""
-    where = "但没有给出新地址"
+    where = "要求重定向，但没有给出新地址"
     if location:
         try:
             netloc = urllib.parse.urlsplit(urllib.parse.urljoin(target["url"], location.strip())).netloc
@@ -416,27 +480,36 @@ def http_failure(status, headers, data, target):
         what += f"（当前模型：{target['model']}）"
     retry_after = one_line(headers.get("retry-after", ""))
     if status == 429 and retry_after:
-        what += f"；服务器建议等 {retry_after} 秒" if retry_after.isdigit() else f"；服务器建议在 {retry_after} 之后再试"
+        seconds = retry_after.isascii() and retry_after.isdigit()
+        what += f"；服务器建议等 {retry_after} 秒" if seconds else f"；服务器建议在 {retry_after} 之后再试"
     return what + (f"。服务器说：{detail}" if detail else "")
 
 
 def response_text(headers, data):
     """200 的响应体：先确认它完整、没压缩、是 UTF-8，再交给 JSON 解析。"""
     declared = headers.get("content-length", "").strip()
-    if declared.isdigit() and len(data) < int(declared):
+    if declared.isascii() and declared.isdigit() and len(data) < int(declared):   # "²".isdigit() 也是 True
         raise CallFailed(f"响应不完整：说好 {declared} 字节，只收到 {len(data)} 字节就断开了")
     encoding = headers.get("content-encoding", "identity").strip().lower()
     if encoding not in ("", "identity"):
         raise CallFailed(f"响应是压缩过的（Content-Encoding: {one_line(encoding)}），程序只接受不压缩的 JSON")
     charset = declared_charset(headers.get("content-type", ""))
-    if charset not in (None, "utf-8", "utf8", "us-ascii", "ascii"):
-        raise CallFailed(f"响应声明的编码是 {one_line(charset)}（Content-Type 的 charset），程序只接受 UTF-8")
+    if charset and not is_utf8(charset):
+        raise CallFailed(f"响应声明的编码是 {one_line(charset, 40)}（Content-Type 的 charset），程序只接受 UTF-8")
     if not data.strip():
         raise CallFailed("服务器返回了空的响应体")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise CallFailed("服务器的响应不是 UTF-8 文本") from None
+
+
+def is_utf8(charset):
+    """utf-8、UTF8、utf_8 都是 UTF-8；ASCII 是它的一部分，也算。"""
+    try:
+        return codecs.lookup(charset).name in ("utf-8", "ascii")
+    except LookupError:
+        return False
 
 
 def declared_charset(content_type):
@@ -497,7 +570,7 @@ def check_answer(reply, allowed_ids):
         return None, ["回答不是单个 JSON 对象"]
     status, draft, sources = answer.get("status"), answer.get("draft"), answer.get("sources")
     problems = [f"缺少字段 {field}" for field in ("status", "draft", "sources") if field not in answer]
-    problems += [f"字段 {key} 写了 {len(values)} 次，不知道该信哪一个" for key, values in answer.duplicates.items()]
+    problems += [f"字段 {one_line(key, 40)} 写了 {len(values)} 次，不知道该信哪一个" for key, values in answer.duplicates.items()]
     if "status" in answer and status not in ANSWER_STATUSES:
         problems.append(f"status 是{describe(status)}，只允许 draft 或 missing")
     if "draft" in answer and (not isinstance(draft, str) or (status == "draft" and not draft.strip())):
@@ -509,7 +582,7 @@ def check_answer(reply, allowed_ids):
         sources = []
     for source in dict.fromkeys(sources):
         if source not in allowed:
-            problems.append(f"来源「{source}」不在这次发送的资料里（只允许 {'、'.join(sorted(allowed))}）")
+            problems.append(f"来源「{one_line(source, 40)}」不在这次发送的资料里（只允许 {'、'.join(sorted(allowed))}）")
     if problems:
         return None, problems
     return {"status": status, "draft": draft.strip(), "sources": list(dict.fromkeys(sources))}, []
@@ -552,7 +625,7 @@ def judge_reply(reply, allowed_ids):
     if answer["status"] == "missing":
         print("回答格式合规：missing（发送的资料回答不了这个问题）", file=sys.stderr)
     else:
-        print(f"回答格式合规：draft，引用 {'、'.join(answer['sources'])}", file=sys.stderr)
+        print(f"回答格式合规：draft，引用 {'、'.join(one_line(s, 40) for s in answer['sources'])}", file=sys.stderr)
     result.update(answer)
     return result, EXIT_OK
 
@@ -564,6 +637,8 @@ def judge_saved_reply(path, allowed_ids):
         data = read_head(path, MAX_RESPONSE_BYTES)   # 和模型响应体一样，最多 1 MiB；文件夹、命名管道不打开
         content = data.decode("utf-8-sig") if len(data) <= MAX_RESPONSE_BYTES else None
         problem = None if content is not None else f"回答文件 {path} 超过 1 MiB"
+        if content and "\x00" in content:   # 没有 BOM 的 UTF-16 也能“解码”成 UTF-8，只是满是 NUL
+            problem = f"回答文件 {path} 不是 UTF-8 编码（里面有 NUL 字符，像是 UTF-16）"
     except OSError as error:
         problem = f"读不了回答文件 {path}（{os_reason(error)}）"
     except UnicodeDecodeError:

@@ -168,6 +168,19 @@ def read_head(path, limit):
         return handle.read(limit + 1)
 
 
+def one_line(text, limit=None):
+    """把别人给的文字（服务器、模型、文件）放进一行提示：换行、制表符、控制字符（包括终端的 ESC 序列）、
+    零宽和方向控制字符都换成空格并合并；给了 limit 就截到 limit 个字以内，截断时退回到最近的空格
+    （不把英文单词切成两半），末尾加“…”。"""
+    text = " ".join("".join(char if char.isprintable() else " " for char in str(text)).split())
+    if limit is None or len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    if cut.rfind(" ") >= limit * 0.7:
+        cut = cut[:cut.rfind(" ")]
+    return cut.rstrip(" ,.;:，。；：") + "…"
+
+
 def is_text(value):   # 非空、而且不全是空白的字符串
     return isinstance(value, str) and value.strip() != ""
 

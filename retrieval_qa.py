@@ -28,8 +28,8 @@ import unicodedata
 
 from reply_assistant import (EXIT_OK, EXIT_REVIEW, BadConstant, JsonProblem, KitError, ask_question, bigrams, closest,
                              describe, find_bad_constant, instruction_like, is_text, json_object, near_duplicates,
-                             normalize, numbers_in, os_reason, overlap, parse_command_line, parse_timeout, read_head,
-                             read_json, run_cli, split_sentences, strip_markers, tokens, write_json)
+                             normalize, numbers_in, one_line, os_reason, overlap, parse_command_line, parse_timeout,
+                             read_head, read_json, run_cli, split_sentences, strip_markers, tokens, write_json)
 
 # ---------- 常量 ----------
 
@@ -91,7 +91,7 @@ def read_document_bytes(path, shown):
 
 def decode_documents(data, shown):
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise fail(shown, "是 UTF-16 编码", "在编辑器里选择“UTF-8”重新保存")
+        raise fail(shown, "是 UTF-16 或 UTF-32 编码", "在编辑器里选择“UTF-8”重新保存")
     try:
         text = data.decode("utf-8-sig")   # utf-8-sig：Windows 记事本写的 BOM 也接受
     except UnicodeDecodeError as error:
@@ -152,6 +152,9 @@ def check_record(record, number, shown):
     for field in ("id", "title", "text"):
         if not is_text(record[field]):
             raise fail(shown, f"{label}的字段 {field} 应当是非空字符串，实际是{describe(record[field])}")
+        if has_control_characters(record[field], allowed="\n\t\r" if field == "text" else ""):
+            raise fail(shown, f"{label}的字段 {field} 里有控制字符（换行、ESC 之类）",
+                       "id 和标题只能是一行普通文字；正文里可以换行，别的控制字符不行")
     keywords = record["keywords"]
     if not isinstance(keywords, list) or not keywords:
         hint = None
@@ -162,11 +165,18 @@ def check_record(record, number, shown):
     for index, keyword in enumerate(keywords, start=1):
         if not is_text(keyword):
             raise fail(shown, f"{label}的 keywords 第 {index} 项应当是非空字符串，实际是{describe(keyword)}")
+        if has_control_characters(keyword):
+            raise fail(shown, f"{label}的 keywords 第 {index} 项里有控制字符（换行、ESC 之类）")
     for field, value in record.items():
         bad = find_bad_constant(value)
         if bad:
             raise fail(shown, f"{label}的字段 {field} 里有{describe(bad)}")
     return label
+
+
+def has_control_characters(text, allowed=""):
+    """换行、ESC（终端的控制序列以它开头）这类看不见的字符；allowed 里的几个除外。"""
+    return any(unicodedata.category(char) == "Cc" and char not in allowed for char in text)
 
 
 def misspelt_field(record, field):
@@ -314,7 +324,7 @@ def check_quotes(draft, cited):
                     ratio = 1.0 if window == wanted else difflib.SequenceMatcher(None, wanted, window).ratio()
                     if ratio > best:
                         best, best_window = ratio, window
-        shown = quote if len(quote) <= 30 else quote[:30] + "…"
+        shown = short(quote, 30)
         if best == 1.0:
             continue
         if best >= QUOTE_NEAR:
@@ -335,7 +345,7 @@ def check_sentences(draft, cited, hits):
         best = max(overlap(pairs, hit) for hit in cited)
         if best >= SUPPORT_THRESHOLD:
             continue
-        shown = sentence if len(sentence) <= 30 else sentence[:30] + "…"
+        shown = short(sentence, 30)
         problem = f"这句话在引用的片段里找不到依据：「{shown}」（重合度 {best:.0%}）"
         others = [(overlap(pairs, hit), hit["id"]) for hit in hits if hit not in cited]
         better = max(others, default=(0, None))
@@ -365,7 +375,8 @@ def show_hits(hits):
     """给人看的检索结果（stderr）；机器读的 JSON 在 stdout。"""
     print(f"命中 {len(hits)} 个片段：" if hits else "没有命中任何片段。", file=sys.stderr)
     for hit in hits:
-        print(f"  {hit['id']}  {hit['title']}  命中词：{'、'.join(hit['matched'])}", file=sys.stderr)
+        print(f"  {one_line(hit['id'])}  {one_line(hit['title'])}  命中词：{'、'.join(map(one_line, hit['matched']))}",
+              file=sys.stderr)
 
 
 def trace_line(stage, started, detail):
@@ -374,7 +385,8 @@ def trace_line(stage, started, detail):
 
 
 def short(text, limit=40):
-    """--trace 里出现的文字最多 40 个字。"""
+    """提示和 --trace 里引用别人的文字（资料、草稿、服务器的话）：先并成一行、去掉控制字符，再截到 limit 个字。"""
+    text = one_line(text)
     return text if len(text) <= limit else text[:limit] + "…"
 
 

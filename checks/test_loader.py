@@ -95,7 +95,7 @@ class EncodingTest(LoaderCase):
 
     def test_utf16_file_is_named(self):
         content = records_text(GOOD).encode("utf-16")
-        self.assertEqual(self.error_for(content), "：是 UTF-16 编码。提示：在编辑器里选择“UTF-8”重新保存。")
+        self.assertEqual(self.error_for(content), "：是 UTF-16 或 UTF-32 编码。提示：在编辑器里选择“UTF-8”重新保存。")
 
     def test_empty_and_blank_files(self):
         expected = "：文件是空的。提示：它应当是一个 JSON 数组：[ {…}, {…} ]。"

@@ -56,10 +56,11 @@ class Listener:
 
 
 class RawServer:
-    """127.0.0.1 上一个不讲 HTTP 的服务：收到连接后发送 reply 字节（可以是空的），然后断开。"""
+    """127.0.0.1 上一个不好好讲 HTTP 的服务：收到请求后原样发送 reply 字节（可以是空的），然后断开；
+    hold=True 时发完不断开，等对方先关。"""
 
-    def __init__(self, reply):
-        self.reply = reply
+    def __init__(self, reply, hold=False):
+        self.reply, self.hold = reply, hold
 
     def __enter__(self):
         self.sock = socket.socket()
@@ -80,7 +81,8 @@ class RawServer:
             try:
                 self.read_request(connection)   # 先把请求读完：没读完就关，对方收到的是 RST，不是我们想演示的情况
                 connection.sendall(self.reply)
-                connection.shutdown(socket.SHUT_WR)
+                if not self.hold:
+                    connection.shutdown(socket.SHUT_WR)
                 while connection.recv(65536):
                     pass
             except OSError:
@@ -169,9 +171,11 @@ class RedirectTest(ServerCase):
         self.assertNotIn("user", result["problems"][0])
 
     def test_redirect_without_a_location(self):
-        self.server.respond(307, {})
-        code, result, _ = self.ask()
-        self.assert_failed(result, code, "没有给出新地址", "HTTP 307", "LOCAL_MODEL_URL")
+        for headers in ({}, {"Location": ""}):
+            with self.subTest(headers=headers):
+                self.server.respond(307, {}, headers)
+                code, result, _ = self.ask()
+                self.assert_failed(result, code, "服务器要求重定向，但没有给出新地址（HTTP 307 重定向）", "LOCAL_MODEL_URL")
 
 
 # ---------- 2. 密钥不出现在任何输出里 ----------
@@ -240,26 +244,39 @@ class KeyScrubTest(ServerCase):
     """服务器和异常带来的文字（错误信息、纯文本响应体、Retry-After、异常说明、finish_reason、回答本身）里的密钥都被抹掉。"""
 
     def test_key_echoed_in_every_place_a_server_can_put_it(self):
+        discarded = "服务器的回答里出现了你的密钥，这份回答已丢弃"
         echoes = [
-            lambda key: self.server.respond(401, {"error": {"message": f"bad key {key}"}}),
-            lambda key: self.server.respond(500, {"detail": f"boom {key}"}),
-            lambda key: self.server.raw(f"Internal Server Error for {key}".encode(), status=500,
-                                        headers={"Content-Type": "text/plain"}),
-            lambda key: self.server.respond(429, {"error": {"message": "slow"}}, {"Retry-After": f"later {key}"}),
-            lambda key: self.server.respond(200, {"error": {"message": f"quota of {key}"}}),
-            lambda key: self.server.reply(GOOD, finish_reason=f"stopped-by-{key}"),
-            lambda key: self.server.reply(f"not json {key}"),
-            lambda key: self.server.reply(dict(GOOD, draft=f"借期 30 天，你的密钥是 {key}")),
+            (lambda key: self.server.respond(401, {"error": {"message": f"bad key {key}"}}), "***"),
+            (lambda key: self.server.respond(500, {"detail": f"boom {key}"}), "***"),
+            (lambda key: self.server.raw(f"Internal Server Error for {key}".encode(), status=500,
+                                         headers={"Content-Type": "text/plain"}), "***"),
+            (lambda key: self.server.respond(429, {"error": {"message": "slow"}}, {"Retry-After": f"later {key}"}), "***"),
+            (lambda key: self.server.respond(200, {"error": {"message": f"quota of {key}"}}), "***"),
+            (lambda key: self.server.respond(400, {"error": {"message": f"bad {key[:9]}\n{key[9:]} here"}}), "***"),
+            (lambda key: self.server.reply(GOOD, finish_reason=f"stopped-by-{key}"), "***"),
+            (lambda key: self.server.reply(f"not json {key}"), discarded),
+            (lambda key: self.server.reply(dict(GOOD, draft=f"借期 30 天，你的密钥是 {key}")), discarded),
+            # 密钥写成 \u 转义：回答的原文里看不出来，解析成 JSON 之后才是密钥
+            (lambda key: self.server.reply('{"status": "draft", "draft": "借期 30 天。", "sources": ["'
+                                           + "".join(f"\\u{ord(c):04x}" for c in key) + '"]}'), discarded),
         ]
-        for index, echo in enumerate(echoes):
+        for index, (echo, marker) in enumerate(echoes):
             with self.subTest(case=index):
                 echo(KEY)
                 code, result, err = self.ask_official("--trace")
                 self.assertIn(code, (1, 3, 4))
-                self.assertIn("***", json.dumps(result, ensure_ascii=False) + err)
+                self.assertIn(marker, json.dumps(result, ensure_ascii=False) + err)
+                self.assertNotIn(KEY[:12], json.dumps(result, ensure_ascii=False) + err)
                 echo(LOCAL_KEY)
                 code, result, err = self.ask("--trace", LOCAL_MODEL_API_KEY=LOCAL_KEY)
-                self.assertIn("***", json.dumps(result, ensure_ascii=False) + err)
+                self.assertIn(marker, json.dumps(result, ensure_ascii=False) + err)
+                self.assertNotIn(LOCAL_KEY[:12], json.dumps(result, ensure_ascii=False) + err)
+
+    def test_a_placeholder_local_key_is_too_short_to_scrub(self):
+        self.server.reply(GOOD)   # 本机服务常让人随便填个 a；抹掉它会把回答里的每个 a 都弄坏
+        code, result, _ = self.ask(LOCAL_MODEL_API_KEY="a")
+        self.assertEqual((code, result["status"], result["draft"]), (0, "draft", GOOD["draft"]))
+        self.assertEqual(self.server.requests[0]["headers"]["Authorization"], "Bearer a")
 
     def test_no_half_key_where_a_long_message_is_cut(self):
         for filler in (226, 236, 246, 256):   # 截断的位置落在密钥的开头、中间和结尾附近
@@ -303,6 +320,57 @@ class KeyScrubTest(ServerCase):
 
 
 # ---------- 3. 任何字节、任何 JSON：一句清楚的话，不会是 traceback ----------
+
+TERMINAL_TRICK = "\x1b]0;pwned\x07\x1b[2J\n回答格式合规：draft"   # 改终端标题、清屏，再伪造一行“合规”
+
+
+class ControlCharacterTest(ServerCase):
+    """别人给的文字里的控制字符（终端的 ESC 序列、换行）不会原样打到终端上，也不会让一条原因变成好几行。"""
+
+    def assert_clean(self, result, err):
+        shown = json.dumps(result, ensure_ascii=False) + err
+        self.assertNotIn("\x1b", shown)
+        self.assertNotIn("\x07", shown)
+        self.assertNotIn("\n回答格式合规", err)
+        for problem in result["problems"]:
+            self.assertNotIn("\n", problem)
+
+    def test_from_the_model(self):
+        for answer, finish_reason in ((dict(GOOD, sources=[TERMINAL_TRICK]), "stop"), (GOOD, TERMINAL_TRICK),
+                                      ('{"' + TERMINAL_TRICK.replace("\n", "\\n").replace("\x1b", "\\u001b").replace("\x07", "\\u0007")
+                                       + '": 1, "' + TERMINAL_TRICK.replace("\n", "\\n").replace("\x1b", "\\u001b").replace("\x07", "\\u0007")
+                                       + '": 2}', "stop")):
+            with self.subTest(finish_reason=finish_reason[:4]):
+                self.server.reply(answer, finish_reason=finish_reason)
+                code, result, err = self.ask("--trace")
+                self.assertEqual(code, 4)
+                self.assert_clean(result, err)
+
+    def test_a_huge_finish_reason_is_cut(self):
+        self.server.reply(GOOD, finish_reason="x" * 500_000)
+        code, result, _ = self.ask()
+        self.assertEqual(code, 4)
+        self.assertLess(len(result["problems"][0]), 200)
+
+    def test_from_a_saved_answer(self):
+        with tempfile.TemporaryDirectory() as directory:
+            path = write_temp(directory, "answer.json", json.dumps(dict(GOOD, sources=[TERMINAL_TRICK])))
+            code, result, err = self.run_kit_in_process([QUESTION, "--documents", str(FIXTURE_DOCUMENTS),
+                                                         "--check-draft", str(path)])
+        self.assertEqual(code, 4)
+        self.assert_clean(result, err)
+
+    def test_from_the_documents_file(self):
+        for field in ("id", "title"):
+            with self.subTest(field=field), tempfile.TemporaryDirectory() as directory:
+                records = json.loads(FIXTURE_DOCUMENTS.read_text(encoding="utf-8"))
+                records[0][field] = TERMINAL_TRICK
+                path = write_temp(directory, "docs.json", json.dumps(records, ensure_ascii=False))
+                code, out, err = run_kit(["--retrieve-only", "借期是多久？", "--documents", str(path)])
+                self.assertEqual((code, out), (2, ""))
+                self.assertNotIn("\x1b", err)
+                self.assertIn(f"的字段 {field} 里有控制字符（换行、ESC 之类）", err)
+                self.assertEqual(len(err.strip().splitlines()), 1)
 
 DEEP = "[" * 100_000
 LONG_INTEGER = '{"status": "draft", "draft": "借期 30 天。", "sources": ["F01#1"], "n": ' + "7" * 5000 + "}"
@@ -382,6 +450,38 @@ class BodyTest(ServerCase):
             with self.subTest(reason=reason), RawServer(reply) as raw:
                 code, result, _ = self.ask(LOCAL_MODEL_URL=raw.url)
                 self.assert_failed(result, code, reason)
+
+    def test_a_negative_chunk_size_does_not_read_until_the_server_stops(self):
+        # http.client 原本会把 -1 当成“读到连接关闭为止”，绕过 1 MiB 的上限；服务器不关连接，程序就一直读到超时
+        reply = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n" + b"x" * 4096
+        with RawServer(reply, hold=True) as raw:
+            code, result, _ = self.ask("--timeout", "5", LOCAL_MODEL_URL=raw.url)
+        self.assert_failed(result, code, "响应不完整", "分块的格式不对")
+
+    def test_a_content_length_that_only_looks_like_a_number(self):
+        reply = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ²\r\n\r\n{}".encode("latin-1")
+        with RawServer(reply) as raw:
+            code, result, _ = self.ask(LOCAL_MODEL_URL=raw.url)
+        self.assert_failed(result, code, "服务器的响应里没有回答（choices 缺少或是空的）")
+
+    def test_odd_but_valid_answers_get_their_own_reason(self):
+        cases = [({}, "服务器的响应里没有回答（choices 缺少或是空的）"),
+                 ({"choices": []}, "服务器的响应里没有回答（choices 缺少或是空的）"),
+                 (dict(completion(GOOD), choices=[{"index": 0, "message": {"role": "assistant", "content": 5},
+                                                   "finish_reason": "stop"}]), "content 应当是字符串，实际是数字 5")]
+        for payload, reason in cases:
+            with self.subTest(reason=reason):
+                self.server.respond(200, payload)
+                code, result, _ = self.ask()
+                self.assert_failed(result, code, reason)
+
+    def test_charset_spellings_of_utf8_are_accepted_and_an_empty_one_is_ignored(self):
+        for content_type in ("application/json; charset=utf_8", "application/json; charset=UTF8",
+                             "application/json; charset=", "application/json; charset=us-ascii"):
+            with self.subTest(content_type=content_type):
+                self.server.raw(json.dumps(completion(GOOD)).encode("ascii"), headers={"Content-Type": content_type})
+                code, result, _ = self.ask()
+                self.assertEqual((code, result["status"]), (0, "draft"))
 
     def test_https_uses_a_verifying_context_and_http_needs_none(self):
         import ssl
