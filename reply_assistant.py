@@ -14,6 +14,10 @@ import stat
 import sys
 import unicodedata
 
+if sys.version_info < (3, 10):   # 三个脚本都先导入这里：新语法和新函数出现之前先说清楚，免得旧版 Python 报一串看不懂的错
+    sys.stderr.write(f"错误：这套教材需要 Python 3.10 或更新版本，现在是 {sys.version.split()[0]}。\n")
+    sys.exit(2)
+
 # ---------- 全套件共用：退出码与错误类型 ----------
 
 # 0 正常，1 需要人工复核，2 用法或资料文件错误，3 模型调用失败，4 模型回答被拒绝，130 被中断

@@ -17,7 +17,7 @@ import os
 import re
 import sys
 
-import kit_helpers  # noqa: F401  （把套件根目录放进 sys.path）
+from kit_helpers import parse_tool_options, run_tool
 
 import retrieval_qa
 from reply_assistant import KitError, os_reason
@@ -36,9 +36,10 @@ CASES = [
 ]
 
 
-def run_case(question, with_model):
+def run_case(question, with_model, documents=None):
     """在进程内运行 retrieval_qa.py，返回 (输出的 JSON 对象或 None, stderr 的最后一行)。"""
     args = [question] if with_model else ["--retrieve-only", question]
+    args += ["--documents", documents] if documents else []
     output, errors = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(output), contextlib.redirect_stderr(errors):
         retrieval_qa.main(args)
@@ -60,6 +61,10 @@ def judge(case, result, error, with_model):
         return row + ["（未调用模型）", "否：" + "；".join(reasons) if reasons else "是"]
     missing = [i for i in case["required"] if i not in hits]
     reasons = [f"没有命中 {'、'.join(missing)}"] if missing else []
+    # 不调用模型也能先看一眼：要发送的片段里有没有期望的事实？片段里写的是 14 天，模型就不该答 7 天
+    sent = " ".join(hit["text"] for hit in result["hits"] if hit["id"] in case["required"])
+    reasons += [f"要发送的片段里没有“{group[0]}”（{'、'.join(case['required'])} 的正文改过？）"
+                for group in case["must"] if not missing and not any(word in sent for word in group)]
     if not with_model:
         return row + ["（未运行，加 --with-model）", "否：" + "；".join(reasons) if reasons else "检索通过，草稿待测"]
     draft = result.get("draft") or ""
@@ -88,41 +93,35 @@ def markdown(rows):
 
 
 def main(argv):
-    for stream in (sys.stdout, sys.stderr):
-        stream.reconfigure(encoding="utf-8", errors="replace")
-    with_model, out, pending = False, None, list(argv)
-    while pending:
-        arg = pending.pop(0)
-        if arg == "--with-model":
-            with_model = True
-        elif arg == "--out" and pending:
-            out = pending.pop(0)
-        else:
-            print(__doc__)
-            return 0 if arg in ("-h", "--help") else 2
+    options = parse_tool_options(argv, "用法：python checks/acceptance.py [--with-model] [--out FILE] [--documents PATH]",
+                                 flags=("--with-model",), values=("--out", "--documents"))
+    if options["help"]:
+        print(__doc__)
+        return 0
+    with_model, out = options["--with-model"], options["--out"]
     try:
         if with_model:
             ask_key_once()
     except KitError as error:
         print(error, file=sys.stderr)
         return error.exit_code
-    rows = [judge(case, *run_case(case["question"], with_model), with_model) for case in CASES]
+    rows = [judge(case, *run_case(case["question"], with_model, options["--documents"]), with_model) for case in CASES]
     failed = sum(1 for row in rows if row[-1].startswith("否"))
+    if out is None:
+        sys.stdout.write(markdown(rows))
+        return 1 if failed else 0
     try:
-        if out is None:
-            sys.stdout.write(markdown(rows))
-        else:
-            with open(out, "w", encoding="utf-8-sig" if out.lower().endswith(".csv") else "utf-8", newline="") as handle:
-                if out.lower().endswith(".csv"):   # 带 BOM，Windows 的 Excel 才认得中文
-                    csv.writer(handle).writerows([COLUMNS] + rows)
-                else:
-                    handle.write(markdown(rows))
-            print(f"已写入 {out}：{len(rows)} 行，{failed} 行没通过。")
+        with open(out, "w", encoding="utf-8-sig" if out.lower().endswith(".csv") else "utf-8", newline="") as handle:
+            if out.lower().endswith(".csv"):   # 带 BOM，Windows 的 Excel 才认得中文
+                csv.writer(handle).writerows([COLUMNS] + rows)
+            else:
+                handle.write(markdown(rows))
     except OSError as error:
         print(f"错误：写不了 {out}（{os_reason(error)}）。", file=sys.stderr)
         return 2
+    print(f"已写入 {out}：{len(rows)} 行，{failed} 行没通过。")
     return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(run_tool(main))

@@ -23,7 +23,7 @@ import tempfile
 import time
 from datetime import date
 
-from kit_helpers import ROOT, SCRIPT, clean_env
+from kit_helpers import ROOT, SCRIPT, clean_env, parse_tool_options, run_tool
 
 import retrieval_qa
 
@@ -76,8 +76,10 @@ def grounding_sample():
 
 
 def main(argv):
-    for stream in (sys.stdout, sys.stderr):
-        stream.reconfigure(encoding="utf-8", errors="replace")
+    options = parse_tool_options(argv, "用法：python checks/bench.py [--no-suite]", flags=("--no-suite",))
+    if options["help"]:
+        print(__doc__)
+        return 0
     rows = []
     with tempfile.TemporaryDirectory() as directory:
         env = clean_env(PYTHONPYCACHEPREFIX=directory)
@@ -92,7 +94,7 @@ def main(argv):
     draft, sources, hits = grounding_sample()
     grounding = median_ms(lambda: retrieval_qa.check_grounding(draft, sources, hits), repeat=100)
     rows.append(("出处核对：3 个片段、5 句话", f"{grounding:.2f} ms", "≤ 5 ms", grounding <= 5))
-    if "--no-suite" not in argv:
+    if not options["--no-suite"]:
         started = time.perf_counter()
         done = subprocess.run([sys.executable, "-W", "error", str(ROOT / "checks" / "run_checks.py")],
                               capture_output=True, env=clean_env())
@@ -109,4 +111,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(run_tool(main))

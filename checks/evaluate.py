@@ -14,7 +14,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import kit_helpers  # noqa: F401  （把套件根目录放进 sys.path）
+from kit_helpers import parse_tool_options, run_tool
 
 import retrieval_qa
 from reply_assistant import KitError, bigrams, tokens
@@ -104,18 +104,11 @@ def report(documents, questions):
 
 
 def main(argv):
-    for stream in (sys.stdout, sys.stderr):
-        stream.reconfigure(encoding="utf-8", errors="replace")
-    options = argv[:]
-    path = retrieval_qa.DOCUMENTS_PATH
-    if options[:1] == ["--documents"] and len(options) == 2:
-        path = options[1]
-    elif options in (["-h"], ["--help"]):
+    options = parse_tool_options(argv, "用法：python checks/evaluate.py [--documents PATH]", values=("--documents",))
+    if options["help"]:
         print(__doc__)
         return 0
-    elif options:
-        print(f"错误：不认识的参数 {' '.join(options)}。用法：python checks/evaluate.py [--documents PATH]", file=sys.stderr)
-        return 2
+    path = options["--documents"] or retrieval_qa.DOCUMENTS_PATH
     warnings = io.StringIO()
     try:
         with contextlib.redirect_stderr(warnings):
@@ -136,4 +129,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(run_tool(main))

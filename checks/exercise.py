@@ -1,21 +1,28 @@
 """练习自查：看看你这份套件里，某个练习做完了没有、还差什么、做完要不要改回去。
 
-    $ python checks/exercise.py        # 列出全部练习
-    $ python checks/exercise.py 1      # 检查练习 1
+    $ python checks/exercise.py                          # 列出全部练习
+    $ python checks/exercise.py 1                        # 检查练习 1
+    $ python checks/exercise.py all                      # 一张表判完全部练习
+    $ python checks/exercise.py all --documents 学生.json  # 老师用：判一份学生的资料文件（trick.json 在它旁边找）
 
-只读文件，从不修改；不联网，不需要密钥。做完了退出码为 0，还没做完为 1，用法不对为 2。
+只读你的文件，从不修改；不联网，不需要密钥。做完了退出码为 0，还没做完为 1，用法不对为 2。
+练习二、三、五做完要改回去。判你自己的套件时，工具会在 checks/.exercise-progress.json（git 不跟踪）里记下
+“见过做完的样子”，改回去以后就显示“做完并已改回”。
 """
 import contextlib
 import io
 import json
 import sys
+from pathlib import Path
 
-from kit_helpers import ROOT
+from kit_helpers import CHECKS_DIR, ROOT, SHIPPED_DOCUMENTS, parse_tool_options, run_tool
 
 import retrieval_qa
-from reply_assistant import KitError, instruction_like
+from reply_assistant import JsonProblem, KitError, instruction_like, read_json
 
-TRICK = ROOT / "trick.json"   # 练习 4 的草稿文件
+USAGE = "用法：python checks/exercise.py [编号 | all] [--documents PATH]"
+DOCUMENTS_NAME = "retrieval_documents.json"
+PROGRESS = CHECKS_DIR / ".exercise-progress.json"   # 记下见过做完的练习；只记套件自己的资料文件
 EXERCISES = {
     1: "第 03 课 练习一：给 D01#1 加关键词“免费用多久”，让“能免费用多久？”命中它",
     2: "第 03 课 练习二：把 D01#1 正文里的 7 天改成 14 天，看回答跟着变（做完改回 7 天）",
@@ -23,13 +30,14 @@ EXERCISES = {
     4: "第 04 课 练习：写一份错误的草稿 trick.json，让“试用几天？”的 --check-draft 仍判为 draft",
     5: "第 05 课 练习：在资料里加一条藏着指令的记录，看警告和复核（做完删掉）",
 }
+RESTORE = {2, 3, 5}   # 做完要改回去的练习
 
 
-def load():
-    """读取学生的资料文件；读不了就返回 (None, 报错)。警告不打印，这里只关心练习。"""
+def load(path):
+    """读取资料文件；读不了就返回 (None, 报错)。警告不打印，这里只关心练习。"""
     try:
         with contextlib.redirect_stderr(io.StringIO()):
-            return retrieval_qa.load_documents(), None
+            return retrieval_qa.load_documents(str(path)), None
     except KitError as error:
         return None, str(error)
 
@@ -42,104 +50,183 @@ def trial(documents):
     return next((record for record in documents if record["id"] == "D01#1"), None)
 
 
-SHIPPED_IDS = {"D01#1", "D01#2", "D02#1", "D03#1", "D04#1"}   # 随套件发布的片段
+def shipped():
+    return json.loads(SHIPPED_DOCUMENTS.read_text(encoding="utf-8"))
 
 
-def exercise_1(documents):
+def exercise_1(documents, path):
     if trial(documents) is None:
-        return False, ["资料里没有 D01#1（是不是还停在练习三，删掉以后没有恢复？）。"], False
+        return False, ["资料里没有 D01#1（是不是还停在练习三，删掉以后没有恢复？）。"]
     if "D01#1" not in hit_ids("能免费用多久？", documents):
-        return False, [f"“能免费用多久？”还没有命中 D01#1。它现在的关键词是：{'、'.join(trial(documents)['keywords'])}。"], False
-    return True, ["“能免费用多久？”现在命中 D01#1。关键词只是路由，不是事实：回答仍只能依据正文。"], False
+        return False, [f"“能免费用多久？”还没有命中 D01#1。它现在的关键词是：{'、'.join(trial(documents)['keywords'])}。"]
+    lines = ["“能免费用多久？”现在命中 D01#1。关键词只是路由，不是事实：回答仍只能依据正文。"]
+    questions = json.loads((CHECKS_DIR / "eval_questions.json").read_text(encoding="utf-8"))
+    before = shipped()
+    too_broad = [q["question"] for q in questions if "D01#1" not in q["expected"]
+                 and "D01#1" in hit_ids(q["question"], documents) and "D01#1" not in hit_ids(q["question"], before)]
+    if too_broad:   # 关键词太宽：本不该找 D01#1 的问题也被带到它面前
+        shown = "、".join(f"“{question}”" for question in too_broad[:3]) + ("等" if len(too_broad) > 3 else "")
+        lines.append(f"注意：新关键词太宽了，{shown}本不该命中 D01#1，现在也命中了（见 checks/eval_questions.json）。"
+                     "换一个更具体的词，比如“免费用多久”。")
+    return True, lines
 
 
-def exercise_2(documents):
+def exercise_2(documents, path):
     record = trial(documents)
     if record is None:
-        return False, ["资料里没有 D01#1（是不是还停在练习三？）。"], False
-    days = retrieval_qa.numbers_in(record["text"])
+        return False, ["资料里没有 D01#1（是不是还停在练习三？）。"]
+    days = retrieval_qa.numbers_in(record["text"])   # “14 天”“14天”“十四天”都认作 14
     if "14" not in days or "7" in days:
-        return False, [f"D01#1 的正文里还不是 14 天（如果你已经做完、又改回了 7 天，那就对了）：{record['text'][:30]}…"], False
+        return False, [f"D01#1 的正文里还不是 14 天：{record['text'][:30]}…"]
     sent = [hit for hit in retrieval_qa.retrieve("试用几天？", documents) if hit["id"] == "D01#1"]
     if not sent:
-        return False, ["正文改成了 14 天，可“试用几天？”现在没有命中 D01#1：是不是把关键词也改了？"], False
+        return False, ["正文改成了 14 天，可“试用几天？”现在没有命中 D01#1：是不是把关键词也改了？"]
     return True, [f"“试用几天？”会发送 D01#1：{sent[0]['text']}",
-                  "有密钥（或本机模型）就运行 python retrieval_qa.py 试用几天？，回答应当说 14 天、引用 D01#1。"], True
+                  "有密钥（或本机模型）就运行 python retrieval_qa.py 试用几天？，回答应当说 14 天、引用 D01#1。"]
 
 
-def exercise_3(documents):
+def exercise_3(documents, path):
     if trial(documents) is not None:
-        return False, ["D01#1 还在资料里（如果你已经做完、又恢复了备份，那就对了）。先备份，再删掉整条记录（注意逗号）。"], False
+        return False, ["D01#1 还在资料里。先备份，再删掉整条记录（注意逗号）。"]
     hits = hit_ids("试用几天？", documents)
     if hits:
-        return False, [f"D01#1 删掉了，但“试用几天？”还命中 {'、'.join(hits)}。"], False
-    return True, ["“试用几天？”零命中：程序不会读取密钥，也不会请求模型。"], True
+        return False, [f"D01#1 删掉了，但“试用几天？”还命中 {'、'.join(hits)}。"]
+    return True, ["“试用几天？”零命中：程序不会读取密钥，也不会请求模型。"]
 
 
-def exercise_4(documents):
-    if not TRICK.is_file():
-        return False, [f"没有找到 {TRICK.name}。把你的草稿存成套件文件夹里的 {TRICK.name}，格式见第 04 课的练习。"], False
+def exercise_4(documents, path):
+    trick = path.parent / "trick.json"   # 草稿放在资料文件旁边，也就是套件文件夹里
+    if not trick.is_file():
+        return False, [f"没有找到 {trick}。把你的草稿存成套件文件夹里的 trick.json，格式见第 04 课的练习。"]
+    try:   # 先看它是不是合法的 JSON：语法错误就是语法错误，不是“没骗过”
+        answer = read_json(trick.read_text(encoding="utf-8-sig"))
+    except JsonProblem as problem:
+        where = f"第 {problem.line} 行第 {problem.column} 列：" if problem.line else ""
+        return False, [f"trick.json 不是合法的 JSON（{where}{problem.what}）" + (f"。{problem.hint}" if problem.hint else "")]
+    except (OSError, UnicodeDecodeError) as error:
+        return False, [f"读不了 trick.json（{error.__class__.__name__}）：请用 UTF-8 保存。"]
     output = io.StringIO()
     with contextlib.redirect_stdout(output), contextlib.redirect_stderr(io.StringIO()):
-        retrieval_qa.main(["试用几天？", "--check-draft", str(TRICK)])
+        retrieval_qa.main(["试用几天？", "--check-draft", str(trick), "--documents", str(path)])
     result = json.loads(output.getvalue())
     if result["status"] == "no_hits":
-        return False, ["“试用几天？”现在零命中，检查根本不会进行（是不是还停在练习三？）。"], False
+        return False, ["“试用几天？”现在零命中，检查根本不会进行（是不是还停在练习三？）。"]
     if result["status"] != "draft":
         reason = (result["problems"] or [result["note"]])[0]
-        return False, [f"检查没被骗过：结果是 {result['status']}。程序说：{reason}"], False
-    try:
-        why = json.loads(TRICK.read_text(encoding="utf-8-sig")).get("why", "")
-    except (ValueError, AttributeError):
-        why = ""
+        return False, [f"检查没被骗过：结果是 {result['status']}。程序说：{reason}"]
+    why = answer.get("why", "") if isinstance(answer, dict) else ""
     if not isinstance(why, str) or not why.strip():
         return False, ["检查判它为 draft。可程序分不出一份草稿是“骗过了检查”还是“本来就对”：请在 trick.json 里加一个 "
-                       "\"why\" 字段，写明它错在哪里、属于第 04 课最后一节的哪一种盲区。"], False
-    return True, [f"检查判它为 draft，而你说它错在：{why.strip()[:60]}", "对照第 04 课最后一节，这正是出处核对证明不了的地方。"], False
+                       "\"why\" 字段，写明它错在哪里、属于第 04 课最后一节的哪一种盲区。"]
+    return True, [f"检查判它为 draft，而你说它错在：{why.strip()[:60]}", "对照第 04 课最后一节，这正是出处核对证明不了的地方。"]
 
 
-def exercise_5(documents):
-    flagged = [record["id"] for record in documents if instruction_like(record["title"] + " " + record["text"])]
-    added = [record["id"] for record in documents if record["id"] not in SHIPPED_IDS]
+def exercise_5(documents, path):
+    shipped_ids = {record["id"] for record in shipped()}
+    added = [record for record in documents if record["id"] not in shipped_ids]
+    if not added:
+        return False, ["资料里还没有你新加的记录。照第 05 课第一节，加一条正文里藏着指令的记录。"]
+    flagged = [r["id"] for r in added if instruction_like(r["title"] + " " + r["text"])]
     if flagged:
-        return True, [f"{'、'.join(flagged)} 会触发警告；引用它的草稿一律要人工复核（试试第 05 课的 obey-cite.json）。"], True
-    if added:
-        return True, [f"你加了 {'、'.join(added)}，清单没有认出里面的指令——你找到了一种能绕过第一道筛子的说法。"
-                      "想一想：这时是哪一道防线在起作用？"], True
-    return False, ["资料里还没有你新加的记录（如果你已经做完、又删掉了，那就对了）。照第 05 课第一节，"
-                   "加一条正文里藏着指令的记录。"], False
+        return True, [f"{'、'.join(flagged)} 会触发警告；引用它的草稿一律要人工复核（试试第 05 课的 obey-cite.json）。"]
+    named = [r for r in added if isinstance(r.get("instruction"), str) and r["instruction"].strip()]
+    for record in named:   # 学生说“这句是指令”：核对它真在这条记录里，而且清单确实没认出来
+        sentence = record["instruction"].strip()
+        if sentence not in record["title"] + " " + record["text"]:
+            return False, [f"{record['id']} 的 instruction 写的是“{sentence[:30]}”，可这句话不在它的标题或正文里：请原样抄写。"]
+        return True, [f"{record['id']} 里的“{sentence[:30]}”没有被清单认出来——你找到了一种能绕过第一道筛子的说法。"
+                      "想一想：这时是哪一道防线在起作用？"]
+    ids = "、".join(r["id"] for r in added)
+    return False, [f"你加了 {ids}，它没有触发警告。如果里面藏着一句清单没认出的指令，就在这条记录里加一个 "
+                   "\"instruction\" 字段，原样抄写那句话，工具会核对它确实在正文里；没有指令的普通记录不算做完。"]
 
 
 CHECKS = {1: exercise_1, 2: exercise_2, 3: exercise_3, 4: exercise_4, 5: exercise_5}
 
 
+def restored(number, documents):
+    """练习二、三、五改回去了没有：D01#1 的正文回到 7 天、D01#1 回来了、新加的记录删掉了。"""
+    original = next(record for record in shipped() if record["id"] == "D01#1")
+    if number == 2:
+        return trial(documents) is not None and trial(documents)["text"] == original["text"]
+    if number == 3:
+        return trial(documents) is not None
+    return {record["id"] for record in documents} <= {record["id"] for record in shipped()}
+
+
+def judge(number, documents, path, remembered):
+    """返回 (状态, 说明的各行)。状态：done、restored（做完并已改回）、todo。"""
+    done, lines = CHECKS[number](documents, path)
+    if done:
+        return "done", lines
+    if number in RESTORE and number in remembered and restored(number, documents):
+        return "restored", ["之前见过它做完的样子，现在资料又恢复了，这正是要求的。"]
+    if number in RESTORE:
+        lines = lines + ["（如果你已经做完、又改回去了，那就对了：这个练习做完就该改回去。）"]
+    return "todo", lines
+
+
+def remembered_done(track):
+    if not track:
+        return set()
+    try:
+        return set(json.loads(PROGRESS.read_text(encoding="utf-8")).get("done", []))
+    except (OSError, ValueError, AttributeError):
+        return set()
+
+
+def remember(numbers, track):
+    """把现在做完的练习记下来（只在判套件自己的资料时）。写不了也不要紧：只是少了“做完并已改回”的提示。"""
+    seen = remembered_done(track) | set(numbers)
+    if not track or seen == remembered_done(track):   # 没有新做完的，就不写文件
+        return
+    try:
+        PROGRESS.write_text(json.dumps({"done": sorted(seen)}), encoding="utf-8")
+    except OSError:
+        pass
+
+
+LABELS = {"done": "已完成", "restored": "已完成（做完并已改回）", "todo": "还没完成"}
+
+
 def main(argv):
-    for stream in (sys.stdout, sys.stderr):
-        stream.reconfigure(encoding="utf-8", errors="replace")
-    if not argv:
-        print("练习（python checks/exercise.py 编号）：")
+    options = parse_tool_options(argv, USAGE, values=("--documents",), positionals=1)
+    if options["help"]:
+        print(__doc__)
+        return 0
+    if not options["args"]:
+        print("练习（python checks/exercise.py 编号，或 all）：")
         for number, text in EXERCISES.items():
             print(f"  {number}  {text}")
         return 0
-    if argv in (["-h"], ["--help"]):
-        print(__doc__)
-        return 0
-    if len(argv) != 1 or not argv[0].isdigit() or int(argv[0]) not in EXERCISES:
-        print(f"错误：练习编号应当是 1–{len(EXERCISES)} 之一，实际是 {' '.join(argv)}。不带参数运行可以列出全部练习。",
+    choice = options["args"][0]
+    if choice != "all" and not (choice.isascii() and choice.isdigit() and int(choice) in EXERCISES):
+        print(f"错误：练习编号应当是 1–{len(EXERCISES)} 之一或 all，实际是 {choice}。不带参数运行可以列出全部练习。",
               file=sys.stderr)
         return 2
-    number = int(argv[0])
-    print(f"练习 {number}：{EXERCISES[number]}")
-    documents, error = load()
+    path = ROOT / DOCUMENTS_NAME if options["--documents"] is None else Path(options["--documents"]).resolve()
+    track = options["--documents"] is None
+    numbers = list(EXERCISES) if choice == "all" else [int(choice)]
+    documents, error = load(path)
     if error:
         print(f"还没完成：资料文件现在读不了。{error}")
         return 1
-    done, lines, restore = CHECKS[number](documents)
-    print(("已完成：" if done else "还没完成：") + lines[0], *lines[1:], sep="\n")
-    if done and restore:
-        print("提醒：这个练习做完要改回去（用你的备份，或重新下载 retrieval_documents.json），免得影响后面的练习和检查。")
-    return 0 if done else 1
+    remembered = remembered_done(track)
+    results = {number: judge(number, documents, path, remembered) for number in numbers}
+    remember([number for number, (state, _) in results.items() if state == "done"], track)
+    if choice == "all":
+        print(f"资料：{path}")
+        print("| 练习 | 状态 | 说明 |\n|---|---|---|")
+        for number, (state, lines) in results.items():
+            print(f"| {number} | {LABELS[state]} | {' '.join(lines).replace('|', '｜')} |")
+    else:
+        state, lines = results[numbers[0]]
+        print(f"练习 {numbers[0]}：{EXERCISES[numbers[0]]}")
+        print(f"{LABELS[state]}：{lines[0]}", *lines[1:], sep="\n")
+        if state == "done" and numbers[0] in RESTORE:
+            print("提醒：这个练习做完要改回去（用你的备份，或重新下载 retrieval_documents.json），免得影响后面的练习。")
+    return 0 if all(state != "todo" for state, _ in results.values()) else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(run_tool(main))

@@ -14,7 +14,7 @@ import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from kit_helpers import SHIPPED_DOCUMENTS
+from kit_helpers import SHIPPED_DOCUMENTS, parse_tool_options, run_tool
 
 import retrieval_qa
 
@@ -80,16 +80,15 @@ def report(results, details=False):
 
 
 def main(argv):
-    for stream in (sys.stdout, sys.stderr):
-        stream.reconfigure(encoding="utf-8", errors="replace")
-    if set(argv) - {"--details"}:
+    options = parse_tool_options(argv, "用法：python checks/grounding_eval.py [--details]", flags=("--details",))
+    if options["help"]:
         print(__doc__)
-        return 0 if set(argv) <= {"-h", "--help", "--details"} else 2
+        return 0
     # 标注是照着发布版资料写的，所以总在它的副本上量：量的是检查本身，和你改没改资料无关
     print(f"资料：checks/{SHIPPED_DOCUMENTS.name}（发布版的副本）；标注：checks/{CASES.name}")
-    print(report(evaluate(), details="--details" in argv))
+    print(report(evaluate(), details=options["--details"]))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(run_tool(main))

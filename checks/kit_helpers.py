@@ -3,6 +3,7 @@
 不是检查本身；被 checks/test_*.py 导入。
 """
 import atexit
+import errno
 import json
 import os
 import shutil
@@ -12,6 +13,10 @@ import sys
 import tempfile
 import unittest
 from pathlib import Path
+
+if sys.version_info < (3, 10):   # checks/ 里的工具都先导入这里：新语法和新函数出现之前先说清楚
+    sys.stderr.write(f"错误：这套教材需要 Python 3.10 或更新版本，现在是 {sys.version.split()[0]}。\n")
+    sys.exit(2)
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKS_DIR = ROOT / "checks"
@@ -174,7 +179,8 @@ class KitCopy:
         for name in KIT_FILES:   # 资料用发布版的副本：工具和练习的检查不受学生改动的影响
             shutil.copy2(SHIPPED_DOCUMENTS if name == "retrieval_documents.json" else ROOT / name, self.path / name)
         if with_checks:   # 评测、练习自查这些工具在 checks/ 里，用到它们时连 checks/ 一起复制
-            shutil.copytree(ROOT / "checks", self.path / "checks", ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(ROOT / "checks", self.path / "checks",
+                            ignore=shutil.ignore_patterns("__pycache__", ".exercise-progress.json"))
         self.documents = self.path / "retrieval_documents.json"
         self.original = self.documents.read_bytes()
 
@@ -211,3 +217,62 @@ def write_temp(directory, name, content):
 def load_sample_texts():
     """发布版资料：id → 正文。"""
     return {record["id"]: record["text"] for record in json.loads(SHIPPED_DOCUMENTS.read_text(encoding="utf-8"))}
+
+
+# ---------- checks/ 里各个工具共用的命令行外壳 ----------
+
+class ToolUsageError(Exception):
+    """工具的用法错误：run_tool 把它变成一行中文，退出码 2。"""
+
+
+def parse_tool_options(argv, usage, flags=(), values=(), positionals=0):
+    """工具共用的小解析器。flags 是开关，values 后面跟一个值（也可以写成 --name=值），positionals 是最多几个位置参数。
+    返回 {"help": …, 各选项名: …, "args": [位置参数]}；不认识的选项、缺值、多余的参数都抛出 ToolUsageError。"""
+    options = {"help": False, "args": [], **{flag: False for flag in flags}, **{name: None for name in values}}
+    pending = list(argv)
+    while pending:
+        arg = pending.pop(0)
+        name, has_value, value = arg.partition("=")
+        if arg in ("-h", "--help"):
+            options["help"] = True
+        elif arg in flags:
+            options[arg] = True
+        elif name in values:
+            value = value if has_value else (pending.pop(0) if pending else "")
+            if not value.strip():
+                raise ToolUsageError(f"{name} 后面要写一个值。{usage}")
+            options[name] = value
+        elif arg.startswith("-") and arg != "-":
+            raise ToolUsageError(f"不认识的选项 {arg}。{usage}")
+        elif len(options["args"]) < positionals:
+            options["args"].append(arg)
+        else:
+            raise ToolUsageError(f"多了一个参数 {arg}。{usage}")
+    return options
+
+
+def run_tool(main, argv=None):
+    """工具共用的入口：输出用 UTF-8；用法错误一行中文、退出码 2；下游提前关闭管道（… | head）时安静退出；
+    写不了输出（比如 > /dev/full、磁盘满）时说一句中文，退出码 1；Ctrl-C 退出码 130。都不打印 traceback。"""
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(encoding="utf-8", errors="replace")
+    try:
+        code = main(sys.argv[1:] if argv is None else argv)
+        sys.stdout.flush()
+        return code
+    except ToolUsageError as error:
+        print(f"错误：{error}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:   # 读的一方不要了：这不是错误
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        print("\n已中断（Ctrl-C）。", file=sys.stderr)
+        return 130
+    except OSError as error:
+        if error.filename is not None:   # 读写某个文件失败，工具自己没处理：照常报出来，它是 bug
+            raise
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # 退出时不再往写不进去的地方冲缓冲区
+        reason = {errno.ENOSPC: "设备或磁盘已满"}.get(error.errno, "系统说")
+        print(f"错误：写不了输出：{reason}（{error.strerror or error}）。", file=sys.stderr)
+        return 1

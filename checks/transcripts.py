@@ -30,7 +30,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from kit_helpers import PYTHON, ROOT, SHIPPED_DOCUMENTS, clean_env
+from kit_helpers import PYTHON, ROOT, SHIPPED_DOCUMENTS, clean_env, parse_tool_options, run_tool
 
 PROMPT = "问题："
 FENCE = re.compile(r"^```(\S*)(.*)$")
@@ -94,7 +94,7 @@ def make_copy(directory):
     """把套件（不含 .git）复制到临时目录，课文在这里执行。资料文件换成发布版的副本：课文记录的是发布版资料上的输出，
     学生改没改资料、文件是不是 CRLF 换行或带 BOM（Windows 上常见），都不影响这里。"""
     kit = Path(directory) / "kit"
-    shutil.copytree(ROOT, kit, ignore=shutil.ignore_patterns(".git", "__pycache__"))
+    shutil.copytree(ROOT, kit, ignore=shutil.ignore_patterns(".git", "__pycache__", ".exercise-progress.json"))
     shutil.copyfile(SHIPPED_DOCUMENTS, kit / "retrieval_documents.json")
     return kit
 
@@ -218,12 +218,11 @@ def compare(command, expected, kit):
 
 
 def main(argv):
-    for stream in (sys.stdout, sys.stderr):
-        stream.reconfigure(encoding="utf-8", errors="replace")
-    if any(arg.startswith("-") for arg in argv):
+    options = parse_tool_options(argv, "用法：python checks/transcripts.py [课文文件 …]", positionals=100)
+    if options["help"]:
         print(__doc__)
-        return 0 if set(argv) <= {"-h", "--help"} else 2
-    paths = [Path(arg).resolve() for arg in argv] or default_documents()
+        return 0
+    paths = [Path(arg).resolve() for arg in options["args"]] or default_documents()
     missing = [str(path) for path in paths if not path.is_file()]
     if missing:
         print(f"错误：找不到课文文件 {'、'.join(missing)}。", file=sys.stderr)
@@ -241,4 +240,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(run_tool(main))
