@@ -24,11 +24,10 @@ import sys
 import unittest
 from pathlib import Path
 
-if sys.version_info < (3, 10):   # 新语法出现之前先说清楚，免得旧版本 Python 报一串看不懂的错误
-    print(f"错误：这套教材需要 Python 3.10 或更新版本，现在是 {platform.python_version()}。", file=sys.stderr)
-    sys.exit(2)
-
 CHECKS_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(CHECKS_DIR))
+from kit_helpers import IN_CI, documents_state, parse_tool_options, run_tool   # noqa: E402  （也检查 Python 版本）
+
 # 大致的耗时（秒），只用来把检查分成差不多重的两组；不准也不要紧，只影响快慢
 WEIGHTS = {"test_lessons": 5, "test_model": 2, "test_tools": 4, "test_grounding": 2, "test_untrusted": 2, "test_cli": 2,
            "test_servers": 2}
@@ -50,8 +49,6 @@ class ConciseResult(unittest.TextTestResult):
 def run_names(names, verbose):
     """在本进程里跑这些检查（模块名或“模块.类名”），返回 [运行数, 失败数, 跳过数]。
     某个模块连导入都失败时，算一次失败并打印原因，其余照常运行。"""
-    if str(CHECKS_DIR) not in sys.path:
-        sys.path.insert(0, str(CHECKS_DIR))
     suite, broken = unittest.TestSuite(), 0
     for name in names:
         try:
@@ -90,68 +87,40 @@ def run_in_parallel(groups, verbose):
     return totals
 
 
-def parse_arguments(argv):
-    """返回 {"verbose", "documents", "worker", "names", "help"}；不认识的选项抛出 SystemExit(2)。"""
-    options = {"verbose": False, "documents": None, "worker": False, "names": [], "help": False}
-    pending = list(argv)
-    while pending:
-        arg = pending.pop(0)
-        name, has_value, value = arg.partition("=")
-        if arg in ("-h", "--help"):
-            options["help"] = True
-        elif arg in ("-v", "--verbose"):
-            options["verbose"] = True
-        elif arg == "--worker":   # 由下面的并行模式启动；后面跟着要跑的检查名
-            options["worker"], options["names"] = True, pending
-            break
-        elif name == "--documents":
-            value = value if has_value else (pending.pop(0) if pending else "")
-            if not value.strip():
-                usage_error(f"--documents 后面要写一个资料文件的路径。{USAGE}")
-            options["documents"] = os.path.abspath(value)
-        else:
-            usage_error(f"不认识的参数 {arg}。{USAGE}")
-    return options
-
-
-def usage_error(message):
-    print(f"错误：{message}", file=sys.stderr)
-    sys.exit(2)
-
-
 def main(argv):
-    for stream in (sys.stdout, sys.stderr):
-        stream.reconfigure(encoding="utf-8", errors="replace")
-    options = parse_arguments(argv)
+    options = parse_tool_options(argv, USAGE, flags=("-v", "--verbose", "--worker"), values=("--documents",),
+                                 positionals=100)
+    verbose = options["-v"] or options["--verbose"]
     if options["help"]:
         print(__doc__.strip())
         return 0
-    if options["documents"]:   # 在导入 kit_helpers 之前设好：它和子进程都从这里读
-        os.environ["KIT_CHECK_DOCUMENTS"] = options["documents"]
-    if options["worker"]:   # 只跑指定的检查，把计数写到 stdout
-        print(json.dumps(run_names(options["names"], options["verbose"])))
+    if options["--worker"]:   # 由下面的 run_in_parallel 启动：只跑指定的检查，把计数写到 stdout
+        print(json.dumps(run_names(options["args"], verbose)))
         return 0
-    sys.path.insert(0, str(CHECKS_DIR))
-    from kit_helpers import DOCUMENTS, DOCUMENTS_STATE, IN_CI
+    if options["args"]:
+        print(f"错误：多了一个参数 {options['args'][0]}。{USAGE}", file=sys.stderr)
+        return 2
+    documents = Path(options["--documents"]).resolve() if options["--documents"] else None
+    if documents:   # 子进程（跑检查的那些）从这个环境变量知道要检查哪个资料文件
+        os.environ["KIT_CHECK_DOCUMENTS"] = str(documents)
+    shown = documents or CHECKS_DIR.parent / "retrieval_documents.json"
+    state = documents_state(shown)
     warnings = " ".join(f"-W {option}" for option in sys.warnoptions) or "默认"
     print(f"Python {platform.python_version()}，警告设置：{warnings}", file=sys.stderr)
-    if DOCUMENTS_STATE is None:
-        print(f"资料文件 {DOCUMENTS}：和发布版相同。", file=sys.stderr)
+    if state is None:
+        print(f"资料文件 {shown}：和发布版相同。", file=sys.stderr)
     else:
         consequence = "CI 里资料文件必须是发布版" if IN_CI else "只有关于资料文件本身的几项检查会跳过"
-        print(f"资料文件 {DOCUMENTS}：和发布版不同（{DOCUMENTS_STATE}）；{consequence}。", file=sys.stderr)
-    names = DATA_CHECKS if options["documents"] else sorted(path.stem for path in CHECKS_DIR.glob("test_*.py"))
-    parts = 2 if (os.cpu_count() or 1) > 1 and not options["documents"] else 1
-    if parts > 1:
-        run, failed, skipped = run_in_parallel(split(names, parts), options["verbose"])
-    else:
-        run, failed, skipped = run_names(names, options["verbose"])
-    if options["documents"]:   # 老师检查学生的文件：再看练习做到哪一步
+        print(f"资料文件 {shown}：和发布版不同（{state}）；{consequence}。", file=sys.stderr)
+    names = DATA_CHECKS if documents else sorted(path.stem for path in CHECKS_DIR.glob("test_*.py"))
+    parts = 2 if (os.cpu_count() or 1) > 1 and not documents else 1
+    run, failed, skipped = run_in_parallel(split(names, parts), verbose)   # 检查总在子进程里跑，用的是同一份环境变量
+    if documents:   # 老师检查学生的文件：再看练习做到哪一步
         sys.stdout.flush()
-        subprocess.run([sys.executable, str(CHECKS_DIR / "exercise.py"), "all", "--documents", options["documents"]])
+        subprocess.run([sys.executable, str(CHECKS_DIR / "exercise.py"), "all", "--documents", str(documents)])
     print(f"checks: {run - failed - skipped} passed, {failed} failed, {skipped} skipped")
     return 0 if failed == 0 and run > 0 else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(run_tool(main))

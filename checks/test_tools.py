@@ -1,9 +1,13 @@
 """第 06 课的工具：检索评测（关键词对比 BM25）、练习自查、验收记录。bench.py 只打印数字，不在这里检查。"""
 import csv
+import glob
 import json
+import os
+import subprocess
+import tempfile
 import unittest
 
-from kit_helpers import ROOT, KitCopy, clean_env
+from kit_helpers import KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, KitCopy, clean_env, write_temp
 from stand_in_model import StandIn
 
 import acceptance
@@ -343,6 +347,154 @@ class AcceptanceTest(unittest.TestCase):
         # 第二道题拿到的是同一份关于试用的回答：引用不在命中里，状态被拒绝，事实也不对
         self.assertTrue(rows[1][5].startswith("否："), rows[1])
         self.assertEqual(code, 1)
+
+
+class AcceptanceOfflineFactTest(unittest.TestCase):
+    def test_a_chunk_that_no_longer_says_7_days_fails_the_7_day_row(self):
+        kit = KitCopy(with_checks=True)
+        self.addCleanup(kit.close)
+        records = kit.records()
+        records[0]["text"] = records[0]["text"].replace("7 天", "14 天")   # 练习二
+        kit.write_records(records)
+        code, out, _ = kit.tool("acceptance.py")
+        self.assertEqual(code, 1)
+        row = [line for line in out.splitlines() if line.startswith("| 试用几天？ |")][0]
+        self.assertTrue(row.endswith("| 否：要发送的片段里没有“7 天”（D01#1 的正文改过？） |"), row)
+
+
+class GradeTest(unittest.TestCase):
+    def test_one_row_per_copy(self):
+        copies = [KitCopy(with_checks=True) for _ in range(3)]
+        for kit in copies:
+            self.addCleanup(kit.close)
+        plain, busy, broken = copies
+        script = plain.path / "retrieval_qa.py"   # Windows 克隆：换行符变了，内容没变
+        script.write_bytes(script.read_bytes().replace(b"\n", b"\r\n"))
+        records = busy.records()
+        records[0]["keywords"].append("免费用多久")   # 练习一
+        busy.write_records(records)
+        (busy.path / "model_reply_assistant.py").write_text("# 学生改过\n", encoding="utf-8")
+        broken.documents.write_bytes(broken.documents.read_bytes().replace(b'"D01#1",', '"D01#1"，'.encode(), 1))
+        code, out, err = plain.tool("grade.py", [str(kit.path) for kit in copies])
+        self.assertEqual(code, 0, err)
+        rows = [line.split(" | ") for line in out.splitlines()[2:]]
+        self.assertEqual(out.splitlines()[0], "| 副本 | 资料文件 | 做完的练习 | 检索 recall@3 | 检索精确率 | 验收（离线） | 和老师的不同的程序文件 |")
+        self.assertEqual(rows[0][1:4], ["能读", "无", "29/41 = 71%"])
+        self.assertEqual(rows[0][6], "无 |")
+        self.assertEqual(rows[1][2], "1")
+        self.assertEqual(rows[1][6], "model_reply_assistant.py |")
+        self.assertEqual(rows[1][5], "4/4")
+        self.assertTrue(rows[2][1].startswith("读不了：资料文件 "), rows[2])
+        self.assertIn("全角字符「，」", rows[2][1])
+
+    def test_csv_and_usage(self):
+        kit = KitCopy(with_checks=True)
+        self.addCleanup(kit.close)
+        out_path = kit.path / "grades.csv"
+        code, out, _ = kit.tool("grade.py", [str(kit.path), "--out", str(out_path)])
+        self.assertEqual(code, 0)
+        with open(out_path, encoding="utf-8-sig", newline="") as handle:
+            self.assertEqual(len(list(csv.reader(handle))), 2)
+        code, _, err = kit.tool("grade.py", [])
+        self.assertEqual(code, 2)
+        self.assertIn("至少要给一个学生的套件文件夹", err)
+
+
+TOOLS = ["evaluate.py", "exercise.py", "acceptance.py", "grounding_eval.py", "bench.py", "transcripts.py", "run_checks.py",
+         "grade.py"]
+
+
+class ToolShellTest(unittest.TestCase):
+    """checks/ 里的每个工具：下游提前关闭管道时安静退出，写不了输出时说一句中文，不认识的选项点名。"""
+
+    def run_tool(self, name, args, stdout):
+        done = subprocess.run(KIT_PYTHON + [str(ROOT / "checks" / name), *args], stdout=stdout, stderr=subprocess.PIPE,
+                              env=clean_env(), timeout=120)
+        err = done.stderr.decode("utf-8")
+        self.assertNotIn("Traceback", err)
+        self.assertNotIn("Exception ignored", err)
+        return done.returncode, err
+
+    def test_closed_pipe_is_quiet(self):
+        for name, args in [(tool, ["--help"]) for tool in TOOLS] + [("evaluate.py", []), ("exercise.py", ["all"])]:
+            with self.subTest(tool=name, args=args):
+                reader, writer = os.pipe()
+                os.close(reader)   # 读的一方已经走了，就像 … | head 读够了
+                try:
+                    code, err = self.run_tool(name, args, writer)
+                finally:
+                    os.close(writer)
+                self.assertIn(code, (0, 1))
+                self.assertEqual(err, "")
+
+    @unittest.skipUnless(os.path.exists("/dev/full"), "这个系统没有 /dev/full")
+    def test_a_full_device_gets_one_chinese_line(self):
+        for name in TOOLS:
+            with self.subTest(tool=name), open("/dev/full", "w", encoding="utf-8") as full:
+                code, err = self.run_tool(name, ["--help"], full)
+                self.assertEqual(code, 1)
+                self.assertEqual(err.strip(), "错误：写不了输出：设备或磁盘已满（No space left on device）。")
+
+    def test_unknown_options_are_named(self):
+        for name in TOOLS:
+            with self.subTest(tool=name):
+                code, err = self.run_tool(name, ["--frobnicate"], subprocess.PIPE)
+                self.assertEqual(code, 2)
+                self.assertIn("不认识的", err)
+                self.assertIn("--frobnicate", err)
+                self.assertEqual(len(err.strip().splitlines()), 1)
+
+
+OLD_PYTHONS = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.[6-9].*/bin/python")))
+
+
+@unittest.skipUnless(OLD_PYTHONS, "这台机器上没有 3.10 以前的 Python")
+class OldPythonTest(unittest.TestCase):
+    def test_every_entry_script_and_tool_names_3_10_and_exits_2(self):
+        old = OLD_PYTHONS[-1]
+        scripts = [ROOT / name for name in ("reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py")]
+        for script in scripts + [ROOT / "checks" / tool for tool in TOOLS]:
+            with self.subTest(script=script.name):
+                done = subprocess.run([old, str(script), "--help"], capture_output=True, env=clean_env(), timeout=60)
+                err = done.stderr.decode("utf-8")
+                self.assertEqual(done.returncode, 2, err)
+                self.assertRegex(err, r"^错误：这套教材需要 Python 3\.10 或更新版本，现在是 3\.\d+\.\d+。\n$")
+
+
+class RunChecksCommandTest(unittest.TestCase):
+    RUN_CHECKS = ROOT / "checks" / "run_checks.py"
+
+    def run_checks(self, *args):
+        done = subprocess.run(KIT_PYTHON + [str(self.RUN_CHECKS), *args], capture_output=True, env=clean_env(), timeout=300)
+        return done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8")
+
+    def test_help_and_unknown_options(self):
+        code, out, _ = self.run_checks("--help")
+        self.assertEqual(code, 0)
+        self.assertIn("--documents PATH", out)
+        code, out, err = self.run_checks("--documnets", "x.json")
+        self.assertEqual((code, out), (2, ""))
+        self.assertIn("不认识的参数 --documnets", err)
+
+    def test_documents_checks_a_students_file_with_the_trusted_code(self):
+        shipped = SHIPPED_DOCUMENTS.read_bytes()
+        with tempfile.TemporaryDirectory() as directory:
+            variants = {"bom_crlf.json": b"\xef\xbb\xbf" + shipped.replace(b"\n", b"\r\n"),
+                        "comma.json": shipped.replace(b'"D01#1",', '"D01#1"，'.encode("utf-8"), 1)}
+            results = {}
+            for name, content in variants.items():
+                path = write_temp(directory, name, content)
+                results[name] = self.run_checks("--documents", str(path))
+        code, out, err = results["bom_crlf.json"]
+        self.assertEqual(code, 0, err)
+        self.assertIn("和发布版相同", err)
+        self.assertRegex(out.splitlines()[-1], r"^checks: \d+ passed, 0 failed, 0 skipped$")
+        self.assertIn("| 练习 | 状态 | 说明 |", out)
+        code, out, err = results["comma.json"]
+        self.assertEqual(code, 1)
+        self.assertRegex(out.splitlines()[-1], r"^checks: \d+ passed, 1 failed, \d+ skipped$")
+        self.assertIn("第 3 行第 18 列：JSON 格式不对，这里应当是逗号「,」。提示：这里是全角字符「，」", err)
+        self.assertNotIn("Traceback", err)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,105 @@
+"""全班一起看：用老师手里这份可信的代码和检查，给每个学生的套件副本各出一行。
+
+    $ python checks/grade.py 作业/张三 作业/李四 …          # Markdown 表格写到 stdout
+    $ python checks/grade.py 作业/* --out 成绩.csv           # 写成 CSV（带 BOM，Excel 能直接打开）
+
+每一行：资料文件能不能读、做完了哪些练习、关键词检索在 checks/eval_questions.json 上的 recall@3 和精确率、
+离线验收记录通过了几行、哪些程序文件和老师的不同（按内容的 SHA-256 比，换行符 CRLF/LF 不算不同）。
+学生副本里的代码一行也不运行：读的只是它的资料文件、trick.json，以及程序文件的内容。
+不联网，不需要密钥，不修改学生的文件。正常出表时退出码为 0，用法不对为 2。
+"""
+import contextlib
+import csv
+import hashlib
+import io
+import json
+import sys
+from pathlib import Path
+
+from kit_helpers import CHECKS_DIR, ROOT, parse_tool_options, run_tool
+
+import acceptance
+import evaluate
+import exercise
+import retrieval_qa
+from reply_assistant import KitError
+
+USAGE = "用法：python checks/grade.py 学生的套件文件夹 … [--out FILE]"
+COLUMNS = ["副本", "资料文件", "做完的练习", "检索 recall@3", "检索精确率", "验收（离线）", "和老师的不同的程序文件"]
+PROGRAM_FILES = ["reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py"]   # 学生不该改的程序
+
+
+def fingerprint(path):
+    """文件内容的 SHA-256；先把 CRLF 换成 LF，Windows 上克隆的副本不会因为换行符被算作“改过”。"""
+    return hashlib.sha256(path.read_bytes().replace(b"\r\n", b"\n")).hexdigest()
+
+
+def changed_programs(folder):
+    """学生副本里和老师的不同的程序文件：套件的三个脚本和 checks/ 里的 .py；缺了的也算。"""
+    names = PROGRAM_FILES + [f"checks/{path.name}" for path in sorted(CHECKS_DIR.glob("*.py"))]
+    changed = []
+    for name in names:
+        theirs = folder / name
+        if name.startswith("checks/") and not (folder / "checks").is_dir():
+            continue   # 学生只交了套件本身，没带 checks/：不算改动
+        if not theirs.is_file():
+            changed.append(f"{name}（缺）")
+        elif fingerprint(theirs) != fingerprint(ROOT / name):
+            changed.append(name)
+    return changed
+
+
+def grade(folder):
+    """一个学生副本的一行。"""
+    documents_path = folder / "retrieval_documents.json"
+    row = [str(folder)]
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            documents = retrieval_qa.load_documents(str(documents_path))
+    except KitError as error:
+        reason = str(error).removeprefix("错误：")
+        return row + [f"读不了：{reason}", "—", "—", "—", "—", "、".join(changed_programs(folder)) or "无"]
+    done = [str(number) for number in exercise.EXERCISES
+            if exercise.judge(number, documents, documents_path, set())[0] != "todo"]
+    questions = json.loads(evaluate.QUESTIONS.read_text(encoding="utf-8"))
+    metrics, _ = evaluate.measure(questions, lambda q: [hit["id"] for hit in retrieval_qa.retrieve(q, documents)])
+    rows = [acceptance.judge(case, *acceptance.run_case(case["question"], False, str(documents_path)), False)
+            for case in acceptance.CASES]
+    passed = sum(1 for accepted in rows if not accepted[-1].startswith("否"))
+    return row + ["能读", "、".join(done) or "无", evaluate.ratio(metrics["recall"]), evaluate.ratio(metrics["precision"]),
+                  f"{passed}/{len(rows)}", "、".join(changed_programs(folder)) or "无"]
+
+
+def main(argv):
+    options = parse_tool_options(argv, USAGE, values=("--out",), positionals=1000)
+    if options["help"]:
+        print(__doc__)
+        return 0
+    if not options["args"]:
+        print(f"错误：至少要给一个学生的套件文件夹。{USAGE}", file=sys.stderr)
+        return 2
+    folders = [Path(arg) for arg in options["args"]]
+    missing = [str(folder) for folder in folders if not folder.is_dir()]
+    if missing:
+        print(f"错误：这些不是文件夹：{'、'.join(missing)}。{USAGE}", file=sys.stderr)
+        return 2
+    rows = [grade(folder.resolve()) for folder in folders]
+    out = options["--out"]
+    if out is None:
+        cell = lambda text: str(text).replace("|", "｜")   # noqa: E731
+        print("| " + " | ".join(COLUMNS) + " |\n|" + "---|" * len(COLUMNS))
+        for row in rows:
+            print("| " + " | ".join(cell(value) for value in row) + " |")
+        return 0
+    try:
+        with open(out, "w", encoding="utf-8-sig", newline="") as handle:   # 带 BOM，Windows 的 Excel 才认得中文
+            csv.writer(handle).writerows([COLUMNS] + rows)
+    except OSError as error:
+        print(f"错误：写不了 {out}（{error.strerror or error}）。", file=sys.stderr)
+        return 2
+    print(f"已写入 {out}：{len(rows)} 个副本。")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_tool(main))
