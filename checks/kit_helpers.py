@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import unittest
 from pathlib import Path
 
 if sys.version_info < (3, 10):   # checks/ 里的工具都先导入这里：新语法和新函数出现之前先说清楚
@@ -31,8 +30,8 @@ if str(ROOT) not in sys.path:   # 检查要导入套件根目录下的脚本
     sys.path.insert(0, str(ROOT))
 KIT_FILES = ["reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py", "retrieval_documents.json"]   # 学生下载到同一个文件夹里的文件
 
-# 子进程也用同一个 Python、同样的 -W 设置（例如 -W error）。课文执行器用 PYTHON，和学生敲的命令完全一样；
-# 其余检查用 KIT_PYTHON，多加一个 -S（不加载 site）：套件只用标准库，site 只会拖慢每个子进程的启动
+# 子进程也用同一个 Python、同样的 -W 设置（例如 -W error），再加一个 -S（不加载 site）：套件只用标准库，
+# site 只会拖慢每个子进程的启动（有的机器上 site 会顺带导入一堆第三方包，每次多花几十毫秒）。课文执行器也这样跑
 PYTHON = [sys.executable] + [f"-W{option}" for option in sys.warnoptions]
 KIT_PYTHON = PYTHON + ["-S"]
 
@@ -96,8 +95,11 @@ DOCUMENTS_EDITED = DOCUMENTS_STATE is not None
 EDITED_REASON = f"{DOCUMENTS.name} 和发布版不同：{DOCUMENTS_STATE}" if DOCUMENTS_EDITED else ""
 # 只有关于资料文件本身的检查（样例问题的命中、课文记录）依赖它和发布版相同；不同时跳过并说明原因。
 # 持续集成（CI=true）里不跳过：仓库里的资料必须就是发布版。
-needs_shipped_documents = unittest.skipIf(DOCUMENTS_EDITED and not IN_CI,
-                                          f"{EDITED_REASON}：这项检查依赖发布版资料，恢复原文件后会运行")
+def needs_shipped_documents(test):
+    """装饰器：学生的资料和发布版不同时跳过这项检查，并说明原因。（unittest 用到时才导入：checks/ 里的工具不需要它）"""
+    import unittest
+    reason = f"{EDITED_REASON}：这项检查依赖发布版资料，恢复原文件后会运行"
+    return unittest.skipIf(DOCUMENTS_EDITED and not IN_CI, reason)(test)
 
 
 _pycache = []

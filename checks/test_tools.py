@@ -455,7 +455,8 @@ class OldPythonTest(unittest.TestCase):
         scripts = [ROOT / name for name in ("reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py")]
         for script in scripts + [ROOT / "checks" / tool for tool in TOOLS]:
             with self.subTest(script=script.name):
-                done = subprocess.run([old, str(script), "--help"], capture_output=True, env=clean_env(), timeout=60)
+                done = subprocess.run([old, "-S", str(script), "--help"], capture_output=True, env=clean_env(),
+                                      timeout=60)
                 err = done.stderr.decode("utf-8")
                 self.assertEqual(done.returncode, 2, err)
                 self.assertRegex(err, r"^错误：这套教材需要 Python 3\.10 或更新版本，现在是 3\.\d+\.\d+。\n$")
@@ -474,7 +475,7 @@ class RunChecksCommandTest(unittest.TestCase):
         self.assertIn("--documents PATH", out)
         code, out, err = self.run_checks("--documnets", "x.json")
         self.assertEqual((code, out), (2, ""))
-        self.assertIn("不认识的参数 --documnets", err)
+        self.assertIn("不认识的选项 --documnets", err)
 
     def test_documents_checks_a_students_file_with_the_trusted_code(self):
         shipped = SHIPPED_DOCUMENTS.read_bytes()

@@ -30,7 +30,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from kit_helpers import PYTHON, ROOT, SHIPPED_DOCUMENTS, clean_env, parse_tool_options, run_tool
+from kit_helpers import KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, clean_env, parse_tool_options, run_tool
 
 PROMPT = "问题："
 FENCE = re.compile(r"^```(\S*)(.*)$")
@@ -129,7 +129,7 @@ def run_command(command, expected, kit):
             continue
         if not words or words[0] not in ("python", "py"):
             raise ValueError(f"课文命令只支持 python 和 echo：{command}")
-        done = subprocess.run(PYTHON + words[1:], input=data, cwd=kit, env=env, timeout=60,
+        done = subprocess.run(KIT_PYTHON + words[1:], input=data, cwd=kit, env=env, timeout=60,
                               start_new_session=sys.platform != "win32", stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT if last else subprocess.PIPE)
         code = done.returncode
