@@ -2,20 +2,21 @@
 
 不是检查本身；被 checks/test_*.py 导入。
 """
-import atexit
-import errno
-import json
-import os
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 if sys.version_info < (3, 10):   # checks/ 里的工具都先导入这里：新语法和新函数出现之前先说清楚
     sys.stderr.write(f"错误：这套教材需要 Python 3.10 或更新版本，现在是 {sys.version.split()[0]}。\n")
     sys.exit(2)
+
+import atexit   # noqa: E402  （版本检查要在最前面）
+import errno   # noqa: E402
+import json   # noqa: E402
+import os   # noqa: E402
+import shutil   # noqa: E402
+import signal   # noqa: E402
+import subprocess   # noqa: E402
+import tempfile   # noqa: E402
+from pathlib import Path   # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKS_DIR = ROOT / "checks"

@@ -3,8 +3,9 @@ import json
 import subprocess
 import tempfile
 import unittest
+from unittest import mock
 
-from kit_helpers import KIT_PYTHON, ON_SHIPPED, ROOT, SCRIPT, SHIPPED_DOCUMENTS, clean_env, write_temp
+from kit_helpers import KIT_PYTHON, ON_SHIPPED, ROOT, SCRIPT, SHIPPED_DOCUMENTS, clean_env, run_main, write_temp
 from grounding_eval import FLAGGED, catch_rate, evaluate, load_cases
 
 import retrieval_qa
@@ -136,15 +137,17 @@ class SentenceTest(unittest.TestCase):
                                          ["T1"], [TRIAL]), [])
 
 
+def refuse_getpass(*args, **kwargs):
+    raise AssertionError("--check-draft 不该读取密钥")
+
+
 def check_draft(question, answer, *extra, raw=None):
-    """在新会话里运行 --check-draft（没有终端、没有密钥），返回 (退出码, 输出对象, stderr)。"""
-    with tempfile.TemporaryDirectory() as directory:
+    """在进程内运行 --check-draft（没有密钥；一读密钥就算失败），返回 (退出码, 输出对象, stderr)。
+    真正的新进程里跑一遍的检查见 test_unreadable_file_is_a_rejected_answer。"""
+    with tempfile.TemporaryDirectory() as directory, mock.patch("getpass.getpass", refuse_getpass):
         path = write_temp(directory, "answer.json", raw if raw is not None else json.dumps(answer, ensure_ascii=False))
-        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), question, "--check-draft", str(path), *ON_SHIPPED, *extra],
-                              capture_output=True, env=clean_env(), timeout=60, stdin=subprocess.DEVNULL,
-                              start_new_session=True)
-    err = done.stderr.decode("utf-8")
-    return done.returncode, json.loads(done.stdout) if done.stdout else None, err
+        code, out, err = run_main(retrieval_qa, [question, "--check-draft", str(path), *ON_SHIPPED, *extra])
+    return code, json.loads(out) if out else None, err
 
 
 class CheckDraftTest(unittest.TestCase):

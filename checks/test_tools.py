@@ -1,17 +1,22 @@
 """第 06 课的工具：检索评测（关键词对比 BM25）、练习自查、验收记录。bench.py 只打印数字，不在这里检查。"""
+import contextlib
 import csv
 import glob
+import io
 import json
 import os
 import subprocess
 import tempfile
 import unittest
+from pathlib import Path
+from unittest import mock
 
 from kit_helpers import KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, KitCopy, clean_env, write_temp
 from stand_in_model import StandIn
 
 import acceptance
 import evaluate
+import exercise
 from evaluate import bm25_retrieve, measure
 
 
@@ -100,11 +105,16 @@ class ExerciseCommandTest(unittest.TestCase):
         self.addCleanup(self.kit.close)
 
     def judge(self, number):
+        """在进程内运行这份副本的练习自查（路径都指向副本）；命令行本身在 test_list_and_usage 里真的跑一遍。"""
         before = self.kit.documents.read_bytes()
-        code, out, err = self.kit.tool("exercise.py", [str(number)])
+        out, err = io.StringIO(), io.StringIO()
+        with mock.patch.object(exercise, "ROOT", self.kit.path), \
+                mock.patch.object(exercise, "PROGRESS", self.kit.path / "checks" / ".exercise-progress.json"), \
+                contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = exercise.main([str(number)])
         self.assertEqual(self.kit.documents.read_bytes(), before)   # 自查从不修改文件
-        self.assertNotIn("Traceback", err)
-        return code, out
+        self.assertNotIn("Traceback", err.getvalue())
+        return code, out.getvalue()
 
     def edit(self, change):
         records = self.kit.records()
@@ -275,6 +285,20 @@ class ExerciseCommandTest(unittest.TestCase):
 
 
 class AcceptanceTest(unittest.TestCase):
+    def accept(self, args, change=None, **env):
+        """在进程内运行验收记录，资料是发布版副本（可以先用 change 改一改）。命令行本身在下一项检查里真的跑一遍。"""
+        kit = KitCopy()
+        self.addCleanup(kit.close)
+        if change:
+            records = kit.records()
+            change(records)
+            kit.write_records(records)
+        out, err = io.StringIO(), io.StringIO()
+        with mock.patch.dict(os.environ, clean_env(**env), clear=True), \
+                contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = acceptance.main([*args, "--documents", str(kit.documents)])
+        return code, out.getvalue()
+
     def test_offline_record_has_the_six_columns_and_four_rows(self):
         kit = KitCopy(with_checks=True)
         self.addCleanup(kit.close)
@@ -289,10 +313,10 @@ class AcceptanceTest(unittest.TestCase):
         self.assertEqual([row[5].rstrip(" |") for row in rows], ["检索通过，草稿待测", "检索通过，草稿待测", "是", "是"])
 
     def test_csv_output_opens_in_excel(self):
-        kit = KitCopy(with_checks=True)
-        self.addCleanup(kit.close)
-        out_path = kit.path / "record.csv"
-        code, out, _ = kit.tool("acceptance.py", ["--out", str(out_path)])
+        directory = tempfile.TemporaryDirectory()
+        self.addCleanup(directory.cleanup)
+        out_path = Path(directory.name) / "record.csv"
+        code, out = self.accept(["--out", str(out_path)])
         self.assertEqual(code, 0)
         self.assertTrue(out_path.read_bytes().startswith(b"\xef\xbb\xbf"))
         with open(out_path, encoding="utf-8-sig", newline="") as handle:
@@ -302,23 +326,16 @@ class AcceptanceTest(unittest.TestCase):
 
     def with_model(self, answer):
         """假服务对每个请求都给同一份回答。"""
-        kit = KitCopy(with_checks=True)
-        self.addCleanup(kit.close)
         with StandIn() as server:
             server.reply(answer)
-            env = clean_env(LOCAL_MODEL_URL=server.url, LOCAL_MODEL_NAME="m", DEEPSEEK_API_KEY="sk-never-stored")
-            code, out, _ = kit.tool("acceptance.py", ["--with-model"], env=env)
+            code, out = self.accept(["--with-model"], LOCAL_MODEL_URL=server.url, LOCAL_MODEL_NAME="m",
+                                    DEEPSEEK_API_KEY="sk-never-stored")
             self.assertEqual(len(server.requests), 2)   # 只有两道题会调用模型
         self.assertNotIn("sk-never-stored", out)
         return code, out
 
     def test_exercise_one_done_is_not_a_failure(self):
-        kit = KitCopy(with_checks=True)
-        self.addCleanup(kit.close)
-        records = kit.records()
-        records[0]["keywords"].append("免费用多久")
-        kit.write_records(records)
-        code, out, _ = kit.tool("acceptance.py")
+        code, out = self.accept([], change=lambda records: records[0]["keywords"].append("免费用多久"))
         self.assertEqual(code, 0)
         self.assertIn("| 能免费用多久？ | D01#1 | 否 | 试用期 7 天，引用 D01#1 | （未运行，加 --with-model） | 检索通过，草稿待测 |", out)
 
@@ -330,10 +347,7 @@ class AcceptanceTest(unittest.TestCase):
         self.assertIn("草稿里有“会自动发”", row[5])
 
     def test_failure_reasons_are_shown(self):
-        kit = KitCopy(with_checks=True)
-        self.addCleanup(kit.close)
-        env = clean_env(LOCAL_MODEL_URL="http://127.0.0.1:9/v1", LOCAL_MODEL_NAME="m")
-        code, out, _ = kit.tool("acceptance.py", ["--with-model"], env=env)
+        code, out = self.accept(["--with-model"], LOCAL_MODEL_URL="http://127.0.0.1:9/v1", LOCAL_MODEL_NAME="m")
         self.assertEqual(code, 1)
         self.assertIn("否：状态是 error（连接 127.0.0.1:9 被拒绝", out)
 
@@ -415,8 +429,12 @@ class ToolShellTest(unittest.TestCase):
         self.assertNotIn("Exception ignored", err)
         return done.returncode, err
 
+    # 管道和写满的设备：run_tool 统一处理。抽三个工具真的跑：输出很长的 evaluate、exercise all，以及自己解析参数的 run_checks；
+    # 其余工具都经过同一个 run_tool，由 test_every_tool_goes_through_the_shared_shell 保证
+    SAMPLES = [("evaluate.py", []), ("exercise.py", ["all"]), ("run_checks.py", ["--help"])]
+
     def test_closed_pipe_is_quiet(self):
-        for name, args in [(tool, ["--help"]) for tool in TOOLS] + [("evaluate.py", []), ("exercise.py", ["all"])]:
+        for name, args in self.SAMPLES:
             with self.subTest(tool=name, args=args):
                 reader, writer = os.pipe()
                 os.close(reader)   # 读的一方已经走了，就像 … | head 读够了
@@ -429,11 +447,17 @@ class ToolShellTest(unittest.TestCase):
 
     @unittest.skipUnless(os.path.exists("/dev/full"), "这个系统没有 /dev/full")
     def test_a_full_device_gets_one_chinese_line(self):
-        for name in TOOLS:
+        for name, args in self.SAMPLES:
             with self.subTest(tool=name), open("/dev/full", "w", encoding="utf-8") as full:
-                code, err = self.run_tool(name, ["--help"], full)
+                code, err = self.run_tool(name, args, full)
                 self.assertEqual(code, 1)
                 self.assertEqual(err.strip(), "错误：写不了输出：设备或磁盘已满（No space left on device）。")
+
+    def test_every_tool_goes_through_the_shared_shell(self):
+        for name in TOOLS:
+            with self.subTest(tool=name):
+                source = (ROOT / "checks" / name).read_text(encoding="utf-8")
+                self.assertTrue(source.rstrip().endswith("sys.exit(run_tool(main))"), name)
 
     def test_unknown_options_are_named(self):
         for name in TOOLS:
