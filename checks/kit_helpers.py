@@ -107,10 +107,15 @@ _pycache = []
 
 
 def pycache_dir():
-    """子进程共用的字节码缓存目录：不在套件文件夹里留下 __pycache__，又不必每个子进程都重新编译。退出时删除。"""
+    """子进程共用的字节码缓存目录：不在套件文件夹里留下 __pycache__，又不必每个子进程都重新编译。
+    run_checks.py 建好一个，经 KIT_CHECK_PYCACHE 交给各组检查共用；谁建的谁在退出时删除。"""
     if not _pycache:
-        _pycache.append(tempfile.mkdtemp(prefix="kit-pycache-"))
-        atexit.register(shutil.rmtree, _pycache[0], True)
+        shared = os.environ.get("KIT_CHECK_PYCACHE", "")
+        if shared and os.path.isdir(shared):
+            _pycache.append(shared)
+        else:
+            _pycache.append(tempfile.mkdtemp(prefix="kit-pycache-"))
+            atexit.register(shutil.rmtree, _pycache[0], True)
     return _pycache[0]
 
 

@@ -11,12 +11,13 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from kit_helpers import KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, KitCopy, clean_env, write_temp
+from kit_helpers import KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, KitCopy, clean_env, documents_state, write_temp
 from stand_in_model import StandIn
 
 import acceptance
 import evaluate
 import exercise
+import retrieval_qa
 from evaluate import bm25_retrieve, measure
 
 
@@ -101,8 +102,16 @@ class EvaluateCommandTest(unittest.TestCase):
 
 class ExerciseCommandTest(unittest.TestCase):
     def setUp(self):
-        self.kit = KitCopy(with_checks=True)
+        self.kit = KitCopy()   # 练习自查在进程内跑，只要一个放进度文件的 checks/ 文件夹
         self.addCleanup(self.kit.close)
+        (self.kit.path / "checks").mkdir()
+
+    def tool(self, args):
+        """真的运行命令行：用一份带 checks/ 的副本，资料和 self.kit 的一样。"""
+        kit = KitCopy(with_checks=True)
+        self.addCleanup(kit.close)
+        kit.documents.write_bytes(self.kit.documents.read_bytes())
+        return kit, kit.tool("exercise.py", args)
 
     def judge(self, number):
         """在进程内运行这份副本的练习自查（路径都指向副本）；命令行本身在 test_list_and_usage 里真的跑一遍。"""
@@ -122,11 +131,11 @@ class ExerciseCommandTest(unittest.TestCase):
         self.kit.write_records(records)
 
     def test_list_and_usage(self):
-        code, out, _ = self.kit.tool("exercise.py")
+        kit, (code, out, _) = self.tool([])
         self.assertEqual(code, 0)
         for number in range(1, 6):
             self.assertIn(f"  {number}  第 0", out)
-        code, _, err = self.kit.tool("exercise.py", ["9"])
+        code, _, err = kit.tool("exercise.py", ["9"])
         self.assertEqual(code, 2)
         self.assertIn("练习编号应当是 1–5 之一", err)
 
@@ -257,21 +266,21 @@ class ExerciseCommandTest(unittest.TestCase):
         self.assertIn("全角字符「，」", out)
 
     def test_all_gives_one_table_and_documents_judges_another_file(self):
-        code, out, _ = self.kit.tool("exercise.py", ["all"])
+        kit, (code, out, _) = self.tool(["all"])
         self.assertEqual(code, 1)
         lines = out.splitlines()
         self.assertEqual(lines[1:3], ["| 练习 | 状态 | 说明 |", "|---|---|---|"])
         self.assertEqual([line.split(" | ")[1] for line in lines[3:]], ["还没完成"] * 5)
-        other = self.kit.path / "student.json"
-        records = self.kit.records()
+        other = kit.path / "student.json"
+        records = kit.records()
         records[0]["keywords"].append("免费用多久")
         other.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
-        code, out, _ = self.kit.tool("exercise.py", ["all", "--documents", str(other)])
+        code, out, _ = kit.tool("exercise.py", ["all", "--documents", str(other)])
         self.assertEqual([line.split(" | ")[1] for line in out.splitlines()[3:]], ["已完成"] + ["还没完成"] * 4)
-        self.assertFalse((self.kit.path / "checks" / ".exercise-progress.json").exists())   # 判别人的文件不记进度
+        self.assertFalse((kit.path / "checks" / ".exercise-progress.json").exists())   # 判别人的文件不记进度
 
     def test_unknown_options_are_named(self):
-        code, _, err = self.kit.tool("exercise.py", ["1", "--documnets", "x.json"])
+        _, (code, _, err) = self.tool(["1", "--documnets", "x.json"])
         self.assertEqual(code, 2)
         self.assertIn("不认识的选项 --documnets", err)
 
@@ -477,13 +486,14 @@ class OldPythonTest(unittest.TestCase):
     def test_every_entry_script_and_tool_names_3_10_and_exits_2(self):
         old = OLD_PYTHONS[-1]
         scripts = [ROOT / name for name in ("reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py")]
-        for script in scripts + [ROOT / "checks" / tool for tool in TOOLS]:
+        scripts += [ROOT / "checks" / tool for tool in TOOLS]
+        running = [(script, subprocess.Popen([old, "-S", str(script), "--help"], stdout=subprocess.PIPE,
+                                             stderr=subprocess.PIPE, env=clean_env())) for script in scripts]
+        for script, process in running:   # 同时启动，一起等：每个都只是启动一下就退出
             with self.subTest(script=script.name):
-                done = subprocess.run([old, "-S", str(script), "--help"], capture_output=True, env=clean_env(),
-                                      timeout=60)
-                err = done.stderr.decode("utf-8")
-                self.assertEqual(done.returncode, 2, err)
-                self.assertRegex(err, r"^错误：这套教材需要 Python 3\.10 或更新版本，现在是 3\.\d+\.\d+。\n$")
+                out, err = process.communicate(timeout=60)
+                self.assertEqual(process.returncode, 2, err)
+                self.assertRegex(err.decode("utf-8"), r"^错误：这套教材需要 Python 3\.10 或更新版本，现在是 3\.\d+\.\d+。\n$")
 
 
 class RunChecksCommandTest(unittest.TestCase):
@@ -504,23 +514,25 @@ class RunChecksCommandTest(unittest.TestCase):
     def test_documents_checks_a_students_file_with_the_trusted_code(self):
         shipped = SHIPPED_DOCUMENTS.read_bytes()
         with tempfile.TemporaryDirectory() as directory:
-            variants = {"bom_crlf.json": b"\xef\xbb\xbf" + shipped.replace(b"\n", b"\r\n"),
-                        "comma.json": shipped.replace(b'"D01#1",', '"D01#1"，'.encode("utf-8"), 1)}
-            results = {}
-            for name, content in variants.items():
-                path = write_temp(directory, name, content)
-                results[name] = self.run_checks("--documents", str(path))
-        code, out, err = results["bom_crlf.json"]
-        self.assertEqual(code, 0, err)
-        self.assertIn("和发布版相同", err)
-        self.assertRegex(out.splitlines()[-1], r"^checks: \d+ passed, 0 failed, 0 skipped$")
-        self.assertIn("| 练习 | 状态 | 说明 |", out)
-        code, out, err = results["comma.json"]
+            comma = write_temp(directory, "comma.json", shipped.replace(b'"D01#1",', '"D01#1"，'.encode("utf-8"), 1))
+            code, out, err = self.run_checks("--documents", str(comma))
         self.assertEqual(code, 1)
         self.assertRegex(out.splitlines()[-1], r"^checks: \d+ passed, 1 failed, \d+ skipped$")
         self.assertIn("第 3 行第 18 列：JSON 格式不对，这里应当是逗号「,」。提示：这里是全角字符「，」", err)
+        self.assertIn("还没完成：资料文件现在读不了。错误：资料文件 ", out)   # 接着判练习：读不了就都没做完
         self.assertNotIn("Traceback", err)
 
+    def test_bom_and_crlf_count_as_the_shipped_file(self):
+        shipped = SHIPPED_DOCUMENTS.read_bytes()
+        with tempfile.TemporaryDirectory() as directory:
+            for name, content in (("bom.json", b"\xef\xbb\xbf" + shipped), ("crlf.json", shipped.replace(b"\n", b"\r\n")),
+                                  ("bom_crlf.json", b"\xef\xbb\xbf" + shipped.replace(b"\n", b"\r\n"))):
+                with self.subTest(name=name):
+                    path = write_temp(directory, name, content)
+                    self.assertIsNone(documents_state(path))   # 和发布版相同：关于资料文件的检查照常运行
+                    with contextlib.redirect_stderr(io.StringIO()) as warnings:
+                        self.assertEqual(len(retrieval_qa.load_documents(str(path))), 5)
+                    self.assertEqual(warnings.getvalue(), "")
 
 if __name__ == "__main__":
     unittest.main()

@@ -7,7 +7,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from kit_helpers import SHIPPED_DOCUMENTS, KitCopy, clean_env, run_main as run_script, write_temp
+from kit_helpers import SHIPPED_DOCUMENTS, KitCopy, run_main as run_script, write_temp
 from stand_in_model import StandIn
 
 import model_reply_assistant
@@ -143,10 +143,16 @@ class ObeyingModelTest(unittest.TestCase):
         self.addCleanup(self.server.__exit__, None, None, None)
 
     def ask(self, answer, refused=True):
+        """在进程内运行（读这份副本的资料），当前文件夹换成一个空的临时文件夹，事后它必须还是空的。"""
         self.server.reply(answer)
+        here = os.getcwd()
         with tempfile.TemporaryDirectory() as cwd:
-            code, out, err = self.kit.run(["试用有优惠吗？"], cwd=cwd,
-                                          env=clean_env(LOCAL_MODEL_URL=self.server.url, LOCAL_MODEL_NAME="m"))
+            os.chdir(cwd)
+            try:
+                code, out, err = run_main(["试用有优惠吗？", "--documents", str(self.kit.documents)],
+                                          LOCAL_MODEL_URL=self.server.url, LOCAL_MODEL_NAME="m")
+            finally:
+                os.chdir(here)
             self.assertEqual(os.listdir(cwd), [])   # 程序从不按模型的输出写文件
         result = json.loads(out)
         self.assertEqual(sorted(h["id"] for h in result["hits"]), ["D01#1", "X9"])

@@ -179,16 +179,18 @@ def check_markdown(path, label=None):
     label = label or path.name
     failures, commands = [], 0
     with tempfile.TemporaryDirectory() as directory:
-        kit = make_copy(directory)
-        pristine = Path(directory) / "pristine"
-        shutil.copytree(kit, pristine)
+        kit, pristine = make_copy(directory), None   # 还没有 backup 时，restore 就重新复制一份套件原样
         for step in parse_markdown(path):
             if step[0] == "backup":
-                shutil.rmtree(pristine)
+                pristine = Path(directory) / "pristine"
+                shutil.rmtree(pristine, ignore_errors=True)
                 shutil.copytree(kit, pristine)
             elif step[0] == "restore":
                 shutil.rmtree(kit)
-                shutil.copytree(pristine, kit)
+                if pristine is None:
+                    make_copy(directory)
+                else:
+                    shutil.copytree(pristine, kit)
             elif step[0] == "run":
                 _, number, command, expected = step
                 commands += 1
