@@ -1,13 +1,13 @@
 """性能实测：打印一张表，和目标对照。它不是检查：结果随机器而变，不会让任何检查失败。
 
-    $ python checks/bench.py               # 全部四项（最后一项把整套检查跑一遍，要十几秒）
+    $ python checks/bench.py               # 全部四项（最后一项把整套检查跑一遍，要十秒左右）
     $ python checks/bench.py --no-suite    # 跳过整套检查那一项
 
 1. 只检索的命令（python retrieval_qa.py --retrieve-only 试用几天？）对比 python -c "import json"：
    交替各跑 25 次取中位数，目标 ≤ 1.25 倍。字节码照常缓存（放在临时目录），和学生第二次运行时一样。
 2. 在进程内读取一份生成的 100 条、将近 100 KB 的资料并检索一次：中位数，目标 ≤ 20 ms。
 3. 出处核对：3 个片段、5 句话的草稿（自带样例）：中位数，目标 ≤ 5 ms。
-4. 整套检查（python -W error checks/run_checks.py）跑一遍的时间，目标 ≤ 15 s（两核机器）。
+4. 整套检查（python -W error checks/run_checks.py）跑一遍的时间，目标 ≤ 10 s（两核机器）。
    有检查被跳过（比如资料文件改过）时，这一项不算达到：跳过的检查不花时间。
 """
 import contextlib
@@ -100,8 +100,8 @@ def main(argv):
                               capture_output=True, env=clean_env())
         suite = time.perf_counter() - started
         summary = (done.stdout.decode("utf-8", errors="replace").strip().splitlines() or ["没有输出"])[-1]
-        rows.append((f"整套检查 python -W error checks/run_checks.py（{summary}）", f"{suite:.1f} s", "≤ 15 s",
-                     suite <= 15 and " 0 skipped" in summary and " 0 failed" in summary))
+        rows.append((f"整套检查 python -W error checks/run_checks.py（{summary}）", f"{suite:.1f} s", "≤ 10 s",
+                     suite <= 10 and " 0 skipped" in summary and " 0 failed" in summary))
     print(f"{date.today()}，Python {platform.python_version()}，{platform.system()} {platform.machine()}，"
           f"{os.cpu_count()} 核")
     print("| 项目 | 实测 | 目标 | 达到 |\n|---|---|---|---|")

@@ -487,8 +487,10 @@ class OldPythonTest(unittest.TestCase):
         old = OLD_PYTHONS[-1]
         scripts = [ROOT / name for name in ("reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py")]
         scripts += [ROOT / "checks" / tool for tool in TOOLS]
+        # 旧版 Python 用它自己装好的标准库字节码（不指向共用的缓存目录），也不在套件里写 __pycache__
+        env = {name: value for name, value in clean_env(PYTHONDONTWRITEBYTECODE="1").items() if name != "PYTHONPYCACHEPREFIX"}
         running = [(script, subprocess.Popen([old, "-S", str(script), "--help"], stdout=subprocess.PIPE,
-                                             stderr=subprocess.PIPE, env=clean_env())) for script in scripts]
+                                             stderr=subprocess.PIPE, env=env)) for script in scripts]
         for script, process in running:   # 同时启动，一起等：每个都只是启动一下就退出
             with self.subTest(script=script.name):
                 out, err = process.communicate(timeout=60)
