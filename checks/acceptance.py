@@ -117,7 +117,8 @@ def main(argv):
             else:
                 handle.write(markdown(rows))
     except OSError as error:
-        print(f"错误：写不了 {out}（{os_reason(error)}）。", file=sys.stderr)
+        reason = "它所在的文件夹不存在" if isinstance(error, FileNotFoundError) else os_reason(error)
+        print(f"错误：写不了 {out}（{reason}）。", file=sys.stderr)
         return 2
     print(f"已写入 {out}：{len(rows)} 行，{failed} 行没通过。")
     return 1 if failed else 0

@@ -166,11 +166,12 @@ def judge(number, documents, path, remembered):
     return "todo", lines
 
 
-def remembered_done(track):
+def remembered_done(track, progress=None):
+    """见过做完的练习编号。progress 默认是本套件的进度文件；grade.py 用它读学生副本里的那一份。"""
     if not track:
         return set()
     try:
-        return set(json.loads(PROGRESS.read_text(encoding="utf-8")).get("done", []))
+        return set(json.loads((progress or PROGRESS).read_text(encoding="utf-8")).get("done", []))
     except (OSError, ValueError, AttributeError):
         return set()
 
@@ -218,7 +219,10 @@ def main(argv):
         print(f"资料：{path}")
         print("| 练习 | 状态 | 说明 |\n|---|---|---|")
         for number, (state, lines) in results.items():
-            print(f"| {number} | {LABELS[state]} | {' '.join(lines).replace('|', '｜')} |")
+            if state == "done" and number in RESTORE:
+                lines = lines + ["做完要改回去。"]
+            text = "".join(line if line.endswith(("。", "？", "）", "”")) else line + "。" for line in lines)
+            print(f"| {number} | {LABELS[state]} | {text.replace('|', '｜')} |")
     else:
         state, lines = results[numbers[0]]
         print(f"练习 {numbers[0]}：{EXERCISES[numbers[0]]}")

@@ -60,30 +60,30 @@ def read_records(path):
 # 像是哪个练习：第 03 课的练习一、二、三，第 05 课的练习五（第 04 课的练习四不改资料）
 def documents_state(path=DOCUMENTS):
     """学生的资料文件和发布版比，返回 None（相同：换行符、BOM、缩进和字段顺序都不算）或一句中文说明。
-    例："D01#1 的关键词多了「免费用多久」（像是练习一）"。"""
+    例："D01#1 的关键词多了「免费用多久」，像是练习一"。"""
     records, problem = read_records(path)
     shipped, _ = read_records(SHIPPED_DOCUMENTS)
     if problem:
-        return f"{problem}，程序读不了它；原因见“资料文件能读”那一项检查（test_kit_documents_file_is_valid）"
+        return f"{problem}，程序读不了它；原因见下面那一项失败的说明"
     if records == shipped:
         return None
     if not (isinstance(records, list) and all(isinstance(r, dict) and isinstance(r.get("id"), str) for r in records)):
         return "结构和发布版不同"
     old, new = {r["id"]: r for r in shipped}, {r["id"]: r for r in records}
-    changes = [f"删掉了 {i}" + ("（像是练习三）" if i == "D01#1" else "") for i in old if i not in new]
+    changes = [f"删掉了 {i}" + ("，像是练习三" if i == "D01#1" else "") for i in old if i not in new]
     for record_id in (i for i in new if i not in old):
         from reply_assistant import instruction_like
         looks = instruction_like(str(new[record_id].get("title", "")) + " " + str(new[record_id].get("text", "")))
-        changes.append(f"加了 {record_id}" + ("（像是练习五）" if looks else ""))
+        changes.append(f"加了 {record_id}" + ("，像是练习五" if looks else ""))
     for record_id in (i for i in new if i in old and new[i] != old[i]):
         before, after = old[record_id], new[record_id]
         added = [k for k in after.get("keywords") or [] if k not in before["keywords"]] if isinstance(
             after.get("keywords"), list) else []
         if added:
             changes.append(f"{record_id} 的关键词多了" + "、".join(f"「{k}」" for k in added)
-                           + ("（像是练习一）" if record_id == "D01#1" else ""))
+                           + ("，像是练习一" if record_id == "D01#1" else ""))
         if after.get("text") != before["text"]:
-            changes.append(f"{record_id} 的正文改了" + ("（像是练习二）" if record_id == "D01#1" else ""))
+            changes.append(f"{record_id} 的正文改了" + ("，像是练习二" if record_id == "D01#1" else ""))
         if not added and after.get("text") == before["text"]:
             changes.append(f"{record_id} 的其他字段改了")
     if [r["id"] for r in records if r["id"] in old] != [i for i in old if i in new]:
@@ -99,7 +99,7 @@ EDITED_REASON = f"{DOCUMENTS.name} 和发布版不同：{DOCUMENTS_STATE}" if DO
 def needs_shipped_documents(test):
     """装饰器：学生的资料和发布版不同时跳过这项检查，并说明原因。（unittest 用到时才导入：checks/ 里的工具不需要它）"""
     import unittest
-    reason = f"{EDITED_REASON}：这项检查依赖发布版资料，恢复原文件后会运行"
+    reason = f"{EDITED_REASON}：这项检查比对的是发布版资料的内容，资料改过就跳过（做练习时这是正常的）"
     return unittest.skipIf(DOCUMENTS_EDITED and not IN_CI, reason)(test)
 
 
@@ -248,14 +248,14 @@ def parse_tool_options(argv, usage, flags=(), values=(), positionals=0):
         elif name in values:
             value = value if has_value else (pending.pop(0) if pending else "")
             if not value.strip():
-                raise ToolUsageError(f"{name} 后面要写一个值。{usage}")
+                raise ToolUsageError(f"{name} 后面要写一个值。{usage}；详见 --help。")
             options[name] = value
         elif arg.startswith("-") and arg != "-":
-            raise ToolUsageError(f"不认识的选项 {arg}。{usage}")
+            raise ToolUsageError(f"不认识的选项 {arg}。{usage}；详见 --help。")
         elif len(options["args"]) < positionals:
             options["args"].append(arg)
         else:
-            raise ToolUsageError(f"多了一个参数 {arg}。{usage}")
+            raise ToolUsageError(f"多了一个参数 {arg}。{usage}；详见 --help。")
     return options
 
 

@@ -32,7 +32,9 @@ from kit_helpers import IN_CI, documents_state, parse_tool_options, pycache_dir,
 WEIGHTS = {"test_tools": 6.4, "test_lessons": 5.7, "test_model": 2.2, "test_servers": 2.2, "test_cli": 1.8,
            "test_untrusted": 1.5, "test_grounding": 1.2, "test_loader": 0.7, "test_exercises": 0.3, "test_retrieval": 0.1}
 # 关于资料文件本身的检查：--documents 只跑这几项
-DATA_CHECKS = ["test_loader.KitDocumentsTest", "test_loader.SampleFileTest", "test_retrieval.SampleQuestionsTest"]
+DATA_CHECKS = ["test_loader.KitDocumentsTest.test_kit_documents_file_is_valid",
+               "test_loader.KitDocumentsTest.test_shipped_documents_are_unchanged",
+               "test_loader.SampleFileTest", "test_retrieval.SampleQuestionsTest"]
 USAGE = "用法：python checks/run_checks.py [-v] [--documents PATH]；详见 --help。"
 
 
@@ -110,7 +112,8 @@ def main(argv):
     if state is None:
         print(f"资料文件 {shown}：和发布版相同。", file=sys.stderr)
     else:
-        consequence = "CI 里资料文件必须是发布版" if IN_CI else "只有关于资料文件本身的几项检查会跳过"
+        consequence = ("CI 里资料文件必须是发布版" if IN_CI else
+                       "比对发布版内容的几项检查跳过" if documents else "只有关于资料文件本身的几项检查会跳过")
         print(f"资料文件 {shown}：和发布版不同（{state}）；{consequence}。", file=sys.stderr)
     os.environ["KIT_CHECK_PYCACHE"] = pycache_dir()   # 各组检查的子进程共用一份字节码缓存
     names = DATA_CHECKS if documents else sorted(path.stem for path in CHECKS_DIR.glob("test_*.py"))

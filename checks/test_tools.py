@@ -11,7 +11,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from kit_helpers import KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, KitCopy, clean_env, documents_state, write_temp
+from kit_helpers import KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, KitCopy, clean_env, documents_state, run_kit, write_temp
 from stand_in_model import StandIn
 
 import acceptance
@@ -277,6 +277,11 @@ class ExerciseCommandTest(unittest.TestCase):
         other.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
         code, out, _ = kit.tool("exercise.py", ["all", "--documents", str(other)])
         self.assertEqual([line.split(" | ")[1] for line in out.splitlines()[3:]], ["已完成"] + ["还没完成"] * 4)
+        records[0]["text"] = records[0]["text"].replace("7 天", "14 天")
+        other.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
+        code, out, _ = kit.tool("exercise.py", ["all", "--documents", str(other)])
+        row = [line for line in out.splitlines() if line.startswith("| 2 |")][0]
+        self.assertTrue(row.endswith("做完要改回去。 |"), row)
         self.assertFalse((kit.path / "checks" / ".exercise-progress.json").exists())   # 判别人的文件不记进度
 
     def test_unknown_options_are_named(self):
@@ -392,23 +397,46 @@ class GradeTest(unittest.TestCase):
             self.addCleanup(kit.close)
         plain, busy, broken = copies
         script = plain.path / "retrieval_qa.py"   # Windows 克隆：换行符变了，内容没变
-        script.write_bytes(script.read_bytes().replace(b"\n", b"\r\n"))
+        script.write_bytes(script.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
         records = busy.records()
         records[0]["keywords"].append("免费用多久")   # 练习一
         busy.write_records(records)
         (busy.path / "model_reply_assistant.py").write_text("# 学生改过\n", encoding="utf-8")
         broken.documents.write_bytes(broken.documents.read_bytes().replace(b'"D01#1",', '"D01#1"，'.encode(), 1))
-        code, out, err = plain.tool("grade.py", [str(kit.path) for kit in copies])
+        code, out, err = run_kit([str(kit.path) for kit in copies], script=ROOT / "checks" / "grade.py")   # 老师那份可信的工具
         self.assertEqual(code, 0, err)
         rows = [line.split(" | ") for line in out.splitlines()[2:]]
-        self.assertEqual(out.splitlines()[0], "| 副本 | 资料文件 | 做完的练习 | 检索 recall@3 | 检索精确率 | 验收（离线） | 和老师的不同的程序文件 |")
+        self.assertEqual(out.splitlines()[0], "| 副本 | 资料文件 | 做完的练习 | 检索 recall@3 | 检索精确率 | 验收（离线） | 改过的程序文件（和老师的比） |")
         self.assertEqual(rows[0][1:4], ["能读", "无", "29/41 = 71%"])
         self.assertEqual(rows[0][6], "无 |")
         self.assertEqual(rows[1][2], "1")
         self.assertEqual(rows[1][6], "model_reply_assistant.py |")
-        self.assertEqual(rows[1][5], "4/4")
+        self.assertEqual(rows[1][5], "4/4 行")
         self.assertTrue(rows[2][1].startswith("读不了：资料文件 "), rows[2])
         self.assertIn("全角字符「，」", rows[2][1])
+
+    def test_exercises_that_must_be_restored_say_whether_they_were(self):
+        kits = [KitCopy(with_checks=True) for _ in range(2)]
+        for kit in kits:
+            self.addCleanup(kit.close)
+        forgot, restored = kits
+        records = forgot.records()
+        records[0]["text"] = records[0]["text"].replace("7 天", "14 天")   # 练习二，没改回
+        forgot.write_records(records)
+        # 另一个学生做完练习二、运行过 exercise.py（记下了进度），又改回了 7 天
+        (restored.path / "checks" / ".exercise-progress.json").write_text('{"done": [2]}', encoding="utf-8")
+        code, out, err = run_kit([str(forgot.path), str(restored.path), str(forgot.path)],
+                                 script=ROOT / "checks" / "grade.py")
+        self.assertEqual(code, 0, err)
+        rows = [line.split(" | ") for line in out.splitlines()[2:]]
+        self.assertEqual([row[2] for row in rows], ["2（未改回）", "2（已改回）"])   # 写了两遍的文件夹只出一行
+
+    def test_a_class_folder_instead_of_the_copies(self):
+        with tempfile.TemporaryDirectory() as directory:
+            code, out, err = run_kit([directory], script=ROOT / "checks" / "grade.py")
+        self.assertEqual((code, out), (2, ""))
+        self.assertIn("不像学生的套件", err)
+        self.assertIn("是不是要写成 作业文件夹/*？", err)
 
     def test_csv_and_usage(self):
         kit = KitCopy(with_checks=True)
@@ -440,7 +468,8 @@ class ToolShellTest(unittest.TestCase):
 
     # 管道和写满的设备：run_tool 统一处理。抽三个工具真的跑：输出很长的 evaluate、exercise all，以及自己解析参数的 run_checks；
     # 其余工具都经过同一个 run_tool，由 test_every_tool_goes_through_the_shared_shell 保证
-    SAMPLES = [("evaluate.py", []), ("exercise.py", ["all"]), ("run_checks.py", ["--help"])]
+    SAMPLES = [("evaluate.py", ["--documents", str(SHIPPED_DOCUMENTS)]),
+               ("exercise.py", ["all", "--documents", str(SHIPPED_DOCUMENTS)]), ("run_checks.py", ["--help"])]
 
     def test_closed_pipe_is_quiet(self):
         for name, args in self.SAMPLES:
