@@ -13,7 +13,7 @@
 程序行为的检查（模型调用、拒绝规则、命令行约定、出处核对、课文记录……）都在发布版资料的副本
 checks/shipped_documents.json 上跑，学生改 retrieval_documents.json 不会让它们跳过或失败。
 只有关于资料文件本身的几项读学生的文件；文件和发布版不同时，开头会说明哪里不同、像是哪个练习。
-机器有多个核时，检查分成三组在三个子进程里同时跑（同样的 Python 和 -W 设置），结果合在一起报告。
+机器有多个核时，检查分成四组在四个子进程里同时跑（同样的 Python 和 -W 设置），结果合在一起报告。
 内部用的环境变量：KIT_CHECK_DOCUMENTS（--documents 经它传给子进程）、KIT_CHECK_PYCACHE（共用的字节码缓存目录）。
 """
 import json
@@ -29,8 +29,8 @@ sys.path.insert(0, str(CHECKS_DIR))
 from kit_helpers import IN_CI, documents_state, parse_tool_options, pycache_dir, run_tool   # noqa: E402  （也检查 Python 版本）
 
 # 各模块单独跑的耗时（秒，2026-11-30 在 2 核的开发机上量的），只用来把检查分成差不多重的几组；不准也不要紧，只影响快慢
-WEIGHTS = {"test_tools": 6.4, "test_lessons": 5.7, "test_model": 2.2, "test_servers": 2.2, "test_cli": 1.8,
-           "test_untrusted": 1.5, "test_grounding": 1.2, "test_loader": 0.7, "test_exercises": 0.3, "test_retrieval": 0.1}
+WEIGHTS = {"test_tools": 5.3, "test_lessons": 4.6, "test_cli": 2.5, "test_servers": 1.7, "test_model": 1.5,
+           "test_loader": 0.7, "test_exercises": 0.4, "test_grounding": 0.6, "test_untrusted": 0.6, "test_retrieval": 0.1}
 # 关于资料文件本身的检查：--documents 只跑这几项
 DATA_CHECKS = ["test_loader.KitDocumentsTest.test_kit_documents_file_is_valid",
                "test_loader.KitDocumentsTest.test_shipped_documents_are_unchanged",
@@ -117,8 +117,8 @@ def main(argv):
         print(f"资料文件 {shown}：和发布版不同（{state}）；{consequence}。", file=sys.stderr)
     os.environ["KIT_CHECK_PYCACHE"] = pycache_dir()   # 各组检查的子进程共用一份字节码缓存
     names = DATA_CHECKS if documents else sorted(path.stem for path in CHECKS_DIR.glob("test_*.py"))
-    # 检查大多在等子进程（启动 Python、等假服务），所以两核以上的机器分三组同时跑，核不会闲着
-    parts = 3 if (os.cpu_count() or 1) > 1 and not documents else 1
+    # 检查大多在等子进程（启动 Python、等假服务）；分成四组同时跑，两个核都不闲着，最后也不会只剩一组在跑
+    parts = 4 if (os.cpu_count() or 1) > 1 and not documents else 1
     run, failed, skipped = run_in_parallel(split(names, parts), verbose)   # 检查总在子进程里跑，用的是同一份环境变量
     if documents:   # 老师检查学生的文件：再看练习做到哪一步
         sys.stdout.flush()
