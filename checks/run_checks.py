@@ -16,6 +16,7 @@ checks/shipped_documents.json 上跑，学生改 retrieval_documents.json 不会
 机器有多个核时，检查分成四组在四个子进程里同时跑（同样的 Python 和 -W 设置），结果合在一起报告。
 内部用的环境变量：KIT_CHECK_DOCUMENTS（--documents 经它传给子进程）、KIT_CHECK_PYCACHE（共用的字节码缓存目录）。
 """
+import io
 import json
 import os
 import platform
@@ -58,8 +59,14 @@ def run_names(names, verbose):
         except Exception as error:   # 检查模块自己坏了：说清是哪个，别让整组检查消失
             print(f"检查模块 {name} 无法加载：{error.__class__.__name__}: {error}", file=sys.stderr)
             broken += 1
-    runner = unittest.TextTestRunner(verbosity=2 if verbose else 1, resultclass=ConciseResult)
-    result = runner.run(suite)
+    if verbose:   # -v：unittest 原样逐条报告
+        result = unittest.TextTestRunner(verbosity=2, resultclass=ConciseResult).run(suite)
+    else:   # 平常只报没通过的检查；几组的进度点和“Ran N tests / OK”不再各打一遍，总数由最后一行统一报告
+        stream = io.StringIO()
+        result = unittest.TextTestRunner(stream=stream, resultclass=ConciseResult).run(suite)
+        report = stream.getvalue()
+        first, last = report.find("=" * 70), report.rfind("-" * 70)   # 失败说明夹在这两条分隔线之间
+        sys.stderr.write(report[first:last] if first >= 0 else "")
     failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses) + broken
     return [result.testsRun + broken, failed, len(result.skipped)]
 
@@ -119,6 +126,7 @@ def main(argv):
     names = DATA_CHECKS if documents else sorted(path.stem for path in CHECKS_DIR.glob("test_*.py"))
     # 检查大多在等子进程（启动 Python、等假服务）；分成四组同时跑，两个核都不闲着，最后也不会只剩一组在跑
     parts = 4 if (os.cpu_count() or 1) > 1 and not documents else 1
+    print(f"正在运行检查（分 {parts} 组同时跑），下面只列出没通过的……", file=sys.stderr)
     run, failed, skipped = run_in_parallel(split(names, parts), verbose)   # 检查总在子进程里跑，用的是同一份环境变量
     if documents:   # 老师检查学生的文件：再看练习做到哪一步
         sys.stdout.flush()
