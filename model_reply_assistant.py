@@ -35,6 +35,7 @@ TEMPERATURE = 0              # 写草稿要稳，不要发挥
 MAX_RESPONSE_BYTES = 1024 * 1024   # 响应体最多读 1 MiB，再大就是出了问题
 MAX_FAILURE_TEXT = 300       # 一条失败原因最多 300 个字：中文说明加上服务器原话的开头，够看清原因，又不会刷屏
 ANSWER_STATUSES = ("draft", "missing")
+MIN_SCRUBBED_KEY = 6         # 短于 6 个字符的“密钥”（本机服务常填的占位符 a、none）不是秘密，抹掉反而会把 stop 之类的词弄坏
 LOOPBACK_V4 = ipaddress.ip_network("127.0.0.0/8")
 LOOPBACK_V6 = ipaddress.ip_address("::1")
 
@@ -270,7 +271,7 @@ class CheckedHTTPHandler(urllib.request.HTTPHandler):
 
 
 class CheckedHTTPSHandler(urllib.request.HTTPSHandler):
-    def https_open(self, request):
+    def https_open(self, request):   # 和 urllib 自己的 https_open 一样，只是换成上面的连接类；_context 是构造时给的上下文
         return self.do_open(CheckedHTTPSConnection, request, context=self._context)
 
 
@@ -352,9 +353,6 @@ def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=
             detail += f"，token {usage.get('prompt_tokens')} 输入 + {usage.get('completion_tokens')} 输出"
         trace("响应", started, detail)
     return reply
-
-
-MIN_SCRUBBED_KEY = 6   # 短于 6 个字符的“密钥”（本机服务常填的占位符 a、none）不是秘密，抹掉反而会把 stop 之类的词弄坏
 
 
 def scrub(text, secret):
