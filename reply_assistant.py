@@ -215,11 +215,8 @@ ABBREVIATION = r"(?i)(?:\be\.g|\bi\.e|\betc|\bvs)$"
 
 
 def nfkc(text):
-    """和 unicodedata.normalize("NFKC", …) 结果相同，但更快：全角字符先直接换成半角（正好差 0xFEE0），剩下的多半不用再转。"""
-    if unicodedata.is_normalized("NFKC", text):
-        return text
-    text = re.sub("[\uff01-\uff5e]", lambda m: chr(ord(m.group()) - 0xFEE0), text).replace("\u3000", " ")
-    return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)
+    """NFKC 规范化：全角字母数字变半角（Ａ→A、１→1），数学粗体、圈字母这类“花体”也变回普通字母（𝐀→A、ⓐ→a）。"""
+    return unicodedata.normalize("NFKC", text)
 
 
 def chinese_number(text):
@@ -295,28 +292,21 @@ INSTRUCTION_PATTERNS = [
 ]
 
 
-INSTRUCTION_WORDS = ("忽略", "无视", "理会", "忘掉", "忘记", "你现在", "你現在", "新身份", "提示词", "不要告诉", "不要透露",
-                     "ignore", "disregard", "forget", "reveal", "youarenow", "you'renow", "fromnowon")
 ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
-ODD_LETTERS = set(map(chr, [*range(0xFF21, 0xFF3B), *range(0xFF41, 0xFF5B), 0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF]))   # 全角字母、零宽字符
 
 
 def instruction_like(text):
     """像是给模型下指令的片段：“忽略 以上 指令” -> ["忽略以上指令"]（先统一全角、大小写、零宽字符和汉字间空白）。"""
-    squeezed = "".join(text.casefold().split())
-    if ODD_LETTERS.isdisjoint(text) and not any(word in squeezed for word in INSTRUCTION_WORDS):
-        return []   # 先用几个关键字粗筛：干净的资料不必规范化、也不必运行下面那些正则，读取资料因此更快
     text = nfkc(text).casefold().translate(ZERO_WIDTH)
     text = re.sub(r"(?<=[^\x00-\x7f])\s+(?=[^\x00-\x7f])", "", re.sub(r"\s+", " ", text))
     return [found.group() for pattern in INSTRUCTION_PATTERNS for found in re.finditer(pattern, text)]
 
 
 def shingles(text, size=4):
-    """字 4 元片段（存哈希值）：去掉空白标点、数字记作 # 后每 4 字一片。“试用期 7 天”→“试用期#”“用期#天”。
+    """字 4 元片段：去掉空白标点、数字记作 # 后每 4 字一片。“试用期 7 天”→{“试用期#”, “用期#天”}。
     只差数字的两段话片段相同，正好能认出“同一条规则的两个版本”。"""
     text = nfkc(re.sub(r"[\W_]+|(\d+(?:\.\d+)?)", lambda m: "#" if m.group(1) else "", text)).casefold()   # 删标点，数字记 #
-    data = text.encode("utf-16-le")   # 按字节切片比按字符切片快：每个字 2 字节；只存哈希值，排序和比较都快
-    return {hash(data[i:i + 2 * size]) for i in range(0, max(2, len(data) - 2 * size + 2), 2)}
+    return {text[i:i + size] for i in range(max(1, len(text) - size + 1))}
 
 
 def near_duplicates(texts, threshold):
@@ -325,7 +315,7 @@ def near_duplicates(texts, threshold):
     prints = [shingles(text) for text in texts]
     owners, found = {}, {}
     for index, pieces in enumerate(prints):
-        ordered = sorted(pieces)   # 片段存的是哈希值，排好序的前缀分散均匀，碰巧共享前缀的对很少
+        ordered = sorted(pieces)   # 所有记录的片段按同一个顺序（字典序）排，前缀才可以互相比较
         prefix = ordered[:len(ordered) - int(threshold * len(ordered)) + 1]
         for earlier in {i for piece in prefix for i in owners.get(piece, ())}:
             similar = len(prints[earlier] & pieces) / len(prints[earlier] | pieces)

@@ -40,6 +40,7 @@ DOCUMENTS_PATH = os.path.join(KIT_DIR, "retrieval_documents.json")
 MAX_FILE_BYTES = 100 * 1024   # 100 KB：手工切分的教学资料远小于此；更大的文件说明该换工具了
 MAX_RECORDS = 100             # 1–100 条：再多就不是“人工切分、人工写关键词”了
 MAX_HITS = 3                  # 最多取 3 条：教学取值，不是通用最优参数
+CONTROL_CHARACTER = "[\x00-\x1f\x7f-\x9f]"   # Unicode 的控制字符（Cc 类）正好是这两段
 PROMPT = "问题："
 
 HELP = __doc__   # 模块说明就是 --help 的内容
@@ -175,8 +176,8 @@ def check_record(record, number, shown):
 
 
 def has_control_characters(text, allowed=""):
-    """换行、ESC（终端的控制序列以它开头）这类看不见的字符；allowed 里的几个除外。"""
-    return any(unicodedata.category(char) == "Cc" and char not in allowed for char in text)
+    """换行、ESC（终端的控制序列以它开头）这类控制字符（U+0000–U+001F、U+007F–U+009F）；allowed 里的几个除外。"""
+    return any(char not in allowed for char in re.findall(CONTROL_CHARACTER, text))
 
 
 def misspelt_field(record, field):
