@@ -656,6 +656,17 @@ def answer_with_model(question, materials, timeout=DEFAULT_TIMEOUT, trace=None):
     return {"status": result.pop("status"), "model_called": True, **result}, code
 
 
+ENVIRONMENT_HELP = f"""\
+环境变量：
+  DEEPSEEK_API_KEY     DeepSeek 密钥；没有设置时用不回显的方式询问，终端无法隐藏输入就停下
+  DEEPSEEK_MODEL       模型名，默认 {DEFAULT_MODEL}
+  LOCAL_MODEL_URL      改用本机的 OpenAI 兼容模型，例如 http://127.0.0.1:11434/v1（只接受本机地址；不读 DeepSeek 密钥）
+  LOCAL_MODEL_NAME     本机模型的名字，例如 qwen2.5:7b
+  LOCAL_MODEL_API_KEY  本机服务要求的密钥（LiteLLM 代理、vLLM 的 --api-key 等），可以不设；只发给本机地址
+
+官方地址固定为 {ENDPOINT}，不使用系统代理，不跟随重定向，证书校验始终开启。
+"""   # retrieval_qa.py 的 --help 也用这一段
+
 HELP = f"""\
 用法：python model_reply_assistant.py [问题] [--timeout 秒]
 
@@ -665,15 +676,7 @@ HELP = f"""\
   --timeout 秒      整个请求的总时限（默认 {DEFAULT_TIMEOUT:g} 秒）；超时不自动重试
   -h, --help        显示这段说明
 
-环境变量：
-  DEEPSEEK_API_KEY     DeepSeek 密钥；没有设置时用不回显的方式询问，终端无法隐藏输入就停下
-  DEEPSEEK_MODEL       模型名，默认 {DEFAULT_MODEL}
-  LOCAL_MODEL_URL      改用本机的 OpenAI 兼容模型，例如 http://127.0.0.1:11434/v1（只接受本机地址；不读 DeepSeek 密钥）
-  LOCAL_MODEL_NAME     本机模型的名字，例如 qwen2.5:7b
-  LOCAL_MODEL_API_KEY  本机服务要求的密钥（LiteLLM 代理、vLLM 的 --api-key 等），可以不设；只发给本机地址
-
-官方地址固定为 {ENDPOINT}，不使用系统代理，不跟随重定向，证书校验始终开启。
-退出码：0 正常；2 用法错误；3 模型调用失败；4 模型回答被拒绝；130 被 Ctrl-C 中断。
+{ENVIRONMENT_HELP}退出码：0 正常；2 用法错误；3 模型调用失败；4 模型回答被拒绝；130 被 Ctrl-C 中断。
 """
 
 

@@ -190,17 +190,20 @@ def is_text(value):   # 非空、而且不全是空白的字符串
 
 
 class JsonObject(dict):
-    """JSON 对象；duplicates 记下写了不止一次的字段名和它的各个值（json 模块默认只悄悄保留最后一个）。"""
-    duplicates = {}
+    """JSON 对象；duplicates 记下写了不止一次的字段名和它的各个值（json 模块默认只悄悄保留最后一个）。
+    每个对象有自己的 duplicates（不是全体共用的类属性），改一个不会影响别的。"""
+
+    def __init__(self, pairs):
+        super().__init__(pairs)
+        counts = {}
+        for key, _ in pairs:
+            counts[key] = counts.get(key, 0) + 1
+        self.duplicates = {key: [v for k, v in pairs if k == key] for key, count in counts.items() if count > 1}
 
 
 def json_object(pairs):
     """给 json.loads 的 object_pairs_hook 用。"""
-    result = JsonObject(pairs)
-    if len(result) < len(pairs):
-        result.duplicates = {key: [v for k, v in pairs if k == key] for key in result
-                             if sum(1 for k, _ in pairs if k == key) > 1}
-    return result
+    return JsonObject(pairs)
 
 
 # ---------- 全套件共用：把文字拆成数字、词元和句子 ----------

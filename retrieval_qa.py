@@ -394,10 +394,12 @@ def short(text, limit=40):
 def get_answer(question, hits, args, timeout, trace):
     """请模型回答，或者（--check-draft）读保存的回答，再用硬规则检查。到这里才导入网络模块，只检索的路径因此很轻。"""
     from model_reply_assistant import answer_with_model, judge_saved_reply
-    trace("上下文", time.perf_counter(), f"{len(hits)} 个片段，{sum(len(h['title']) + len(h['text']) for h in hits)} 字")
+    started = time.perf_counter()   # 上下文：要交给模型的只有命中片段的 id、标题和正文
+    materials = [{"id": hit["id"], "title": hit["title"], "text": hit["text"]} for hit in hits]
+    trace("上下文", started, f"{len(materials)} 个片段，{sum(len(m['title']) + len(m['text']) for m in materials)} 字")
     if args["check_draft"] is not None:
-        return judge_saved_reply(args["check_draft"], [hit["id"] for hit in hits])
-    return answer_with_model(question, hits, timeout, trace)
+        return judge_saved_reply(args["check_draft"], [material["id"] for material in materials])
+    return answer_with_model(question, materials, timeout, trace)
 
 
 def review_sources(result, hits):
@@ -419,8 +421,8 @@ def run(argv):
                               value_options={"--documents": "documents", "--timeout": "timeout",
                                              "--check-draft": "check_draft"})
     if args["help"]:
-        from model_reply_assistant import HELP as MODEL_HELP
-        sys.stdout.write(HELP + MODEL_HELP[MODEL_HELP.index("环境变量："):MODEL_HELP.index("退出码：")])
+        from model_reply_assistant import ENVIRONMENT_HELP
+        sys.stdout.write(HELP + ENVIRONMENT_HELP)
         return EXIT_OK
     if args["retrieve_only"] and args["check_draft"] is not None:
         raise KitError(f"错误：--retrieve-only 和 --check-draft 不能同时使用。{USAGE}")

@@ -727,6 +727,20 @@ class RealServerHabitsTest(ServerCase):
         self.assertIn("finish_reason stop，token 10 输入 + 5 输出", err)
 
 
+class SharedStateTest(unittest.TestCase):
+    def test_each_json_object_has_its_own_duplicates(self):
+        twice = retrieval_qa.read_json('{"a": 1, "a": 2}', object_pairs_hook=retrieval_qa.json_object)
+        once = retrieval_qa.read_json('{"a": 1}', object_pairs_hook=retrieval_qa.json_object)
+        self.assertEqual((twice.duplicates, once.duplicates), ({"a": [1, 2]}, {}))
+        once.duplicates["x"] = [0]   # 改一个对象，别的对象不受影响
+        self.assertEqual(retrieval_qa.read_json('{"b": 1}', object_pairs_hook=retrieval_qa.json_object).duplicates, {})
+
+    def test_retrieval_help_carries_the_same_environment_section(self):
+        code, out, _ = run_main(retrieval_qa, ["--help"])
+        self.assertEqual(code, 0)
+        self.assertTrue(out.endswith(model_reply_assistant.ENVIRONMENT_HELP), out[-300:])
+
+
 # ---------- 6. 资料：只差大小写或全角半角的 id ----------
 
 class LookAlikeIdTest(unittest.TestCase):
