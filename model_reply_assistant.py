@@ -23,8 +23,9 @@ import urllib.request
 import warnings
 
 from reply_assistant import (DEFAULT_TIMEOUT, EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE, JsonProblem,
-                             KitError, MATERIALS, ask_question, build_messages, describe, json_object, one_line,
-                             os_reason, parse_command_line, parse_timeout, read_head, read_json, run_cli, write_json)
+                             KitError, MATERIALS, ask_question, build_messages, describe, json_object, kit_error,
+                             one_line, os_reason, parse_command_line, parse_timeout, read_head, read_json, run_cli,
+                             write_json)
 
 # ---------- 常量 ----------
 
@@ -87,7 +88,7 @@ def model_target(environ=None):
     base = local_base_url(local)
     name = environ.get("LOCAL_MODEL_NAME", "").strip()
     if not name:
-        raise KitError("错误：设置了 LOCAL_MODEL_URL，还需要用 LOCAL_MODEL_NAME 指定本机模型的名字（例如 qwen2.5:7b）。")
+        raise kit_error("设置了 LOCAL_MODEL_URL，还需要用 LOCAL_MODEL_NAME 指定本机模型的名字（例如 qwen2.5:7b）。")
     return {"url": base + "/chat/completions", "model": name, "official": False}
 
 
@@ -99,30 +100,30 @@ def local_base_url(url):
     """
     example = "例如 http://127.0.0.1:11434/v1"
     if not (url.isascii() and url.isprintable()) or any(char in url for char in " \\"):
-        raise KitError(f"错误：LOCAL_MODEL_URL 里有空格、反斜杠、全角或看不见的字符，请只写普通的网址，{example}。")
+        raise kit_error(f"LOCAL_MODEL_URL 里有空格、反斜杠、全角或看不见的字符，请只写普通的网址，{example}。")
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError:   # 方括号没配对，或方括号里写了 IPv4 地址（新版 Python 在这里就拒绝）
-        raise KitError(f"错误：{BRACKETS}，{example}，现在是 {url}。") from None
+        raise kit_error(f"{BRACKETS}，{example}，现在是 {url}。") from None
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise KitError(f"错误：LOCAL_MODEL_URL 要以 http:// 开头，{example}，现在是 {url}。")
+        raise kit_error(f"LOCAL_MODEL_URL 要以 http:// 开头，{example}，现在是 {url}。")
     if "@" in parts.netloc:   # http://127.0.0.1@evil.example/：看着像本机，其实连的是 @ 后面的主机
-        raise KitError("错误：LOCAL_MODEL_URL 里不能有用户名或密码（@ 和它前面的部分）；"
+        raise kit_error("LOCAL_MODEL_URL 里不能有用户名或密码（@ 和它前面的部分）；"
                        f"本机服务要密钥时请用 LOCAL_MODEL_API_KEY，{example}。")
     if "?" in url or "#" in url:
-        raise KitError(f"错误：LOCAL_MODEL_URL 里不能有 ? 或 #：程序要在地址后面接 /chat/completions，{example}。")
+        raise kit_error(f"LOCAL_MODEL_URL 里不能有 ? 或 #：程序要在地址后面接 /chat/completions，{example}。")
     if parts.path.rstrip("/").endswith("/chat/completions"):
         shorter = url.rstrip("/")[:-len("/chat/completions")]
-        raise KitError(f"错误：LOCAL_MODEL_URL 只写到 /v1 为止，程序会自己接上 /chat/completions，请写成 {shorter}。")
+        raise kit_error(f"LOCAL_MODEL_URL 只写到 /v1 为止，程序会自己接上 /chat/completions，请写成 {shorter}。")
     host, port = split_host_port(parts.netloc, 443 if parts.scheme == "https" else 80)
     if host is None:   # 旧版 Python 的 urlsplit 放过了 [127.0.0.1]，这里补上同样的拒绝
-        raise KitError(f"错误：{BRACKETS}，{example}，现在是 {url}。")
+        raise kit_error(f"{BRACKETS}，{example}，现在是 {url}。")
     if port is None:
-        raise KitError("错误：LOCAL_MODEL_URL 的端口应当是 1–65535 之间的整数（Ollama 默认 11434，LiteLLM 默认 4000），"
+        raise kit_error("LOCAL_MODEL_URL 的端口应当是 1–65535 之间的整数（Ollama 默认 11434，LiteLLM 默认 4000），"
                        f"现在是 {url}。")
     if not is_loopback(host):
         hint = "请直接写 127.0.0.1。" if host.startswith("::ffff:") else ""
-        raise KitError(f"错误：LOCAL_MODEL_URL 只能指向本机（127.0.0.1、::1 或 localhost），"
+        raise kit_error(f"LOCAL_MODEL_URL 只能指向本机（127.0.0.1、::1 或 localhost），"
                        f"现在是 {url}。资料不会发给其他机器。{hint}")
     shown_host = f"[{host}]" if ":" in host else host
     return f"{parts.scheme}://{shown_host}:{port}{parts.path.rstrip('/')}"
@@ -161,7 +162,7 @@ def read_api_key():
     if value.strip():
         return checked_key(value, "DEEPSEEK_API_KEY")
     unset = "是空的" if "DEEPSEEK_API_KEY" in os.environ else "没有设置"
-    no_terminal = KitError(f"错误：环境变量 DEEPSEEK_API_KEY {unset}，而当前终端无法隐藏输入，"
+    no_terminal = kit_error(f"环境变量 DEEPSEEK_API_KEY {unset}，而当前终端无法隐藏输入，"
                            "为了不让密钥显示出来，程序停下了。请先设置 DEEPSEEK_API_KEY 再运行；"
                            f"{NO_KEY_OPTIONS}", EXIT_MODEL_FAILED)
     if sys.platform == "win32" and not (sys.stdin and sys.stdin.isatty()):
@@ -173,7 +174,7 @@ def read_api_key():
         except (getpass.GetPassWarning, EOFError, OSError):
             raise no_terminal from None
     if not value.strip():
-        raise KitError(f"错误：没有输入密钥。可以先设置环境变量 DEEPSEEK_API_KEY；{NO_KEY_OPTIONS}", EXIT_MODEL_FAILED)
+        raise kit_error(f"没有输入密钥。可以先设置环境变量 DEEPSEEK_API_KEY；{NO_KEY_OPTIONS}", EXIT_MODEL_FAILED)
     return checked_key(value, "DEEPSEEK_API_KEY", typed=True)
 
 
@@ -199,7 +200,7 @@ def checked_key(value, variable, typed=False):
     else:
         return key
     where = "输入的密钥" if typed else f"环境变量 {variable} 的值"
-    raise KitError(f"错误：{where}{problem}，不像一个完整的 {variable}。请重新复制密钥再试；请求没有发出。",
+    raise kit_error(f"{where}{problem}，不像一个完整的 {variable}。请重新复制密钥再试；请求没有发出。",
                    EXIT_MODEL_FAILED)
 
 
@@ -389,7 +390,7 @@ def mentions_secret(content, secret):
 def model_failure(reason, secret):
     """调用失败的唯一出口：先抹掉密钥，再并成一行、截短，退出码 3。
     顺序要紧：先截短的话，截在密钥中间，半截密钥就漏出去了。"""
-    return KitError(f"错误：{one_line(scrub(reason, secret), MAX_FAILURE_TEXT)}。没有自动重试。", EXIT_MODEL_FAILED)
+    return kit_error(f"{one_line(scrub(reason, secret), MAX_FAILURE_TEXT)}。没有自动重试。", EXIT_MODEL_FAILED)
 
 
 def describe_failure(error, host, local=False):
@@ -688,7 +689,7 @@ def run(argv):
     timeout = parse_timeout(options["timeout"])
     question = (options["question"] if options["question"] is not None else ask_question()).strip()
     if not question:
-        raise KitError("错误：问题是空的。请输入一个问题，例如：试用几天？")
+        raise kit_error("问题是空的。请输入一个问题，例如：试用几天？")
     result, code = answer_with_model(question, MATERIALS, timeout)
     write_json({"question": question, **result})
     return code

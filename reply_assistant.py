@@ -32,6 +32,11 @@ class KitError(Exception):
         self.exit_code = exit_code
 
 
+def kit_error(message, exit_code=EXIT_USAGE):
+    """所有报错都从这里出来，格式一样：“错误：”加一句话。kit_error("问题是空的。") 的说明就是“错误：问题是空的。”"""
+    return KitError(f"错误：{message}", exit_code)
+
+
 # ---------- 全套件共用：把 JSON 的语法错误讲清楚 ----------
 
 # 学生最常敲错的全角标点，以及 JSON 需要的半角写法
@@ -399,19 +404,19 @@ def parse_command_line(argv, usage, flags=None, value_options=None):
             elif name in value_options:
                 if not has_value:
                     if not pending:
-                        raise KitError(f"错误：{name} 后面缺少一个值。{usage}")
+                        raise kit_error(f"{name} 后面缺少一个值。{usage}")
                     value = pending.pop(0)
                 if not value.strip():   # --documents "" 或 --documents=：多半是变量没有设置，不能悄悄当作没写
-                    raise KitError(f"错误：{name} 的值是空的（用了没有设置的变量？）。{usage}")
+                    raise kit_error(f"{name} 的值是空的（用了没有设置的变量？）。{usage}")
                 options[value_options[name]] = value
             else:
                 close = closest(name, list(flags) + list(value_options))
                 guess = f"（是不是想写 {close}？）" if close else ""
-                raise KitError(f"错误：不认识的选项 {arg}{guess}。{usage}")
+                raise kit_error(f"不认识的选项 {arg}{guess}。{usage}")
         elif options["question"] is None:
             options["question"] = arg
         else:
-            raise KitError(f"错误：多了一个参数 {arg}（问题里有空格时，请用引号把整个问题括起来）。{usage}")
+            raise kit_error(f"多了一个参数 {arg}（问题里有空格时，请用引号把整个问题括起来）。{usage}")
     return options
 
 
@@ -427,7 +432,7 @@ def parse_timeout(text):
     except ValueError:
         seconds = -1.0
     if not 0 < seconds <= 3600:
-        raise KitError(f"错误：--timeout 应当是大于 0、不超过 3600 的秒数，实际是 {text}。")
+        raise kit_error(f"--timeout 应当是大于 0、不超过 3600 的秒数，实际是 {text}。")
     return seconds
 
 
@@ -448,7 +453,7 @@ def ask_question(prompt="问题："):
         line = sys.stdin.readline() if sys.stdin is not None else ""
     except UnicodeDecodeError:
         sys.stderr.write("\n")
-        raise KitError("错误：从标准输入读到的问题不是 UTF-8 文本。提示：把问题直接写在命令后面，"
+        raise kit_error("从标准输入读到的问题不是 UTF-8 文本。提示：把问题直接写在命令后面，"
                        "例如 python retrieval_qa.py --retrieve-only 试用几天？") from None
     if sys.stdin is None or not sys.stdin.isatty() or not line:   # 管道输入或 Ctrl-D：补上回显和换行
         sys.stderr.write(line.rstrip("\r\n") + "\n")

@@ -27,9 +27,10 @@ import time
 import unicodedata
 
 from reply_assistant import (EXIT_OK, EXIT_REVIEW, BadConstant, JsonProblem, KitError, ask_question, bigrams, closest,
-                             describe, find_bad_constant, instruction_like, is_text, json_object, near_duplicates,
-                             normalize, numbers_in, one_line, os_reason, overlap, parse_command_line, parse_timeout,
-                             read_head, read_json, run_cli, split_sentences, strip_markers, tokens, write_json)
+                             describe, find_bad_constant, instruction_like, is_text, json_object, kit_error,
+                             near_duplicates, normalize, numbers_in, one_line, os_reason, overlap, parse_command_line,
+                             parse_timeout, read_head, read_json, run_cli, split_sentences, strip_markers, tokens,
+                             write_json)   # KitError 不在这里用，但检查和工具从 retrieval_qa 拿它
 
 # ---------- 常量 ----------
 
@@ -63,10 +64,10 @@ def load_documents(path=DOCUMENTS_PATH):
 
 def fail(shown, what, hint=None, where=""):
     """所有资料错误共用一种格式：文件、位置、问题、提示。"""
-    message = f"错误：资料文件 {shown}{where}：{what}。"
+    message = f"资料文件 {shown}{where}：{what}。"
     if hint:
         message += f"提示：{hint}" + ("" if hint.endswith("？") else "。")
-    return KitError(message)
+    return kit_error(message)
 
 
 def read_document_bytes(path, shown):
@@ -425,7 +426,7 @@ def run(argv):
         sys.stdout.write(HELP + ENVIRONMENT_HELP)
         return EXIT_OK
     if args["retrieve_only"] and args["check_draft"] is not None:
-        raise KitError(f"错误：--retrieve-only 和 --check-draft 不能同时使用。{USAGE}")
+        raise kit_error(f"--retrieve-only 和 --check-draft 不能同时使用。{USAGE}")
     timeout = parse_timeout(args["timeout"])
     trace = trace_line if args["trace"] else (lambda *unused: None)   # 不加 --trace 时什么也不打印
     path, started = args["documents"] or DOCUMENTS_PATH, time.perf_counter()
@@ -433,7 +434,7 @@ def run(argv):
     trace("资料", started, f"{len(documents)} 条记录，{os.path.getsize(path)} 字节")
     question = (args["question"] if args["question"] is not None else ask_question(PROMPT)).strip()
     if not question:
-        raise KitError("错误：问题是空的。请输入一个问题，例如：试用几天？")
+        raise kit_error("问题是空的。请输入一个问题，例如：试用几天？")
     started = time.perf_counter()
     hits = retrieve(question, documents)
     trace("检索", started, "；".join(f"{h['id']}（{'、'.join(short(k, 20) for k in h['matched'])}）" for h in hits) or "零命中")

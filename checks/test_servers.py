@@ -7,6 +7,7 @@ HTTP 路径用 127.0.0.1 上的假服务（stand_in_model.py）；官方地址�
 import gzip
 import json
 import os
+import re
 import socket
 import sys
 import tempfile
@@ -734,6 +735,15 @@ class SharedStateTest(unittest.TestCase):
         self.assertEqual((twice.duplicates, once.duplicates), ({"a": [1, 2]}, {}))
         once.duplicates["x"] = [0]   # 改一个对象，别的对象不受影响
         self.assertEqual(retrieval_qa.read_json('{"b": 1}', object_pairs_hook=retrieval_qa.json_object).duplicates, {})
+
+    def test_every_error_message_goes_through_kit_error(self):
+        # 报错只在 kit_error 里拼“错误：”；别处不直接构造 KitError，格式就不会走样
+        calls = {}
+        for name in ("reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py"):
+            source = (FIXTURE_DOCUMENTS.parent.parent / name).read_text(encoding="utf-8")
+            calls[name] = re.findall(r"(?<![\w.])KitError\(", source)
+        self.assertEqual({name: len(found) for name, found in calls.items()},
+                         {"reply_assistant.py": 1, "model_reply_assistant.py": 0, "retrieval_qa.py": 0})
 
     def test_retrieval_help_carries_the_same_environment_section(self):
         code, out, _ = run_main(retrieval_qa, ["--help"])
