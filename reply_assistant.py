@@ -123,6 +123,19 @@ class BadConstant:
         self.name = name
 
 
+def one_line(text, limit=None):
+    """把别人给的文字（服务器、模型、文件）放进一行提示：换行、制表符、控制字符（包括终端的 ESC 序列）、
+    零宽和方向控制字符都换成空格并合并；给了 limit 就截到 limit 个字以内，截断时退回到最近的空格
+    （不把英文单词切成两半），末尾加“…”。"""
+    text = " ".join("".join(char if char.isprintable() else " " for char in str(text)).split())
+    if limit is None or len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    if cut.rfind(" ") >= limit * 0.7:
+        cut = cut[:cut.rfind(" ")]
+    return cut.rstrip(" ,.;:，。；：") + "…"
+
+
 def describe(value):
     """用中文说出“实际是什么”。"""
     if isinstance(value, BadConstant):
@@ -134,10 +147,9 @@ def describe(value):
     if isinstance(value, (int, float)):
         return f"数字 {value}"
     if isinstance(value, str):
-        shown = value if len(value) <= 20 else value[:20] + "…"
         if not value.strip():
             return "只有空白的字符串" if value else "空字符串"
-        return "字符串 " + json.dumps(shown, ensure_ascii=False)
+        return "字符串 " + json.dumps(one_line(value, 21), ensure_ascii=False)
     if isinstance(value, list):
         return f"数组（{len(value)} 项）"
     return "对象 {…}"
@@ -175,19 +187,6 @@ def read_head(path, limit):
         raise OSError(errno.EINVAL, "不是普通文件（像是命名管道或设备）", path)
     with open(path, "rb") as handle:
         return handle.read(limit + 1)
-
-
-def one_line(text, limit=None):
-    """把别人给的文字（服务器、模型、文件）放进一行提示：换行、制表符、控制字符（包括终端的 ESC 序列）、
-    零宽和方向控制字符都换成空格并合并；给了 limit 就截到 limit 个字以内，截断时退回到最近的空格
-    （不把英文单词切成两半），末尾加“…”。"""
-    text = " ".join("".join(char if char.isprintable() else " " for char in str(text)).split())
-    if limit is None or len(text) <= limit:
-        return text
-    cut = text[:limit - 1]
-    if cut.rfind(" ") >= limit * 0.7:
-        cut = cut[:cut.rfind(" ")]
-    return cut.rstrip(" ,.;:，。；：") + "…"
 
 
 def is_text(value):   # 非空、而且不全是空白的字符串

@@ -307,7 +307,7 @@ def check_numbers(draft, cited):
                 problems.append(f"数字 {number} 不在引用的片段 {ids} 中")
             elif len(pairs) >= 3 and max(overlap(pairs, hit) for hit in holders) < NUMBER_CONTEXT:
                 problems.append(f"数字 {number} 只在 {'、'.join(h['id'] for h in holders)} 里出现，"
-                                f"可这一句说的不像是那里的事：「{short(clause.strip(), 30)}」")
+                                f"可这一句说的不像是那里的事：「{one_line(clause, 31)}」")
     return problems
 
 
@@ -326,7 +326,7 @@ def check_quotes(draft, cited):
                     ratio = 1.0 if window == wanted else difflib.SequenceMatcher(None, wanted, window).ratio()
                     if ratio > best:
                         best, best_window = ratio, window
-        shown = short(quote, 30)
+        shown = one_line(quote, 31)
         if best == 1.0:
             continue
         if best >= QUOTE_NEAR:
@@ -347,7 +347,7 @@ def check_sentences(draft, cited, hits):
         best = max(overlap(pairs, hit) for hit in cited)
         if best >= SUPPORT_THRESHOLD:
             continue
-        shown = short(sentence, 30)
+        shown = one_line(sentence, 31)
         problem = f"这句话在引用的片段里找不到依据：「{shown}」（重合度 {best:.0%}）"
         others = [(overlap(pairs, hit), hit["id"]) for hit in hits if hit not in cited]
         better = max(others, default=(0, None))
@@ -384,12 +384,6 @@ def show_hits(hits):
 def trace_line(stage, started, detail):
     """--trace 的一行：阶段、从 started（time.perf_counter() 的读数）到现在的耗时、计数。调用方只传 id、数量和短摘要。"""
     print(f"[trace] {stage}  {(time.perf_counter() - started) * 1000:.1f} ms  {detail}", file=sys.stderr)
-
-
-def short(text, limit=40):
-    """提示和 --trace 里引用别人的文字（资料、草稿、服务器的话）：先并成一行、去掉控制字符，再截到 limit 个字。"""
-    text = one_line(text)
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def get_answer(question, hits, args, timeout, trace):
@@ -437,7 +431,7 @@ def run(argv):
         raise kit_error("问题是空的。请输入一个问题，例如：试用几天？")
     started = time.perf_counter()
     hits = retrieve(question, documents)
-    trace("检索", started, "；".join(f"{h['id']}（{'、'.join(short(k, 20) for k in h['matched'])}）" for h in hits) or "零命中")
+    trace("检索", started, "；".join(f"{h['id']}（{'、'.join(one_line(k, 21) for k in h['matched'])}）" for h in hits) or "零命中")
     show_hits(hits)
     result = {"question": question, "status": "retrieved" if hits else "no_hits", "model_called": False,
               "hits": hits}
@@ -450,7 +444,7 @@ def run(argv):
             started = time.perf_counter()
             if code == EXIT_OK:
                 code = review_sources(result, hits)
-            first = f"：{short(result['problems'][0])}" if result["problems"] else ""
+            first = f"：{one_line(result['problems'][0], 41)}" if result["problems"] else ""
             trace("核对", started, f"{result['status']}，{len(result['problems'])} 个问题{first}")
     result["note"] = NOTES[result["status"]]
     if result["status"] == "error" and not result["model_called"]:
