@@ -745,6 +745,14 @@ class SharedStateTest(unittest.TestCase):
         self.assertEqual({name: len(found) for name, found in calls.items()},
                          {"reply_assistant.py": 1, "model_reply_assistant.py": 0, "retrieval_qa.py": 0})
 
+    def test_one_truncation_helper(self):
+        # 截短只在 one_line 里做：别处不再自己切 [:30] 再补“…”
+        for name in ("reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py"):
+            with self.subTest(script=name):
+                source = (FIXTURE_DOCUMENTS.parent.parent / name).read_text(encoding="utf-8")
+                self.assertEqual(re.findall(r'\[:[\w\s+-]*\]\s*\+\s*"…"', source), [])
+        self.assertEqual(retrieval_qa.one_line("第一行\n第二行\x1b[2J", 5), "第一行…")   # 换行变空格，截断处的空格不留
+
     def test_retrieval_help_carries_the_same_environment_section(self):
         code, out, _ = run_main(retrieval_qa, ["--help"])
         self.assertEqual(code, 0)
