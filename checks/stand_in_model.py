@@ -29,6 +29,21 @@ def completion(content, finish_reason="stop"):
                       "prompt_cache_hit_tokens": 0, "prompt_cache_miss_tokens": 10}}
 
 
+def start_for(test):
+    """在一项检查里启动假服务，检查结束时关掉；这项检查里 getpass 一被调用就算失败（本机模式不该读密钥）。"""
+    from unittest import mock
+
+    def no_getpass(*args, **kwargs):
+        raise AssertionError("不该读取密钥")
+
+    server = StandIn().__enter__()
+    test.addCleanup(server.__exit__, None, None, None)
+    patcher = mock.patch("getpass.getpass", no_getpass)
+    patcher.start()
+    test.addCleanup(patcher.stop)
+    return server
+
+
 class StandIn:
     def __init__(self):
         self.requests = []

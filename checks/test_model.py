@@ -19,7 +19,7 @@ from kit_helpers import KIT_PYTHON, ON_SHIPPED, SCRIPT, clean_env, interrupt_kit
 import model_reply_assistant
 import reply_assistant
 import retrieval_qa
-from stand_in_model import StandIn, completion
+from stand_in_model import StandIn, completion, start_for
 
 KEY = "sk-test-0123456789abcdef-SECRET"
 GOOD = {"status": "draft", "draft": "体验版的试用期是 7 天。", "sources": ["D01#1"]}
@@ -32,11 +32,7 @@ def no_getpass(*args, **kwargs):
 
 class StandInCase(unittest.TestCase):
     def setUp(self):
-        self.server = StandIn().__enter__()
-        self.addCleanup(self.server.__exit__, None, None, None)
-        patcher = mock.patch("getpass.getpass", no_getpass)
-        patcher.start()
-        self.addCleanup(patcher.stop)
+        self.server = start_for(self)
 
     def ask(self, question="试用几天？", *extra, **env):
         env.setdefault("LOCAL_MODEL_URL", self.server.url)

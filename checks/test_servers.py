@@ -21,7 +21,7 @@ from kit_helpers import FIXTURE_DOCUMENTS, clean_env, run_kit, run_main, write_t
 
 import model_reply_assistant
 import retrieval_qa
-from stand_in_model import StandIn, completion
+from stand_in_model import StandIn, completion, start_for
 
 KEY = "sk-test-0123456789abcdef-SECRET"
 LOCAL_KEY = "sk-local-9876543210-LOCALSECRET"
@@ -109,11 +109,7 @@ class ServerCase(unittest.TestCase):
     """每个检查一个假服务；程序在进程内运行，用自己的资料，getpass 一被调用就算失败。"""
 
     def setUp(self):
-        self.server = StandIn().__enter__()
-        self.addCleanup(self.server.__exit__, None, None, None)
-        patcher = mock.patch("getpass.getpass", no_getpass)
-        patcher.start()
-        self.addCleanup(patcher.stop)
+        self.server = start_for(self)
 
     def ask(self, *extra, question=QUESTION, **env):
         """本机模式请求假服务。返回 (退出码, 输出对象, stderr)；密钥绝不出现在输出里，也没有 traceback。"""
