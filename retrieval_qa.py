@@ -41,6 +41,7 @@ DOCUMENTS_PATH = os.path.join(KIT_DIR, "retrieval_documents.json")
 MAX_FILE_BYTES = 100 * 1024   # 100 KB：手工切分的教学资料远小于此；更大的文件说明该换工具了
 MAX_RECORDS = 100             # 1–100 条：再多就不是“人工切分、人工写关键词”了
 MAX_HITS = 3                  # 最多取 3 条：教学取值，不是通用最优参数
+MAX_WARNINGS = 10             # 资料的警告太多就只列前 10 条，免得把真正的结果淹没
 CONTROL_CHARACTER = "[\x00-\x1f\x7f-\x9f]"   # Unicode 的控制字符（Cc 类）正好是这两段
 PROMPT = "问题："
 
@@ -192,7 +193,6 @@ def misspelt_field(record, field):
 COMMON_KEYWORDS = {"什么", "怎么", "怎么样", "为什么", "如何", "可以", "可以吗", "多少", "哪些", "请问", "一下", "我们",
                    "你们", "这个", "what", "how", "the", "is", "to", "an", "of", "and", "do", "can"}
 TEXT_BUDGET = 400   # 每个片段建议不超过 400 字：3 个命中 ≈ 1200 字的上下文（种子教程：5 条 × 300～400 字）
-MAX_WARNINGS = 10     # 警告太多就只列前 10 条，免得把真正的结果淹没
 NEAR_DUPLICATE = 0.8   # 两段正文的 4 元片段 Jaccard ≥ 0.8，就像同一条规则的两个版本（种子教程 004 的 shingles）
 
 
