@@ -26,11 +26,10 @@ import sys
 import time
 import unicodedata
 
-from reply_assistant import (EXIT_OK, EXIT_REVIEW, BadConstant, JsonProblem, KitError, ask_question, bigrams, closest,
-                             describe, find_bad_constant, instruction_like, is_text, json_object, kit_error,
-                             near_duplicates, normalize, numbers_in, one_line, os_reason, overlap, parse_command_line,
-                             parse_timeout, read_head, read_json, run_cli, split_sentences, strip_markers, tokens,
-                             write_json)   # KitError 不在这里用，但检查和工具从 retrieval_qa 拿它
+from reply_assistant import (EXIT_OK, EXIT_REVIEW, BadConstant, JsonProblem, ask_question, bigrams, closest, describe,
+                             find_bad_constant, instruction_like, is_text, json_object, kit_error, near_duplicates,
+                             normalize, numbers_in, one_line, os_reason, overlap, parse_command_line, parse_timeout,
+                             read_head, read_json, run_cli, split_sentences, strip_markers, tokens, write_json)
 
 # ---------- 常量 ----------
 
@@ -377,8 +376,7 @@ def show_hits(hits):
     """给人看的检索结果（stderr）；机器读的 JSON 在 stdout。"""
     print(f"命中 {len(hits)} 个片段：" if hits else "没有命中任何片段。", file=sys.stderr)
     for hit in hits:
-        print(f"  {one_line(hit['id'])}  {one_line(hit['title'])}  命中词：{'、'.join(map(one_line, hit['matched']))}",
-              file=sys.stderr)
+        print(f"  {hit['id']}  {hit['title']}  命中词：{'、'.join(hit['matched'])}", file=sys.stderr)   # 读取时已拒绝控制字符
 
 
 def trace_line(stage, started, detail):

@@ -93,11 +93,8 @@ def markdown(rows):
 
 
 def main(argv):
-    options = parse_tool_options(argv, "用法：python checks/acceptance.py [--with-model] [--out FILE] [--documents PATH]",
-                                 flags=("--with-model",), values=("--out", "--documents"))
-    if options["help"]:
-        print(__doc__)
-        return 0
+    usage = "用法：python checks/acceptance.py [--with-model] [--out FILE] [--documents PATH]"
+    options = parse_tool_options(argv, usage, __doc__, flags=("--with-model",), values=("--out", "--documents"))
     with_model, out = options["--with-model"], options["--out"]
     try:
         if with_model:

@@ -76,10 +76,7 @@ def grounding_sample():
 
 
 def main(argv):
-    options = parse_tool_options(argv, "用法：python checks/bench.py [--no-suite]", flags=("--no-suite",))
-    if options["help"]:
-        print(__doc__)
-        return 0
+    options = parse_tool_options(argv, "用法：python checks/bench.py [--no-suite]", __doc__, flags=("--no-suite",))
     rows = []
     with tempfile.TemporaryDirectory() as directory:
         env = clean_env(PYTHONPYCACHEPREFIX=directory)

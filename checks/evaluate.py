@@ -104,10 +104,7 @@ def report(documents, questions):
 
 
 def main(argv):
-    options = parse_tool_options(argv, "用法：python checks/evaluate.py [--documents PATH]", values=("--documents",))
-    if options["help"]:
-        print(__doc__)
-        return 0
+    options = parse_tool_options(argv, "用法：python checks/evaluate.py [--documents PATH]", __doc__, values=("--documents",))
     path = options["--documents"] or retrieval_qa.DOCUMENTS_PATH
     warnings = io.StringIO()
     try:

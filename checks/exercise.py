@@ -191,10 +191,7 @@ LABELS = {"done": "已完成", "restored": "已完成（做完并已改回）", 
 
 
 def main(argv):
-    options = parse_tool_options(argv, USAGE, values=("--documents",), positionals=1)
-    if options["help"]:
-        print(__doc__)
-        return 0
+    options = parse_tool_options(argv, USAGE, __doc__, values=("--documents",), positionals=1)
     if not options["args"]:
         print("练习（python checks/exercise.py 编号，或 all）：")
         for number, text in EXERCISES.items():

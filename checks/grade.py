@@ -79,10 +79,7 @@ def grade(folder):
 
 
 def main(argv):
-    options = parse_tool_options(argv, USAGE, values=("--out",), positionals=1000)
-    if options["help"]:
-        print(__doc__)
-        return 0
+    options = parse_tool_options(argv, USAGE, __doc__, values=("--out",), positionals=1000)
     if not options["args"]:
         print(f"错误：至少要给一个学生的套件文件夹。{USAGE}", file=sys.stderr)
         return 2

@@ -80,10 +80,7 @@ def report(results, details=False):
 
 
 def main(argv):
-    options = parse_tool_options(argv, "用法：python checks/grounding_eval.py [--details]", flags=("--details",))
-    if options["help"]:
-        print(__doc__)
-        return 0
+    options = parse_tool_options(argv, "用法：python checks/grounding_eval.py [--details]", __doc__, flags=("--details",))
     # 标注是照着发布版资料写的，所以总在它的副本上量：量的是检查本身，和你改没改资料无关
     print(f"资料：checks/{SHIPPED_DOCUMENTS.name}（发布版的副本）；标注：checks/{CASES.name}")
     print(report(evaluate(), details=options["--details"]))

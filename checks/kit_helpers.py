@@ -234,16 +234,18 @@ class ToolUsageError(Exception):
     """工具的用法错误：run_tool 把它变成一行中文，退出码 2。"""
 
 
-def parse_tool_options(argv, usage, flags=(), values=(), positionals=0):
+def parse_tool_options(argv, usage, help_text, flags=(), values=(), positionals=0):
     """工具共用的小解析器。flags 是开关，values 后面跟一个值（也可以写成 --name=值），positionals 是最多几个位置参数。
-    返回 {"help": …, 各选项名: …, "args": [位置参数]}；不认识的选项、缺值、多余的参数都抛出 ToolUsageError。"""
-    options = {"help": False, "args": [], **{flag: False for flag in flags}, **{name: None for name in values}}
+    -h / --help：打印 help_text（工具的模块说明），退出码 0。
+    返回 {各选项名: …, "args": [位置参数]}；不认识的选项、缺值、多余的参数都抛出 ToolUsageError。"""
+    options = {"args": [], **{flag: False for flag in flags}, **{name: None for name in values}}
     pending = list(argv)
     while pending:
         arg = pending.pop(0)
         name, has_value, value = arg.partition("=")
         if arg in ("-h", "--help"):
-            options["help"] = True
+            print(help_text.strip())
+            raise SystemExit(0)
         elif arg in flags:
             options[arg] = True
         elif name in values:

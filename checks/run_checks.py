@@ -97,12 +97,9 @@ def run_in_parallel(groups, verbose):
 
 
 def main(argv):
-    options = parse_tool_options(argv, USAGE, flags=("-v", "--verbose", "--worker"), values=("--documents",),
+    options = parse_tool_options(argv, USAGE, __doc__, flags=("-v", "--verbose", "--worker"), values=("--documents",),
                                  positionals=100)
     verbose = options["-v"] or options["--verbose"]
-    if options["help"]:
-        print(__doc__.strip())
-        return 0
     if options["--worker"]:   # 由下面的 run_in_parallel 启动：只跑指定的检查，把计数写到 stdout
         print(json.dumps(run_names(options["args"], verbose)))
         return 0

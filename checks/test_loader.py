@@ -10,7 +10,8 @@ from kit_helpers import (DOCUMENTS, DOCUMENTS_EDITED, IN_CI, ROOT, SHIPPED_DOCUM
                          needs_shipped_documents, run_kit, write_temp)
 
 import retrieval_qa
-from retrieval_qa import KitError, load_documents
+from reply_assistant import KitError
+from retrieval_qa import load_documents
 
 GOOD = {"id": "A1", "title": "标题", "text": "正文", "keywords": ["试用"]}
 

@@ -21,6 +21,7 @@ from kit_helpers import FIXTURE_DOCUMENTS, clean_env, run_kit, run_main, write_t
 
 import model_reply_assistant
 import retrieval_qa
+from reply_assistant import KitError
 from stand_in_model import StandIn, completion, start_for
 
 KEY = "sk-test-0123456789abcdef-SECRET"
@@ -218,7 +219,7 @@ class KeyShapeTest(unittest.TestCase):
         for env, said in (({"DEEPSEEK_API_KEY": "  "}, "环境变量 DEEPSEEK_API_KEY 是空的"), ({}, "环境变量 DEEPSEEK_API_KEY 没有设置")):
             with self.subTest(said=said), mock.patch.dict(os.environ, clean_env(**env), clear=True), \
                     mock.patch("getpass.getpass", side_effect=EOFError), mock.patch.object(sys, "platform", "linux"):
-                with self.assertRaises(retrieval_qa.KitError) as caught:
+                with self.assertRaises(KitError) as caught:
                     model_reply_assistant.read_api_key()
                 self.assertTrue(str(caught.exception).startswith(f"错误：{said}，而当前终端无法隐藏输入"))
 
@@ -230,7 +231,7 @@ class KeyShapeTest(unittest.TestCase):
         with mock.patch.dict(os.environ, clean_env(), clear=True), \
                 mock.patch("getpass.getpass", lambda *a, **k: f"{KEY[:10]} {KEY[10:]}"), \
                 mock.patch.object(sys, "platform", "linux"):
-            with self.assertRaises(retrieval_qa.KitError) as caught:
+            with self.assertRaises(KitError) as caught:
                 model_reply_assistant.read_api_key()
         self.assertEqual(caught.exception.exit_code, 3)
         self.assertIn("中间有空格", str(caught.exception))
@@ -558,7 +559,7 @@ class FileKindTest(unittest.TestCase):
             return real_stat(path, *args, **kwargs)
 
         with mock.patch("os.stat", stat):
-            with self.assertRaises(retrieval_qa.KitError) as caught:
+            with self.assertRaises(KitError) as caught:
                 retrieval_qa.read_document_bytes(target, target)
         self.assertEqual(str(caught.exception), f"错误：资料文件 {target}：无法读取（没有读取权限）。")
 

@@ -220,10 +220,7 @@ def compare(command, expected, kit):
 
 
 def main(argv):
-    options = parse_tool_options(argv, "用法：python checks/transcripts.py [课文文件 …]", positionals=100)
-    if options["help"]:
-        print(__doc__)
-        return 0
+    options = parse_tool_options(argv, "用法：python checks/transcripts.py [课文文件 …]", __doc__, positionals=100)
     paths = [Path(arg).resolve() for arg in options["args"]] or default_documents()
     missing = [str(path) for path in paths if not path.is_file()]
     if missing:
