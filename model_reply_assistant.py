@@ -336,20 +336,17 @@ def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=
         raise model_failure(describe_failure(error, host, local=not target["official"]), api_key) from None
     try:
         reply = parse_response(status, response_headers, data, target)
+        if mentions_secret(reply["content"], api_key):   # 回答里藏着密钥：这台服务器不可信，整份回答都不给人看
+            raise CallFailed("服务器的回答里出现了你的密钥，这份回答已丢弃，不要再用这台服务器")
     except CallFailed as error:
         if trace:
             trace("响应", started, f"HTTP {status}，{len(data)} 字节，无法使用")
         raise model_failure(str(error), api_key) from None
-    if mentions_secret(reply["content"], api_key):   # 回答里藏着密钥：这台服务器不可信，整份回答都不给人看
-        if trace:
-            trace("响应", started, f"HTTP {status}，{len(data)} 字节，无法使用")
-        raise model_failure("服务器的回答里出现了你的密钥，这份回答已丢弃，不要再用这台服务器", api_key)
-    # 先抹密钥再截短：顺序反了，截在密钥中间，半截密钥就漏出去了
-    reply.update(content=scrub(reply["content"], api_key),
-                 finish_reason=one_line(scrub(reply["finish_reason"], api_key), 40))
+    # 回答正文里已确认没有密钥；finish_reason 也是服务器给的：先抹密钥再截短（反过来，截在密钥中间就漏出半截）
+    reply["finish_reason"] = one_line(scrub(reply["finish_reason"], api_key), 40)
     if trace:
         usage = reply["usage"]
-        detail = f"HTTP {status}，{len(data)} 字节，finish_reason {one_line(reply['finish_reason'], 40)}"
+        detail = f"HTTP {status}，{len(data)} 字节，finish_reason {reply['finish_reason']}"
         if usage:
             detail += f"，token {usage.get('prompt_tokens')} 输入 + {usage.get('completion_tokens')} 输出"
         trace("响应", started, detail)
