@@ -5,40 +5,32 @@
 默认请求 DeepSeek 官方接口，密钥来自环境变量 DEEPSEEK_API_KEY（没有就用不回显的方式询问）。
 没有密钥时可以改用本机的 OpenAI 兼容模型（例如 Ollama）：设置 LOCAL_MODEL_URL 和 LOCAL_MODEL_NAME。
 失败时不自动重试：一次请求可能已经计费，要不要再试由你决定。
+
+读的顺序就是一次调用的顺序：请求谁、用哪个密钥 → 发送 → 读懂服务器的响应 → 检查模型的回答 → 命令行。
+网络模块（urllib.request、http.client、ssl）和 getpass 写在用到它们的函数里面，不在文件开头导入：
+第 03 课的 retrieval_qa.py 也导入这个文件（读 JSON、检查回答），而只检索的命令要和启动 Python 一样轻，不该为用不上的网络模块等几十毫秒。
 """
 import codecs
-import getpass
-import http.client
-import ipaddress
 import json
 import os
 import re
-import ssl
 import sys
-import threading
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
-import warnings
 
-from reply_assistant import (DEFAULT_TIMEOUT, EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE, JsonProblem,
-                             KitError, MATERIALS, ask_question, build_messages, describe, json_object, kit_error,
-                             one_line, os_reason, parse_command_line, parse_timeout, read_head, read_json, run_cli,
-                             write_json)
+from reply_assistant import (EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED, KitError, MATERIALS, ask_question,
+                             build_messages, kit_error, parse_command_line, run_cli, write_json)
 
 # ---------- 常量 ----------
 
 ENDPOINT = "https://api.deepseek.com/chat/completions"   # 固定的官方地址，不接受其他远程地址
 DEFAULT_MODEL = "deepseek-v4-flash"   # deepseek-chat 已于 2026 年停用；型号会变，用 DEEPSEEK_MODEL 覆盖
+DEFAULT_TIMEOUT = 60.0       # 一次请求（连接 + 等待 + 读完）的总时限，秒；--timeout 可以改
 MAX_TOKENS = 2048            # 回答 JSON 通常不到 300 token；留足余量，免得 JSON 被截断（finish_reason=length）
 TEMPERATURE = 0              # 写草稿要稳，不要发挥
 MAX_RESPONSE_BYTES = 1024 * 1024   # 响应体最多读 1 MiB，再大就是出了问题
 MAX_FAILURE_TEXT = 300       # 一条失败原因最多 300 个字：中文说明加上服务器原话的开头，够看清原因，又不会刷屏
 ANSWER_STATUSES = ("draft", "missing")
 MIN_SCRUBBED_KEY = 6         # 短于 6 个字符的“密钥”（本机服务常填的占位符 a、none）不是秘密，抹掉反而会把 stop 之类的词弄坏
-LOOPBACK_V4 = ipaddress.ip_network("127.0.0.0/8")
-LOOPBACK_V6 = ipaddress.ip_address("::1")
 
 # HTTP 错误码 → 原因和该做什么（依据 DeepSeek 官方错误码说明）
 HTTP_ERRORS = {
@@ -68,16 +60,64 @@ SERVER_HINTS = {
     ("no connected db",): "LiteLLM 代理这样回答，通常是 LOCAL_MODEL_API_KEY 和它的 master key 不一致",
 }
 
+# 学生最常敲错的全角标点，以及 JSON 需要的半角写法
+FULL_WIDTH = {"“": '"', "”": '"', "‘": "'", "’": "'", "，": ",", "：": ":",
+              "［": "[", "］": "]", "｛": "{", "｝": "}", "；": ","}
+
+# json 模块的英文报错 → 给学生看的中文说明
+JSON_ERRORS = {
+    "Expecting value": "这里缺少一个值",
+    "Expecting ',' delimiter": "这里应当是逗号「,」",
+    "Expecting ':' delimiter": "这里应当是冒号「:」",
+    "Expecting property name enclosed in double quotes": "这里应当是用双引号括起来的字段名",
+    "Unterminated string starting at": "从这里开始的字符串没有结尾的双引号",
+    "Invalid control character at": "字符串里直接出现了换行或控制字符",
+    "Extra data": "JSON 内容结束后还有多余的文字",
+    "Invalid \\escape": "反斜杠「\\」后面的转义写法不合法",
+}
+
 USAGE = "用法：python model_reply_assistant.py [问题] [--timeout 秒]；详见 --help。"
 BRACKETS = "LOCAL_MODEL_URL 写得不对：方括号要配对，里面只能写 IPv6 地址（例如 [::1]），IPv4 地址直接写 127.0.0.1"
 NO_KEY_OPTIONS = "没有密钥时，可以用 LOCAL_MODEL_URL 改用本机模型（见第 02 课），或用 retrieval_qa.py --retrieve-only 只检索。"
 
 
-class CallFailed(Exception):
-    """这次调用用不了：连不上以外的一切原因（重定向、HTTP 错误、响应不完整、不是 JSON……），带一句中文说明。"""
+# ---------- 没有得到能用的回答：一种异常 ----------
+
+class NoAnswer(KitError):
+    """没有得到能用的回答。status 是 "error"（调用失败，退出码 3）或 "rejected"（回答被拒绝，退出码 4）；
+    problems 是给人看的原因，model_called 说请求有没有发出去。这一课和后面几课都用这一种方式报告“没有回答”。"""
+
+    def __init__(self, status, problems, model_called=True, raw=None):
+        if status == "error":
+            message = str(kit_error(problems[0]))   # 调用失败和别的错误一个格式：“错误：……”
+        else:
+            message = f"回答被拒绝：{'；'.join(problems)}"
+            if raw is not None:   # 模型原本写了什么：排查时有用，但不能当作结果
+                message += f"\n原始回答（仅供排查，不要使用）：{one_line(raw, 200) or '（空）'}"
+        super().__init__(message, EXIT_MODEL_FAILED if status == "error" else EXIT_REJECTED)
+        self.status, self.problems, self.model_called = status, list(problems), model_called
 
 
-# ---------- 第一步：决定请求谁，用哪个密钥 ----------
+class BadResponse(Exception):
+    """服务器的响应用不了（重定向、HTTP 错误、不完整、不是 JSON……）：带一句中文说明，在 generate() 里变成 NoAnswer。"""
+
+
+# ---------- 别人给的文字：并成一行再显示 ----------
+
+def one_line(text, limit=None):
+    """把别人给的文字（服务器、模型、文件）放进一行提示：换行、制表符、控制字符（包括终端的 ESC 序列）、
+    零宽和方向控制字符都换成空格并合并；给了 limit 就截到 limit 个字以内，截断时退回到最近的空格
+    （不把英文单词切成两半），末尾加“…”。"""
+    text = " ".join("".join(char if char.isprintable() else " " for char in str(text)).split())
+    if limit is None or len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    if cut.rfind(" ") >= limit * 0.7:
+        cut = cut[:cut.rfind(" ")]
+    return cut.rstrip(" ,.;:，。；：") + "…"
+
+
+# ---------- 第一步：请求谁，用哪个密钥 ----------
 
 def model_target(environ=None):
     """返回 {"url", "model", "official"}。没设 LOCAL_MODEL_URL 就请求 DeepSeek 官方地址，否则请求本机模型。"""
@@ -98,6 +138,7 @@ def local_base_url(url):
     只接受 http(s)://主机[:端口][/路径]，主机是 127.0.0.0/8 里的地址、[::1] 或 localhost，端口 1–65535。
     "http://localhost:11434/v1/" -> "http://localhost:11434/v1"；"http://127.0.0.1/v1" -> "http://127.0.0.1:80/v1"
     """
+    import urllib.parse
     example = "例如 http://127.0.0.1:11434/v1"
     if not (url.isascii() and url.isprintable()) or any(char in url for char in " \\"):
         raise kit_error(f"LOCAL_MODEL_URL 里有空格、反斜杠、全角或看不见的字符，请只写普通的网址，{example}。")
@@ -147,24 +188,27 @@ def split_host_port(netloc, default_port):
 
 def is_loopback(host):
     """localhost、127.0.0.0/8、::1。其他一律不算，包括 ::ffff:127.0.0.1（各版本 Python 对它的判断不同，这里统一拒绝）。"""
+    import ipaddress   # 只在检查本机地址时才用到
     if host == "localhost":
         return True
     try:
         address = ipaddress.ip_address(host)
     except ValueError:   # 域名、写法不标准的地址（127.1）、带 %网卡 的地址
         return False
-    return address in LOOPBACK_V4 if address.version == 4 else address == LOOPBACK_V6
+    return address in ipaddress.ip_network("127.0.0.0/8") if address.version == 4 else address == ipaddress.ip_address("::1")
 
 
 def read_api_key():
     """从 DEEPSEEK_API_KEY 读密钥；没有就用 getpass 询问（不回显）。终端藏不住输入时宁可停下。"""
+    import getpass
+    import warnings
     value = os.environ.get("DEEPSEEK_API_KEY", "")
     if value.strip():
         return checked_key(value, "DEEPSEEK_API_KEY")
     unset = "是空的" if "DEEPSEEK_API_KEY" in os.environ else "没有设置"
-    no_terminal = kit_error(f"环境变量 DEEPSEEK_API_KEY {unset}，而当前终端无法隐藏输入，"
+    no_terminal = not_sent(f"环境变量 DEEPSEEK_API_KEY {unset}，而当前终端无法隐藏输入，"
                            "为了不让密钥显示出来，程序停下了。请先设置 DEEPSEEK_API_KEY 再运行；"
-                           f"{NO_KEY_OPTIONS}", EXIT_MODEL_FAILED)
+                           f"{NO_KEY_OPTIONS}")
     if sys.platform == "win32" and not (sys.stdin and sys.stdin.isatty()):
         raise no_terminal   # Windows 的 getpass 在 IDE 控制台里可能卡住
     with warnings.catch_warnings():
@@ -174,7 +218,7 @@ def read_api_key():
         except (getpass.GetPassWarning, EOFError, OSError):
             raise no_terminal from None
     if not value.strip():
-        raise kit_error(f"没有输入密钥。可以先设置环境变量 DEEPSEEK_API_KEY；{NO_KEY_OPTIONS}", EXIT_MODEL_FAILED)
+        raise not_sent(f"没有输入密钥。可以先设置环境变量 DEEPSEEK_API_KEY；{NO_KEY_OPTIONS}")
     return checked_key(value, "DEEPSEEK_API_KEY", typed=True)
 
 
@@ -200,8 +244,12 @@ def checked_key(value, variable, typed=False):
     else:
         return key
     where = "输入的密钥" if typed else f"环境变量 {variable} 的值"
-    raise kit_error(f"{where}{problem}，不像一个完整的 {variable}。请重新复制密钥再试；请求没有发出。",
-                   EXIT_MODEL_FAILED)
+    raise not_sent(f"{where}{problem}，不像一个完整的 {variable}。请重新复制密钥再试；请求没有发出。")
+
+
+def not_sent(reason):
+    """请求还没发出就停下了（没有密钥、密钥不像样）：也是“没有回答”，只是 model_called 为 false。"""
+    return NoAnswer("error", [reason], model_called=False)
 
 
 # ---------- 第二步：发送请求 ----------
@@ -220,12 +268,59 @@ def build_request_body(question, materials, model, official=True):
     return body
 
 
+def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=None, trace=None):
+    """请模型写草稿。materials 省略时发送基线的三份资料；传入 [{id, title, text}, …] 时只发送这些。
+
+    api_key：官方地址用 DeepSeek 密钥；本机模式下是 LOCAL_MODEL_API_KEY（没有就传 None）。
+    返回 {"content", "finish_reason", "usage", "model"}；调用失败时抛出 NoAnswer（status 为 error，退出码 3）。
+    trace 是 --trace 用的函数：请求和响应各报一行（只有字节数、地址、状态，从不含密钥和正文）。
+    """
+    import http.client
+    import urllib.parse
+    started = time.perf_counter()
+    target = target or model_target()
+    url, model = target["url"], target["model"]
+    chosen = MATERIALS if materials is None else [{k: m[k] for k in ("id", "title", "text")} for m in materials]
+    body = json.dumps(build_request_body(question, chosen, model, target["official"]), ensure_ascii=False).encode("utf-8")
+    headers = {"Content-Type": "application/json", "Accept": "application/json", "Accept-Encoding": "identity"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"   # 密钥只出现在这里
+    host = urllib.parse.urlsplit(url).netloc
+    if trace:
+        trace("请求", started, f"{len(body)} 字节，发往 {host}，模型 {model}")
+    started = time.perf_counter()
+    try:
+        status, response_headers, data = send(url, body, headers, timeout)
+    except (OSError, http.client.HTTPException, BadResponse) as error:   # 只接网络和服务器的问题；程序自己的 bug 照常报出
+        if trace:
+            trace("响应", started, "没有收到响应")
+        raise model_failure(describe_failure(error, host, local=not target["official"]), api_key) from None
+    try:
+        reply = parse_response(status, response_headers, data, target)
+        if mentions_secret(reply["content"], api_key):   # 回答里藏着密钥：这台服务器不可信，整份回答都不给人看
+            raise BadResponse("服务器的回答里出现了你的密钥，这份回答已丢弃，不要再用这台服务器")
+    except BadResponse as error:
+        if trace:
+            trace("响应", started, f"HTTP {status}，{len(data)} 字节，无法使用")
+        raise model_failure(str(error), api_key) from None
+    # 回答正文里已确认没有密钥；finish_reason 也是服务器给的：先抹密钥再截短（反过来，截在密钥中间就漏出半截）
+    reply["finish_reason"] = one_line(scrub(reply["finish_reason"], api_key), 40)
+    if trace:
+        usage = reply["usage"]
+        detail = f"HTTP {status}，{len(data)} 字节，finish_reason {reply['finish_reason']}"
+        if usage:
+            detail += f"，token {usage.get('prompt_tokens')} 输入 + {usage.get('completion_tokens')} 输出"
+        trace("响应", started, detail)
+    return reply
+
+
 def send(url, body, headers, timeout):
     """发一次 POST，返回 (HTTP 状态码, 响应头, 响应体字节)。整个过程不超过 timeout 秒。
 
     DeepSeek 慢的时候会不停地发空行保持连接，单次读取的超时永远不会触发；
     所以让请求在后台线程里进行，这里只等到总时限为止。
     """
+    import threading
     outcome = {}
 
     def exchange():
@@ -247,48 +342,23 @@ def send(url, body, headers, timeout):
     return outcome["value"]
 
 
-class CheckedResponse(http.client.HTTPResponse):
-    """http.client 照单全收服务器给的分块大小；写成 -1 时它会一直读到连接关闭，1 MiB 的上限就管不住了。
-    负数一律当作坏响应（http.client 把这里的 ValueError 报成 IncompleteRead）。"""
-
-    def _read_next_chunk_size(self):
-        size = super()._read_next_chunk_size()
-        if size < 0:
-            raise ValueError(f"分块大小是负数 {size}")
-        return size
-
-
-class CheckedHTTPConnection(http.client.HTTPConnection):
-    response_class = CheckedResponse
-
-
-class CheckedHTTPSConnection(http.client.HTTPSConnection):
-    response_class = CheckedResponse
-
-
-class CheckedHTTPHandler(urllib.request.HTTPHandler):
-    def http_open(self, request):
-        return self.do_open(CheckedHTTPConnection, request)
-
-
-class CheckedHTTPSHandler(urllib.request.HTTPSHandler):
-    def https_open(self, request):   # 和 urllib 自己的 https_open 一样，只是换成上面的连接类；_context 是构造时给的上下文
-        return self.do_open(CheckedHTTPSConnection, request, context=self._context)
-
-
 def open_and_read(url, body, headers, timeout):
     """发请求、读响应。urllib.request.urlopen 默认装着一整套处理器：读系统代理的、跟随重定向的……
     这里一个个挑，只装用得着的：
       - 没有代理处理器：不读 HTTP_PROXY 这些变量，资料和密钥不经过别的机器；
       - 没有重定向处理器：3xx 和 4xx、5xx 一样作为 HTTPError 交回来，请求（连同密钥）不会发往 Location 指的地方；
       - https 地址才装 HTTPS 处理器，用校验证书的默认上下文（加载系统根证书要几十毫秒，http 的本机模型用不着）；
-      - 两个处理器都用 CheckedResponse 读响应（见上）。
+      - 两个处理器读响应时都用 checked_handlers() 里的 CheckedResponse（见那里）。
     """
+    import ssl
+    import urllib.error
+    import urllib.request
+    http_handler, https_handler = checked_handlers()
     opener = urllib.request.OpenerDirector()
-    for handler in (CheckedHTTPHandler(), urllib.request.HTTPDefaultErrorHandler(), urllib.request.HTTPErrorProcessor()):
+    for handler in (http_handler(), urllib.request.HTTPDefaultErrorHandler(), urllib.request.HTTPErrorProcessor()):
         opener.add_handler(handler)
     if url.startswith("https://"):
-        opener.add_handler(CheckedHTTPSHandler(context=ssl.create_default_context()))
+        opener.add_handler(https_handler(context=ssl.create_default_context()))
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")
     try:
         with opener.open(request, timeout=timeout) as response:
@@ -298,6 +368,38 @@ def open_and_read(url, body, headers, timeout):
             return error.code, lower_keys(error.headers or {}), read_limited(error)
 
 
+def checked_handlers():
+    """返回 (HTTP 处理器类, HTTPS 处理器类)，它们和 urllib 自带的一样，只是读响应用 CheckedResponse：
+    http.client 照单全收服务器给的分块大小，写成 -1 时它会一直读到连接关闭，1 MiB 的上限就管不住了；
+    CheckedResponse 把负数一律当作坏响应（http.client 把这里的 ValueError 报成 IncompleteRead）。
+    这几个类写在函数里，是因为它们的父类来自网络模块，而网络模块要到真的发请求时才导入。"""
+    import http.client
+    import urllib.request
+
+    class CheckedResponse(http.client.HTTPResponse):
+        def _read_next_chunk_size(self):
+            size = super()._read_next_chunk_size()
+            if size < 0:
+                raise ValueError(f"分块大小是负数 {size}")
+            return size
+
+    class CheckedHTTPConnection(http.client.HTTPConnection):
+        response_class = CheckedResponse
+
+    class CheckedHTTPSConnection(http.client.HTTPSConnection):
+        response_class = CheckedResponse
+
+    class CheckedHTTPHandler(urllib.request.HTTPHandler):
+        def http_open(self, request):
+            return self.do_open(CheckedHTTPConnection, request)
+
+    class CheckedHTTPSHandler(urllib.request.HTTPSHandler):
+        def https_open(self, request):   # 和 urllib 自己的 https_open 一样，只是换成上面的连接类；_context 是构造时给的上下文
+            return self.do_open(CheckedHTTPSConnection, request, context=self._context)
+
+    return CheckedHTTPHandler, CheckedHTTPSHandler
+
+
 def lower_keys(headers):
     return {name.lower(): value for name, value in headers.items()}
 
@@ -305,52 +407,8 @@ def lower_keys(headers):
 def read_limited(response):
     data = response.read(MAX_RESPONSE_BYTES + 1)
     if len(data) > MAX_RESPONSE_BYTES:
-        raise CallFailed("响应体超过 1 MiB 上限")
+        raise BadResponse("响应体超过 1 MiB 上限")
     return data
-
-
-def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=None, trace=None):
-    """请模型写草稿。materials 省略时发送基线的三份资料；传入 [{id, title, text}, …] 时只发送这些。
-
-    api_key：官方地址用 DeepSeek 密钥；本机模式下是 LOCAL_MODEL_API_KEY（没有就传 None）。
-    返回 {"content", "finish_reason", "usage", "model"}；调用失败时抛出 KitError（退出码 3）。
-    trace 是 --trace 用的函数：请求和响应各报一行（只有字节数、地址、状态，从不含密钥和正文）。
-    """
-    started = time.perf_counter()
-    target = target or model_target()
-    url, model = target["url"], target["model"]
-    chosen = MATERIALS if materials is None else [{k: m[k] for k in ("id", "title", "text")} for m in materials]
-    body = json.dumps(build_request_body(question, chosen, model, target["official"]), ensure_ascii=False).encode("utf-8")
-    headers = {"Content-Type": "application/json", "Accept": "application/json", "Accept-Encoding": "identity"}
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"   # 密钥只出现在这里
-    host = urllib.parse.urlsplit(url).netloc
-    if trace:
-        trace("请求", started, f"{len(body)} 字节，发往 {host}，模型 {model}")
-    started = time.perf_counter()
-    try:
-        status, response_headers, data = send(url, body, headers, timeout)
-    except (OSError, http.client.HTTPException, CallFailed) as error:   # 只接网络和服务器的问题；程序自己的 bug 照常报出
-        if trace:
-            trace("响应", started, "没有收到响应")
-        raise model_failure(describe_failure(error, host, local=not target["official"]), api_key) from None
-    try:
-        reply = parse_response(status, response_headers, data, target)
-        if mentions_secret(reply["content"], api_key):   # 回答里藏着密钥：这台服务器不可信，整份回答都不给人看
-            raise CallFailed("服务器的回答里出现了你的密钥，这份回答已丢弃，不要再用这台服务器")
-    except CallFailed as error:
-        if trace:
-            trace("响应", started, f"HTTP {status}，{len(data)} 字节，无法使用")
-        raise model_failure(str(error), api_key) from None
-    # 回答正文里已确认没有密钥；finish_reason 也是服务器给的：先抹密钥再截短（反过来，截在密钥中间就漏出半截）
-    reply["finish_reason"] = one_line(scrub(reply["finish_reason"], api_key), 40)
-    if trace:
-        usage = reply["usage"]
-        detail = f"HTTP {status}，{len(data)} 字节，finish_reason {reply['finish_reason']}"
-        if usage:
-            detail += f"，token {usage.get('prompt_tokens')} 输入 + {usage.get('completion_tokens')} 输出"
-        trace("响应", started, detail)
-    return reply
 
 
 def scrub(text, secret):
@@ -385,14 +443,16 @@ def mentions_secret(content, secret):
 
 
 def model_failure(reason, secret):
-    """调用失败的唯一出口：先抹掉密钥，再并成一行、截短，退出码 3。
+    """请求发出之后失败的唯一出口：先抹掉密钥，再并成一行、截短，退出码 3。
     顺序要紧：先截短的话，截在密钥中间，半截密钥就漏出去了。"""
-    return kit_error(f"{one_line(scrub(reason, secret), MAX_FAILURE_TEXT)}。没有自动重试。", EXIT_MODEL_FAILED)
+    return NoAnswer("error", [f"{one_line(scrub(reason, secret), MAX_FAILURE_TEXT)}。没有自动重试。"], model_called=True)
 
 
 def describe_failure(error, host, local=False):
     """把网络层的异常翻译成一句中文：原因和该做什么。"""
-    if isinstance(error, CallFailed):
+    import http.client
+    import ssl
+    if isinstance(error, BadResponse):
         return f"{host} 的{error}"
     reason = getattr(error, "reason", error)   # urllib 把真正的原因包在 URLError.reason 里
     if isinstance(reason, TimeoutError):
@@ -417,33 +477,96 @@ def describe_failure(error, host, local=False):
     return f"网络错误：{one_line(reason)}"
 
 
+# ---------- 第三步：读懂服务器的响应 ----------
+
+class JsonProblem(Exception):
+    """JSON 读不出来的原因（中文）。语法错误时还有行、列和提示；嵌套太深、整数太长时 line 为 None。"""
+
+    def __init__(self, what, hint=None, line=None, column=None):
+        super().__init__(what)
+        self.what, self.hint, self.line, self.column = what, hint, line, column
+
+
+def read_json(text, **options):
+    """json.loads 的外壳：不管 text 是什么，结果只有两种：一个值，或者 JsonProblem。
+    资料文件、保存的回答、模型的回答、服务器的响应体都经过这里，所以哪一处都不会冒出 traceback。"""
+    try:
+        return json.loads(text, **options)
+    except json.JSONDecodeError as error:
+        line, column, what, hint = explain_json_error(text, error)
+        raise JsonProblem(what, hint, line, column) from None
+    except RecursionError:   # [[[[…… 嵌套几万层：json 模块递归太深
+        raise JsonProblem("括号嵌套太深，无法读取") from None
+    except ValueError:   # 超过 4300 位的整数：Python 为了防止拖慢程序，拒绝把这么长的数字串转成整数
+        raise JsonProblem("里面有位数太多的整数，无法读取") from None
+
+
+def explain_json_error(text, error):
+    """把 json 的报错换成中文，猜一猜常见失误。'[{"id": "A1"},]' -> (1, 14, "这里多了一个逗号", "…删掉它")。"""
+    pos, message = error.pos, error.msg
+    before = text[:pos].rstrip()
+    what = next((cn for en, cn in JSON_ERRORS.items() if message.startswith(en)), message)
+    char = text[pos:pos + 1]
+    line_text = text[text.rfind("\n", 0, pos) + 1:].split("\n", 1)[0]
+    hint = None
+    if message.startswith("Illegal trailing comma") or (before.endswith(",") and char != "" and char in "]}"):
+        pos = len(before) - 1 if before.endswith(",") else pos   # 各 Python 版本都指向这个逗号
+        what, hint = "这里多了一个逗号", "数组或对象的最后一项后面不能再写逗号，删掉它"
+    elif not text[pos:].strip():
+        pos = len(text.rstrip())   # 指向最后一个字符之后，而不是文件末尾的空行
+        what, hint = "文件在这里意外结束", "可能少了结尾的「]」或「}」"
+    elif char in FULL_WIDTH:
+        hint = f"这里是全角字符「{char}」，JSON 的标点要用半角的「{FULL_WIDTH[char]}」（切换到英文输入法再输入）"
+    elif char == "'":
+        hint = "JSON 的字段名和字符串要用双引号「\"」，不能用单引号「'」"
+    elif char in ("/", "#"):
+        hint = "JSON 不支持注释（// 、/* */ 或 #），请删掉注释"
+    elif char == "," and message.startswith("Expecting value"):
+        what, hint = "这里多了一个逗号", "两项之间只要一个逗号，数组开头也不能有逗号，删掉它"
+    elif char == "{" and message.startswith("Expecting property name"):
+        hint = "上一条记录可能少了结尾的「}」"
+    elif message.startswith("Expecting ',' delimiter") and text[pos - 1:pos] == '"':
+        hint = "可能是上一项少了逗号「,」；如果是正文里写了英文双引号，请写成 \\\" 或换成中文引号“”"
+    elif message.startswith("Expecting ',' delimiter"):
+        hint = "上一项的末尾可能漏了逗号「,」"
+    elif message.startswith(("Unterminated string", "Invalid control character")):
+        quote = next((c for c in line_text if c in "“”"), None)
+        hint = (f"这一行有全角引号「{quote}」，字符串结尾的引号可能写成了全角" if quote
+                else "检查字符串结尾是否漏了双引号「\"」；正文里要换行请写 \\n")
+    elif message.startswith("Invalid \\escape"):
+        hint = "要写反斜杠本身，请写成 \\\\"
+    line = text.count("\n", 0, pos) + 1
+    column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return line, column, what, hint
+
+
 def parse_response(status, headers, data, target):
-    """把一次 HTTP 响应变成 {"content", "finish_reason", "usage", "model"}；用不了就抛出 CallFailed（一句中文）。
+    """把一次 HTTP 响应变成 {"content", "finish_reason", "usage", "model"}；用不了就抛出 BadResponse（一句中文）。
     headers 的名字都是小写。"""
     if 300 <= status < 400:
-        raise CallFailed(redirect_refusal(status, headers.get("location"), target))
+        raise BadResponse(redirect_refusal(status, headers.get("location"), target))
     if status != 200:
-        raise CallFailed(http_failure(status, headers, data, target))
+        raise BadResponse(http_failure(status, headers, data, target))
     text = response_text(headers, data)
     try:
         payload = read_json(text)
     except JsonProblem as problem:
-        raise CallFailed("服务器的响应不是 JSON" if problem.line else f"服务器的响应无法读取：{problem.what}") from None
+        raise BadResponse("服务器的响应不是 JSON" if problem.line else f"服务器的响应无法读取：{problem.what}") from None
     if not isinstance(payload, dict) or not payload.get("choices"):
         detail = error_text(payload)
         if detail:
-            raise CallFailed(f"服务器返回了错误对象，而不是回答：{detail}")
-        raise CallFailed("服务器的响应里没有回答（choices 缺少或是空的）")
+            raise BadResponse(f"服务器返回了错误对象，而不是回答：{detail}")
+        raise BadResponse("服务器的响应里没有回答（choices 缺少或是空的）")
     choice = payload["choices"][0] if isinstance(payload["choices"], list) else None
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(message, dict):
-        raise CallFailed("服务器的响应里没有 choices[0].message")
+        raise BadResponse("服务器的响应里没有 choices[0].message")
     finish_reason = choice.get("finish_reason")
     if finish_reason == "insufficient_system_resource":   # DeepSeek：服务器资源不够，回答没写完，不是模型的错
-        raise CallFailed("服务器资源不足，回答没有写完（finish_reason 是 insufficient_system_resource），请稍后手动重试")
+        raise BadResponse("服务器资源不足，回答没有写完（finish_reason 是 insufficient_system_resource），请稍后手动重试")
     content = message.get("content")
     if content is not None and not isinstance(content, str):
-        raise CallFailed(f"服务器的回答格式不对：choices[0].message.content 应当是字符串，实际是{describe(content)}")
+        raise BadResponse(f"服务器的回答格式不对：choices[0].message.content 应当是字符串，实际是{describe(content)}")
     usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
     return {"content": content if isinstance(content, str) else "",
             "finish_reason": finish_reason if isinstance(finish_reason, str) else describe(finish_reason),
@@ -453,6 +576,7 @@ def parse_response(status, headers, data, target):
 
 def redirect_refusal(status, location, target):
     """3xx：说清服务器想让请求去哪里（只说主机），以及程序没有去。"""
+    import urllib.parse
     where = "要求重定向，但没有给出新地址"
     if location:
         try:
@@ -485,19 +609,19 @@ def response_text(headers, data):
     """200 的响应体：先确认它完整、没压缩、是 UTF-8，再交给 JSON 解析。"""
     declared = headers.get("content-length", "").strip()
     if declared.isascii() and declared.isdigit() and len(data) < int(declared):   # "²".isdigit() 也是 True
-        raise CallFailed(f"响应不完整：说好 {declared} 字节，只收到 {len(data)} 字节就断开了")
+        raise BadResponse(f"响应不完整：说好 {declared} 字节，只收到 {len(data)} 字节就断开了")
     encoding = headers.get("content-encoding", "identity").strip().lower()
     if encoding not in ("", "identity"):
-        raise CallFailed(f"响应是压缩过的（Content-Encoding: {one_line(encoding)}），程序只接受不压缩的 JSON")
+        raise BadResponse(f"响应是压缩过的（Content-Encoding: {one_line(encoding)}），程序只接受不压缩的 JSON")
     charset = declared_charset(headers.get("content-type", ""))
     if charset and not is_utf8(charset):
-        raise CallFailed(f"响应声明的编码是 {one_line(charset, 40)}（Content-Type 的 charset），程序只接受 UTF-8")
+        raise BadResponse(f"响应声明的编码是 {one_line(charset, 40)}（Content-Type 的 charset），程序只接受 UTF-8")
     if not data.strip():
-        raise CallFailed("服务器返回了空的响应体")
+        raise BadResponse("服务器返回了空的响应体")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise CallFailed("服务器的响应不是 UTF-8 文本") from None
+        raise BadResponse("服务器的响应不是 UTF-8 文本") from None
 
 
 def is_utf8(charset):
@@ -540,30 +664,62 @@ def error_text(payload):
     return ""
 
 
-# ---------- 第三步：检查回答 ----------
+# ---------- 第四步：检查模型的回答 ----------
+
+class JsonObject(dict):
+    """JSON 对象；duplicates 记下写了不止一次的字段名和它的各个值（json 模块默认只悄悄保留最后一个）。
+    每个对象有自己的 duplicates（不是全体共用的类属性），改一个不会影响别的。"""
+
+    def __init__(self, pairs):
+        super().__init__(pairs)
+        counts = {}
+        for key, _ in pairs:
+            counts[key] = counts.get(key, 0) + 1
+        self.duplicates = {key: [v for k, v in pairs if k == key] for key, count in counts.items() if count > 1}
+
+
+def json_object(pairs):
+    """给 json.loads 的 object_pairs_hook 用。"""
+    return JsonObject(pairs)
+
+
+def describe(value):
+    """用中文说出“实际是什么”。"""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "布尔值 " + ("true" if value else "false")
+    if isinstance(value, (int, float)):
+        return f"数字 {value}"
+    if isinstance(value, str):
+        if not value.strip():
+            return "只有空白的字符串" if value else "空字符串"
+        return "字符串 " + json.dumps(one_line(value, 21), ensure_ascii=False)
+    if isinstance(value, list):
+        return f"数组（{len(value)} 项）"
+    return "对象 {…}"
+
 
 def check_answer(reply, allowed_ids):
     """硬规则：截断、空白、非 JSON、状态不对、草稿为空、来源不合规，都拒绝。
-
-    返回 (answer, problems)。problems 为空时 answer 是 {"status", "draft", "sources"}（重复的来源已合并）。
-    """
-    allowed = set(allowed_ids)
-    if reply["finish_reason"] != "stop":
-        return None, [f"回答没有正常结束（finish_reason 是 {reply['finish_reason']}，不是 stop），可能被截断"]
+    通过就返回 {"status", "draft", "sources"}（重复的来源已合并），并在 stderr 上说一声；
+    不通过就抛出 NoAnswer（status 为 rejected，退出码 4），problems 列出每一处不合规。"""
     content = reply["content"].strip()
+    if reply["finish_reason"] != "stop":
+        raise rejected(reply, f"回答没有正常结束（finish_reason 是 {reply['finish_reason']}，不是 stop），可能被截断")
     if not content:
-        return None, ["回答是空的"]
+        raise rejected(reply, "回答是空的")
     try:
         answer = read_json(reply["content"], object_pairs_hook=json_object)   # 记下写了两遍的字段
     except JsonProblem as problem:
         if content.startswith("```"):
-            return None, ["回答不是单个 JSON 对象（外面包了 ``` 代码块）"]
+            raise rejected(reply, "回答不是单个 JSON 对象（外面包了 ``` 代码块）") from None
         if problem.line is None:   # 嵌套太深、整数太长
-            return None, [f"回答无法读取（{problem.what}）"]
-        return None, [f"回答不是单个 JSON 对象（第 {problem.line} 行第 {problem.column} 列：{problem.what}"
-                      + (f"。{problem.hint}）" if problem.hint else "）")]
+            raise rejected(reply, f"回答无法读取（{problem.what}）") from None
+        raise rejected(reply, f"回答不是单个 JSON 对象（第 {problem.line} 行第 {problem.column} 列：{problem.what}"
+                       + (f"。{problem.hint}）" if problem.hint else "）")) from None
     if not isinstance(answer, dict):
-        return None, ["回答不是单个 JSON 对象"]
+        raise rejected(reply, "回答不是单个 JSON 对象")
     status, draft, sources = answer.get("status"), answer.get("draft"), answer.get("sources")
     problems = [f"缺少字段 {field}" for field in ("status", "draft", "sources") if field not in answer]
     problems += [f"字段 {one_line(key, 40)} 写了 {len(values)} 次，不知道该信哪一个" for key, values in answer.duplicates.items()]
@@ -576,82 +732,49 @@ def check_answer(reply, allowed_ids):
         if "sources" in answer:
             problems.append(f"sources 应当是非空的字符串数组，实际是{describe(sources)}")
         sources = []
+    allowed = set(allowed_ids)
     for source in dict.fromkeys(sources):
         if source not in allowed:
             problems.append(f"来源「{one_line(source, 40)}」不在这次发送的资料里（只允许 {'、'.join(sorted(allowed))}）")
     if problems:
-        return None, problems
-    return {"status": status, "draft": draft.strip(), "sources": list(dict.fromkeys(sources))}, []
-
-
-# ---------- 第四步：把三步串起来 ----------
-
-def call_model(question, materials, timeout=DEFAULT_TIMEOUT, trace=None):
-    """决定目标 → 读密钥 → 请求。返回 (reply, 失败时的输出字段)；两者恰有一个不是 None。"""
-    try:
-        target = model_target()
-        api_key = read_api_key() if target["official"] else read_local_key()
-    except KitError as error:
-        if error.exit_code == EXIT_USAGE:
-            raise
-        return None, failure(error, model_called=False)
-    print(f"正在请求模型 {target['model']}（{urllib.parse.urlsplit(target['url']).netloc}），最多等 {timeout:g} 秒……",
-          file=sys.stderr)
-    try:
-        return generate(question, api_key, materials, timeout=timeout, target=target, trace=trace), None
-    except KitError as error:
-        return None, failure(error, model_called=True)
-
-
-def failure(error, model_called):
-    print(error, file=sys.stderr)
-    return {"status": "error", "model_called": model_called, "draft": None, "sources": [],
-            "problems": [str(error).removeprefix("错误：")]}
-
-
-def judge_reply(reply, allowed_ids):
-    """用硬规则检查回答。返回 (输出字段, 退出码)：通过是 draft/missing 和 0，否则是 rejected 和 4。"""
-    result = {"status": "rejected", "draft": None, "sources": [], "problems": []}
-    answer, problems = check_answer(reply, allowed_ids)
-    if problems:
-        print(f"回答被拒绝：{'；'.join(problems)}", file=sys.stderr)
-        print(f"原始回答（仅供排查，不要使用）：{one_line(reply['content'], 200) or '（空）'}", file=sys.stderr)
-        result["problems"] = problems
-        return result, EXIT_REJECTED
-    if answer["status"] == "missing":
+        raise rejected(reply, *problems)
+    sources = list(dict.fromkeys(sources))
+    if status == "missing":
         print("回答格式合规：missing（发送的资料回答不了这个问题）", file=sys.stderr)
     else:
-        print(f"回答格式合规：draft，引用 {'、'.join(one_line(s, 40) for s in answer['sources'])}", file=sys.stderr)
-    result.update(answer)
-    return result, EXIT_OK
+        print(f"回答格式合规：draft，引用 {'、'.join(one_line(s, 40) for s in sources)}", file=sys.stderr)
+    return {"status": status, "draft": draft.strip(), "sources": sources}
 
 
-def judge_saved_reply(path, allowed_ids):
-    """--check-draft：把保存的回答文件当作模型返回的内容来检查。不请求模型，不读密钥；读不了的文件算被拒绝的回答。"""
-    print(f"检查保存的回答 {path}（不调用模型，不读取密钥）", file=sys.stderr)
+def rejected(reply, *problems):
+    return NoAnswer("rejected", problems, raw=reply["content"])
+
+
+# ---------- 串起来：一次提问，一个检查过的回答 ----------
+
+def ask_model(question, materials, timeout=DEFAULT_TIMEOUT, trace=None):
+    """这一课的整条路：决定请求谁 → 读密钥 → generate() → check_answer()。
+    返回检查过的回答 {"status", "draft", "sources"}；没有得到能用的回答时抛出 NoAnswer。第 03 课也这样调用它。"""
+    import urllib.parse
+    target = model_target()
+    api_key = read_api_key() if target["official"] else read_local_key()
+    print(f"正在请求模型 {target['model']}（{urllib.parse.urlsplit(target['url']).netloc}），最多等 {timeout:g} 秒……",
+          file=sys.stderr)
+    reply = generate(question, api_key, materials, timeout=timeout, target=target, trace=trace)
+    return check_answer(reply, [material["id"] for material in materials])
+
+
+def parse_timeout(text):
+    """--timeout 的值：大于 0、不超过 3600 的秒数；省略时用默认值。放在这里，是为了启动时就能检查，不必导入网络模块。"""
+    if text is None:
+        return DEFAULT_TIMEOUT
     try:
-        data = read_head(path, MAX_RESPONSE_BYTES)   # 和模型响应体一样，最多 1 MiB；文件夹、命名管道不打开
-        content = data.decode("utf-8-sig") if len(data) <= MAX_RESPONSE_BYTES else None
-        problem = None if content is not None else f"回答文件 {path} 超过 1 MiB"
-        if content and "\x00" in content:   # 没有 BOM 的 UTF-16 也能“解码”成 UTF-8，只是满是 NUL
-            problem = f"回答文件 {path} 不是 UTF-8 编码（里面有 NUL 字符，像是 UTF-16）"
-    except OSError as error:
-        problem = f"读不了回答文件 {path}（{os_reason(error)}）"
-    except UnicodeDecodeError:
-        problem = f"回答文件 {path} 不是 UTF-8 编码"
-    if problem:
-        print(f"回答被拒绝：{problem}", file=sys.stderr)
-        return {"status": "rejected", "draft": None, "sources": [], "problems": [problem]}, EXIT_REJECTED
-    return judge_reply({"content": content, "finish_reason": "stop"}, allowed_ids)
-
-
-def answer_with_model(question, materials, timeout=DEFAULT_TIMEOUT, trace=None):
-    """请求并检查。返回输出对象里的 status、model_called、draft、sources、problems，以及退出码。"""
-    reply, failed = call_model(question, materials, timeout, trace)
-    if failed:
-        return failed, EXIT_MODEL_FAILED
-    result, code = judge_reply(reply, [m["id"] for m in materials])
-    return {"status": result.pop("status"), "model_called": True, **result}, code
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds <= 3600:
+        raise kit_error(f"--timeout 应当是大于 0、不超过 3600 的秒数，实际是 {text}。")
+    return seconds
 
 
 ENVIRONMENT_HELP = f"""\
@@ -687,9 +810,16 @@ def run(argv):
     question = (options["question"] if options["question"] is not None else ask_question()).strip()
     if not question:
         raise kit_error("问题是空的。请输入一个问题，例如：试用几天？")
-    result, code = answer_with_model(question, MATERIALS, timeout)
-    write_json({"question": question, **result})
-    return code
+    try:
+        answer = ask_model(question, MATERIALS, timeout)
+    except NoAnswer as failure:
+        print(failure, file=sys.stderr)
+        write_json({"question": question, "status": failure.status, "model_called": failure.model_called,
+                    "draft": None, "sources": [], "problems": failure.problems})
+        return failure.exit_code
+    write_json({"question": question, "status": answer["status"], "model_called": True, "draft": answer["draft"],
+                "sources": answer["sources"], "problems": []})
+    return EXIT_OK
 
 
 def main(argv=None):

@@ -19,46 +19,48 @@
 零命中时不调用模型，也不读取密钥，也不检查 --check-draft 的文件。
 退出码：0 正常；1 需要人工复核；2 用法或资料文件错误；3 模型调用失败；4 模型回答被拒绝；130 被 Ctrl-C 中断。
 """
+
+
+import errno
 import json
 import os
 import re
+import stat
 import sys
 import time
 import unicodedata
 
-from reply_assistant import (EXIT_OK, EXIT_REVIEW, BadConstant, JsonProblem, ask_question, bigrams, closest, describe,
-                             find_bad_constant, instruction_like, is_text, json_object, kit_error, near_duplicates,
-                             normalize, numbers_in, one_line, os_reason, overlap, parse_command_line, parse_timeout,
-                             read_head, read_json, run_cli, split_sentences, strip_markers, tokens, write_json)
+from model_reply_assistant import (MAX_RESPONSE_BYTES, JsonProblem, NoAnswer, ask_model, check_answer, describe,
+                                   json_object, one_line, parse_timeout, read_json)
+from reply_assistant import (EXIT_OK, EXIT_REVIEW, ask_question, closest, kit_error, parse_command_line, run_cli,
+                             write_json)
 
-# ---------- 常量 ----------
+HELP = __doc__   # 模块说明就是 --help 的内容
+
+# 这个文件按课程顺序读：第 03 课（读资料、检索）→ 第 04 课（核对出处）→ 第 05 课（不可信的资料、--trace），
+# 最后是把各课的步骤串起来的 run()。共用的外壳在 reply_assistant.py，模型调用和回答的检查在 model_reply_assistant.py。
+
+
+# ---------- 第 03 课：读取资料、关键词检索、只发送命中的片段 ----------
 
 # 资料默认放在脚本旁边，和从哪个目录启动无关。用 os.path 而不用 pathlib：
 # pathlib 会顺带导入 urllib，而只检索的路径要和启动 Python 一样轻。
 KIT_DIR = os.path.dirname(os.path.realpath(__file__))
 DOCUMENTS_PATH = os.path.join(KIT_DIR, "retrieval_documents.json")
-MAX_FILE_BYTES = 100 * 1024   # 100 KB：手工切分的教学资料远小于此；更大的文件说明该换工具了
-MAX_RECORDS = 100             # 1–100 条：再多就不是“人工切分、人工写关键词”了
-MAX_HITS = 3                  # 最多取 3 条：教学取值，不是通用最优参数
-MAX_WARNINGS = 10             # 资料的警告太多就只列前 10 条，免得把真正的结果淹没
+MAX_FILE_BYTES = 100 * 1024   # 100 KB：手工切分的教学资料远小于此；更大的文件说明该换工具了（第 03 课）
+MAX_RECORDS = 100             # 1–100 条：再多就不是“人工切分、人工写关键词”了（第 03 课）
+MAX_HITS = 3                  # 最多取 3 条：教学取值，不是通用最优参数（第 03 课“本课没有做的事”）
 CONTROL_CHARACTER = "[\x00-\x1f\x7f-\x9f]"   # Unicode 的控制字符（Cc 类）正好是这两段
 PROMPT = "问题："
 
-HELP = __doc__   # 模块说明就是 --help 的内容
-
-
-# ---------- 第一步：读取并检查资料文件 ----------
 
 def load_documents(path=DOCUMENTS_PATH):
-    """读取资料文件并逐条检查；任何一处不合规都停下，不跳过坏记录。可疑但合规的地方在 stderr 上警告。"""
+    """读取资料文件并逐条检查；任何一处不合规都停下，不跳过坏记录。可疑但合规的地方在 stderr 上警告（第 05 课）。"""
     shown = os.path.basename(path) if path == DOCUMENTS_PATH else path
     text = decode_documents(read_document_bytes(path, shown), shown)
     data = parse_json(text, shown)
     check_records(data, shown)
-    warnings = document_warnings(data)
-    more = [f"还有 {len(warnings) - MAX_WARNINGS} 条类似的警告没有列出"] if len(warnings) > MAX_WARNINGS else []
-    for warning in warnings[:MAX_WARNINGS] + more:
-        print(f"警告：资料文件 {shown}：{warning}。", file=sys.stderr)
+    print_warnings(document_warnings(data), shown)   # 合规但可疑的地方只警告：第 05 课（见本文件第 05 课那一节）
     return data
 
 
@@ -91,6 +93,26 @@ def read_document_bytes(path, shown):
     return data
 
 
+def read_head(path, limit):
+    """读一个普通文件的前 limit + 1 个字节（多读一个，才知道是不是超过了 limit）。
+    先看它是什么再打开：文件夹、命名管道、设备都不打开（打开没人写的命名管道会一直等下去）。
+    失败时抛出 OSError 的子类，os_reason() 能把它说成中文。"""
+    mode = os.stat(path).st_mode   # 找不到、没有权限（包括上层文件夹不让进）都在这里报出来
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, "这是一个文件夹", path)
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EINVAL, "不是普通文件（像是命名管道或设备）", path)
+    with open(path, "rb") as handle:
+        return handle.read(limit + 1)
+
+
+def os_reason(error):
+    """把常见的文件错误说成中文；其他的保留系统原话。"""
+    reasons = {FileNotFoundError: "文件不存在", IsADirectoryError: "这是一个文件夹", PermissionError: "没有读取权限",
+               NotADirectoryError: "路径中间有一段不是文件夹"}
+    return next((text for kind, text in reasons.items() if isinstance(error, kind)), error.strerror or str(error))
+
+
 def decode_documents(data, shown):
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise fail(shown, "是 UTF-16 或 UTF-32 编码", "在编辑器里选择“UTF-8”重新保存")
@@ -107,6 +129,13 @@ def decode_documents(data, shown):
     return text
 
 
+class BadConstant:
+    """JSON 里出现的 NaN / Infinity：先记下来，检查结构时再指出它在哪条记录。"""
+
+    def __init__(self, name):
+        self.name = name
+
+
 def parse_json(text, shown):
     try:
         # NaN、Infinity 和重复的字段名先记下，检查结构时再指出是哪条记录
@@ -120,7 +149,7 @@ def parse_json(text, shown):
 
 def check_records(data, shown):
     if not isinstance(data, list):
-        raise fail(shown, f"最外层应当是 JSON 数组 [ … ]，实际是{describe(data)}")
+        raise fail(shown, f"最外层应当是 JSON 数组 [ … ]，实际是{describe_value(data)}")
     if not 1 <= len(data) <= MAX_RECORDS:
         raise fail(shown, f"应当有 1–{MAX_RECORDS} 条记录，实际有 {len(data)} 条")
     first_seen, look_alike = {}, {}
@@ -141,7 +170,7 @@ def check_record(record, number, shown):
     """检查一条记录，返回它的称呼，例如：第 2 条记录（id "D01#2"）。"""
     label = f"第 {number} 条记录"
     if not isinstance(record, dict):
-        raise fail(shown, f"{label}应当是对象 {{ … }}，实际是{describe(record)}")
+        raise fail(shown, f"{label}应当是对象 {{ … }}，实际是{describe_value(record)}")
     for key, values in record.duplicates.items():
         written = " 和 ".join(json.dumps(value, ensure_ascii=False) for value in values)
         raise fail(shown, f"{label}里字段 {key} 写了 {len(values)} 次（{written}）",
@@ -153,7 +182,7 @@ def check_record(record, number, shown):
             raise fail(shown, f"{label}缺少字段 {field}", misspelt_field(record, field))
     for field in ("id", "title", "text"):
         if not is_text(record[field]):
-            raise fail(shown, f"{label}的字段 {field} 应当是非空字符串，实际是{describe(record[field])}")
+            raise fail(shown, f"{label}的字段 {field} 应当是非空字符串，实际是{describe_value(record[field])}")
         if has_control_characters(record[field], allowed="\n\t\r" if field == "text" else ""):
             raise fail(shown, f"{label}的字段 {field} 里有控制字符（换行、ESC 之类）",
                        "id 和标题只能是一行普通文字；正文里可以换行，别的控制字符不行")
@@ -163,17 +192,42 @@ def check_record(record, number, shown):
         if is_text(keywords):   # "试用, 体验版" 这样的一个字符串，按逗号拆成数组
             words = [w.strip() for w in keywords.replace("，", ",").split(",") if w.strip()]
             hint = "写成 " + json.dumps(words, ensure_ascii=False)
-        raise fail(shown, f"{label}的字段 keywords 应当是非空的字符串数组，实际是{describe(keywords)}", hint)
+        raise fail(shown, f"{label}的字段 keywords 应当是非空的字符串数组，实际是{describe_value(keywords)}", hint)
     for index, keyword in enumerate(keywords, start=1):
         if not is_text(keyword):
-            raise fail(shown, f"{label}的 keywords 第 {index} 项应当是非空字符串，实际是{describe(keyword)}")
+            raise fail(shown, f"{label}的 keywords 第 {index} 项应当是非空字符串，实际是{describe_value(keyword)}")
         if has_control_characters(keyword):
             raise fail(shown, f"{label}的 keywords 第 {index} 项里有控制字符（换行、ESC 之类）")
     for field, value in record.items():
         bad = find_bad_constant(value)
         if bad:
-            raise fail(shown, f"{label}的字段 {field} 里有{describe(bad)}")
+            raise fail(shown, f"{label}的字段 {field} 里有{describe_value(bad)}")
     return label
+
+
+def is_text(value):   # 非空、而且不全是空白的字符串
+    return isinstance(value, str) and value.strip() != ""
+
+
+def describe_value(value):
+    """describe() 再加一种只在资料文件里出现的值：NaN / Infinity。"""
+    if isinstance(value, BadConstant):
+        return f"非法值 {value.name}（JSON 不允许 NaN 和 Infinity）"
+    return describe(value)
+
+
+def find_bad_constant(value):
+    """在任意深的嵌套里找 NaN / Infinity；用栈而不用递归，深层嵌套也不会崩。"""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, BadConstant):
+            return item
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
 
 
 def has_control_characters(text, allowed=""):
@@ -186,58 +240,15 @@ def misspelt_field(record, field):
     return f"这条记录里有 {json.dumps(close, ensure_ascii=False)}，是不是想写 \"{field}\"？" if close else None
 
 
-# ---------- 合规但可疑：只警告，不改动资料 ----------
-
-# 太常见的词（单个字一律算太常见）：几乎每个问题都会命中它们，路由就失去了意义
-COMMON_KEYWORDS = {"什么", "怎么", "怎么样", "为什么", "如何", "可以", "可以吗", "多少", "哪些", "请问", "一下", "我们",
-                   "你们", "这个", "what", "how", "the", "is", "to", "an", "of", "and", "do", "can"}
-TEXT_BUDGET = 400   # 每个片段建议不超过 400 字：3 个命中 ≈ 1200 字的上下文（种子教程：5 条 × 300～400 字）
-NEAR_DUPLICATE = 0.8   # 两段正文的 4 元片段 Jaccard ≥ 0.8，就像同一条规则的两个版本（种子教程 004 的 shingles）
+def nfkc(text):
+    """NFKC 规范化：全角字母数字变半角（Ａ→A、１→1），数学粗体、圈字母这类“花体”也变回普通字母（𝐀→A、ⓐ→a）。"""
+    return unicodedata.normalize("NFKC", text)
 
 
-def document_warnings(records):
-    """返回警告列表：像指令的文字、像同一规则的两个版本、太常见的关键词、太长的正文。"""
-    warnings = []
-    for number, record in enumerate(records, start=1):
-        label = f"第 {number} 条记录（id {json.dumps(record['id'], ensure_ascii=False)}）"
-        for field in ("title", "text"):
-            for phrase in instruction_like(record[field]):
-                warnings.append(f"{label}的 {field} 里有像是给模型下指令的文字「{phrase}」；程序不会照它做事，"
-                                "但模型可能听从它，所以引用这一条的草稿一律要人工复核")
-        for keyword in record["keywords"]:
-            if normalize(keyword) in COMMON_KEYWORDS or len(normalize(keyword)) == 1:
-                warnings.append(f"{label}的关键词「{keyword}」太常见或只有一个字，很容易命中不相干的问题")
-            elif any(mark in keyword for mark in "，,、/;；"):
-                warnings.append(f"{label}的关键词「{keyword}」里有分隔符：一个关键词只能是一个词，请拆开写")
-        if len(record["text"]) > TEXT_BUDGET:
-            warnings.append(f"{label}的正文有 {len(record['text'])} 个字，超过每个片段 {TEXT_BUDGET} 字的建议上限，"
-                            "请切成几个片段")
-    return warnings + version_warnings(records)
+def normalize(text):
+    """NFKC 把全角字母数字变成半角，casefold 忽略大小写：ＡＢＣ、abc、ABC 视为相同；首尾空白不算。"""
+    return nfkc(text).casefold().strip()
 
-
-def version_warnings(records):
-    """两条记录正文几乎相同，或标题相同而数字不同：像是同一条规则的两个版本。每条记录只报一次。"""
-    similar = near_duplicates([record["text"] for record in records], NEAR_DUPLICATE)
-    titles = {}
-    for index, record in enumerate(records):
-        titles.setdefault(normalize(record["title"]), []).append(index)
-    pairs = set(similar) | {(i, j) for group in titles.values() for i in group for j in group if i < j}
-    warnings, reported = [], set()
-    for first, second in sorted(pairs, key=lambda pair: (pair[1], pair[0])):
-        first_numbers, second_numbers = numbers_in(records[first]["text"]), numbers_in(records[second]["text"])
-        if second in reported or ((first, second) not in similar and first_numbers == second_numbers):
-            continue
-        why = f"正文几乎相同（相似度 {similar[first, second]:.2f}）" if (first, second) in similar else "标题相同"
-        if first_numbers != second_numbers:
-            why += f"，数字却不同（{'、'.join(sorted(first_numbers - second_numbers)) or '没有数字'} 对 " \
-                   f"{'、'.join(sorted(second_numbers - first_numbers)) or '没有数字'}）"
-        warnings.append(f"第 {first + 1} 条（id \"{records[first]['id']}\"）和第 {second + 1} 条（id \"{records[second]['id']}\"）"
-                        f"{why}，像是同一条规则的两个版本；请只保留正确的那一条，不要指望模型替你选")
-        reported.add(second)
-    return warnings
-
-
-# ---------- 第二步：关键词检索 ----------
 
 def retrieve(question, documents, limit=MAX_HITS):
     """命中词越多越靠前，同分按 id 升序，最多返回 limit 条。"""
@@ -255,18 +266,116 @@ def retrieve(question, documents, limit=MAX_HITS):
             for _, _, record, matched in scored[:limit]]
 
 
-# ---------- 第三步：核对草稿和它引用的片段 ----------
-# 编号合法不等于事实正确。下面三项检查把草稿里的数字、引文和句子逐条拿去和引用的片段对照。
-# 它们只能发现“明显对不上”的地方，不能证明引用正确：措辞相近的错话会漏过，改写得很远的对话会被误报。
+def build_materials(hits):
+    """要交给模型的资料：只有命中片段的 id、标题和正文（命中词只是给人看的，不发送）。"""
+    return [{"id": hit["id"], "title": hit["title"], "text": hit["text"]} for hit in hits]
 
-SUPPORT_THRESHOLD = 0.35   # 句子与片段的字二元组重合度下限（种子教程 000 的取值）：低于它多半是引错了来源
+
+def show_hits(hits):
+    """给人看的检索结果（stderr）；机器读的 JSON 在 stdout。"""
+    print(f"命中 {len(hits)} 个片段：" if hits else "没有命中任何片段。", file=sys.stderr)
+    for hit in hits:
+        print(f"  {hit['id']}  {hit['title']}  命中词：{'、'.join(hit['matched'])}", file=sys.stderr)   # 读取时已拒绝控制字符
+
+
+# ---------- 第 04 课：核对出处——草稿里的数字、链接、引文、句子能不能在引用的片段里找到 ----------
+# 编号合法不等于事实正确。这一节把草稿里的数字、链接、引文和句子逐条拿去和引用的片段对照。
+# 它们只能发现“明显对不上”的地方，不能证明引用正确：措辞相近的错话会漏过，改写得很远的对话会被误报。
+# 下面几个取值的来历见第 04 课“这些检查不能证明什么”；它们在那一课的标注集上量过（结果写在 README 里）。
+
+SUPPORT_THRESHOLD = 0.35   # 句子与片段的字二元组重合度下限：低于它多半是引错了来源
 MIN_BIGRAMS = 8            # 少于 8 个二元组的短句（如“资料 [2] 提到”）不查：太短，重合度没有意义
 NUMBER_CONTEXT = 0.2       # 数字所在分句与含这个数字的片段至少要有两成二元组相同：防止挪用别处的数字，又不误伤短分句
 MAX_DRAFT_CHARS = 2000     # 回复草稿不会这么长；更长的不逐句核对，直接交给人（也免得逐句比较耗时过长）
-QUOTE_NEAR = 0.85          # 引文相似度 ≥0.85 算“近似”（种子教程 001 的取值）：近似也要人工对照，相似度高不代表没改数字
+QUOTE_NEAR = 0.85          # 引文相似度 ≥0.85 算“近似”：近似也要人工对照，相似度高不代表没改数字
 QUOTE = r"「([^」]+)」|『([^』]+)』|“([^”]+)”"
 # 链接：http(s)://…、www.…，以及 evil.example/gift 这样的裸域名（全角字母先转成半角再找）
 LINK = r"(?i)(?:https?://|www\.)[!-~]+|[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,}(?:/[a-z0-9\-._~/?#=&%+:@]*)?"
+
+
+# 把文字拆成数字、词元和句子。正则写成字符串，re 第一次用到时编译并缓存。
+CN_NUMERAL = r"[零一二两三四五六七八九十百千]+(?=个|天|日|周|台|核|年|月|小时|分钟|秒|次|位|条|名|人|元|倍|项|张|份)"
+CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+NUMBER = r"\d+(?:\.\d+)?%?"
+TOKEN = r"[a-z0-9]+(?:\.[0-9]+)*|[^\W_]"   # 一个英文词或数字算一个单位，一个汉字算一个单位
+SENTENCE_END = r"[。！？!?\n]|\.(?=\s|$)"
+ABBREVIATION = r"(?i)(?:\be\.g|\bi\.e|\betc|\bvs)$"
+
+
+def chinese_number(text):
+    """“十四”→14，“两”→2，“一百零五”→105。只处理到“千”。"""
+    value, digit = 0, 0
+    for char in text:
+        if char in "十百千":
+            value += (digit or 1) * {"十": 10, "百": 100, "千": 1000}[char]
+            digit = 0
+        else:
+            digit = CN_DIGITS[char]
+    return value + digit
+
+
+def numbers_in(text):
+    """文本里的数字：全角转半角，“七天”“两项”这类带量词的中文数字也算；单独的“一”常作“一个”讲，不算。"""
+    text = nfkc(text)
+    text = re.sub(CN_NUMERAL, lambda m: m.group() if m.group() == "一" else str(chinese_number(m.group())), text)
+    found = set()
+    for match in re.finditer(NUMBER, text):
+        number = match.group().rstrip("%")
+        if "." in number:
+            number = number.rstrip("0").rstrip(".")   # 7.0 和 7 是同一个数
+        found.add(number + ("%" if match.group().endswith("%") else ""))
+    return found
+
+
+def tokens(text):
+    return re.findall(TOKEN, nfkc(text).casefold())
+
+
+def split_sentences(text):
+    """按 。！？!? 和换行切句；英文句点后面要有空白才算句末，所以 3.5、e.g. 不会被切开。"""
+    sentences, start = [], 0
+    for match in re.finditer(SENTENCE_END, text):
+        if match.group() == "." and re.search(ABBREVIATION, text[start:match.start()]):
+            continue
+        if text[start:match.end()].strip():
+            sentences.append(text[start:match.end()].strip())
+        start = match.end()
+    return sentences + ([text[start:].strip()] if text[start:].strip() else [])
+
+
+def strip_markers(text):
+    """去掉引用标记和列表序号（[1]、^[2]、①、行首的“1.”），它们不是事实里的数字。"""
+    text = re.sub(r"\^?\[\d+\]|[\u2460-\u2473]", " ", text)
+    return re.sub(r"(?m)^\s*\d+[.、)）]\s*", "", text)
+
+
+def bigrams(text):
+    units = tokens(text)
+    return set(zip(units, units[1:]))
+
+
+def overlap(pairs, source):
+    """一组二元组里，有多大比例也出现在一个片段（标题加正文）里。"""
+    return len(pairs & bigrams(source["title"] + " " + source["text"])) / len(pairs)
+
+
+def read_saved_answer(path):
+    """--check-draft：读一份保存的回答，包装成和模型的回复一样的样子 {"content", "finish_reason": "stop"}，
+    接下来和真正的回复一样交给 check_answer()。不请求模型，不读密钥；读不了的文件算被拒绝的回答（NoAnswer）。"""
+    print(f"检查保存的回答 {path}（不调用模型，不读取密钥）", file=sys.stderr)
+    try:
+        data = read_head(path, MAX_RESPONSE_BYTES)   # 和模型响应体一样，最多 1 MiB；文件夹、命名管道不打开
+    except OSError as error:
+        raise NoAnswer("rejected", [f"读不了回答文件 {path}（{os_reason(error)}）"]) from None
+    if len(data) > MAX_RESPONSE_BYTES:
+        raise NoAnswer("rejected", [f"回答文件 {path} 超过 1 MiB"])
+    try:
+        content = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise NoAnswer("rejected", [f"回答文件 {path} 不是 UTF-8 编码"]) from None
+    if "\x00" in content:   # 没有 BOM 的 UTF-16 也能“解码”成 UTF-8，只是满是 NUL
+        raise NoAnswer("rejected", [f"回答文件 {path} 不是 UTF-8 编码（里面有 NUL 字符，像是 UTF-16）"])
+    return {"content": content, "finish_reason": "stop"}
 
 
 def check_grounding(draft, sources, hits):
@@ -288,8 +397,8 @@ def check_grounding(draft, sources, hits):
 
 def check_links(draft, cited):
     """草稿里的链接必须原样出现在引用的片段里：模型编出来的链接最容易把客户带到错误的地方。"""
-    sources = unicodedata.normalize("NFKC", " ".join(hit["title"] + " " + hit["text"] for hit in cited)).casefold()
-    links = [link.rstrip(".,;:!?)]}'\"") for link in re.findall(LINK, unicodedata.normalize("NFKC", draft))]
+    sources = nfkc(" ".join(hit["title"] + " " + hit["text"] for hit in cited)).casefold()
+    links = [link.rstrip(".,;:!?)]}'\"") for link in re.findall(LINK, nfkc(draft))]
     return [f"链接 {link} 不在引用的片段 {'、'.join(hit['id'] for hit in cited)} 中" for link in dict.fromkeys(links)
             if link.casefold() not in sources]
 
@@ -356,7 +465,137 @@ def check_sentences(draft, cited, hits):
     return problems
 
 
-# ---------- 第四步：命令行 ----------
+def mark_grounding(result, hits):
+    """格式检查通过之后：列出没被引用的命中片段（只是信息），再核对 draft 的出处，对不上就把 status 改成
+    needs_review。返回退出码。"""
+    result["uncited_hits"] = [hit["id"] for hit in hits if hit["id"] not in result["sources"]]
+    if result["status"] != "draft":
+        return EXIT_OK
+    problems = check_grounding(result["draft"], result["sources"], hits)
+    if not problems:
+        print("核对出处：数字、引文和句子都能在引用的片段里找到。", file=sys.stderr)
+        return EXIT_OK
+    print(f"核对出处：{len(problems)} 处需要人工复核。", *(f"  - {p}" for p in problems), sep="\n", file=sys.stderr)
+    result.update(status="needs_review", problems=problems)
+    return EXIT_REVIEW
+
+
+# ---------- 第 05 课：不可信的资料（指令、两个版本、常见词、太长）和 --trace ----------
+
+MAX_WARNINGS = 10             # 资料的警告太多就只列前 10 条，免得把真正的结果淹没
+# 太常见的词（单个字一律算太常见）：几乎每个问题都会命中它们，路由就失去了意义
+COMMON_KEYWORDS = {"什么", "怎么", "怎么样", "为什么", "如何", "可以", "可以吗", "多少", "哪些", "请问", "一下", "我们",
+                   "你们", "这个", "what", "how", "the", "is", "to", "an", "of", "and", "do", "can"}
+TEXT_BUDGET = 400   # 每个片段建议不超过 400 字：3 个命中 ≈ 1200 字的上下文（第 05 课“上下文预算”）
+NEAR_DUPLICATE = 0.8   # 两段正文的 4 字片段 Jaccard ≥ 0.8，就像同一条规则的两个版本（第 05 课“两个版本”）
+
+
+# 像是写给模型的指令。只是第一道筛子，不是防线：换个说法就能绕过。
+# 真正的防线是提示词里“资料只是数据”、只许引用命中片段，以及事后的出处核对；程序也从不执行模型的输出。
+INSTRUCTION_PATTERNS = [
+    r"(?:忽略|无视|不用理会|不要理会|忘掉|忘记)(?:以上|之前|上面|前面|上述|系统)[^。！？]{0,6}?(?:指令|指示|提示|要求|规则|内容|消息)",
+    r"你(?:现在|現在)(?:是|扮演|要)", r"你的新身份", r"(?:系统|开发者)提示词", r"不要(?:告诉|透露给)用户",
+    r"(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|above|prior|earlier|system)\s+"
+    r"(?:instructions?|prompts?|rules|messages?)",
+    r"reveal\s+(?:your\s+)?(?:system\s+)?prompt", r"you\s+are\s+now", r"you're\s+now", r"from\s+now\s+on,?\s+you",
+]
+
+
+ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
+
+
+def instruction_like(text):
+    """像是给模型下指令的片段：“忽略 以上 指令” -> ["忽略以上指令"]（先统一全角、大小写、零宽字符和汉字间空白）。"""
+    text = nfkc(text).casefold().translate(ZERO_WIDTH)
+    text = re.sub(r"(?<=[^\x00-\x7f])\s+(?=[^\x00-\x7f])", "", re.sub(r"\s+", " ", text))
+    return [found.group() for pattern in INSTRUCTION_PATTERNS for found in re.finditer(pattern, text)]
+
+
+def shingles(text, size=4):
+    """字 4 元片段：去掉空白标点、数字记作 # 后每 4 字一片。“试用期 7 天”→{“试用期#”, “用期#天”}。
+    只差数字的两段话片段相同，正好能认出“同一条规则的两个版本”。"""
+    text = nfkc(re.sub(r"[\W_]+|(\d+(?:\.\d+)?)", lambda m: "#" if m.group(1) else "", text)).casefold()   # 删标点，数字记 #
+    return {text[i:i + size] for i in range(max(1, len(text) - size + 1))}
+
+
+def near_duplicates(texts, threshold):
+    """返回 {(i, j): Jaccard 相似度}，只含 ≥ threshold 的对（i < j）。Jaccard = 共有的片段数 ÷ 两边合起来的片段数。
+    不把每两条都拿来比：先记下每个片段出现在哪几条记录里（和检索用的“词 → 记录”是同一种索引），
+    再数每一对记录共有多少片段；一个片段都不共有的两条（绝大多数）根本不会被数到。
+    结果和两两比较完全一样；100 条记录时快好几倍，而每次运行都要做这一步（第 06 课的 bench 量过）。"""
+    prints = [shingles(text) for text in texts]
+    holders = {}   # 片段 -> 含有它的记录编号（从小到大）
+    for index, pieces in enumerate(prints):
+        for piece in pieces:
+            holders.setdefault(piece, []).append(index)
+    shared = {}   # (i, j) -> 两条记录共有的片段数
+    for indexes in holders.values():
+        for position, j in enumerate(indexes):
+            for i in indexes[:position]:
+                shared[i, j] = shared.get((i, j), 0) + 1
+    found = {}
+    for (i, j), count in shared.items():
+        similar = count / (len(prints[i]) + len(prints[j]) - count)
+        if similar >= threshold:
+            found[i, j] = similar
+    return found
+
+
+def document_warnings(records):
+    """返回警告列表：像指令的文字、像同一规则的两个版本、太常见的关键词、太长的正文。"""
+    warnings = []
+    for number, record in enumerate(records, start=1):
+        label = f"第 {number} 条记录（id {json.dumps(record['id'], ensure_ascii=False)}）"
+        for field in ("title", "text"):
+            for phrase in instruction_like(record[field]):
+                warnings.append(f"{label}的 {field} 里有像是给模型下指令的文字「{phrase}」；程序不会照它做事，"
+                                "但模型可能听从它，所以引用这一条的草稿一律要人工复核")
+        for keyword in record["keywords"]:
+            if normalize(keyword) in COMMON_KEYWORDS or len(normalize(keyword)) == 1:
+                warnings.append(f"{label}的关键词「{keyword}」太常见或只有一个字，很容易命中不相干的问题")
+            elif any(mark in keyword for mark in "，,、/;；"):
+                warnings.append(f"{label}的关键词「{keyword}」里有分隔符：一个关键词只能是一个词，请拆开写")
+        if len(record["text"]) > TEXT_BUDGET:
+            warnings.append(f"{label}的正文有 {len(record['text'])} 个字，超过每个片段 {TEXT_BUDGET} 字的建议上限，"
+                            "请切成几个片段")
+    return warnings + version_warnings(records)
+
+
+def version_warnings(records):
+    """两条记录正文几乎相同，或标题相同而数字不同：像是同一条规则的两个版本。每条记录只报一次。"""
+    similar = near_duplicates([record["text"] for record in records], NEAR_DUPLICATE)
+    titles = {}
+    for index, record in enumerate(records):
+        titles.setdefault(normalize(record["title"]), []).append(index)
+    pairs = set(similar) | {(i, j) for group in titles.values() for i in group for j in group if i < j}
+    warnings, reported = [], set()
+    for first, second in sorted(pairs, key=lambda pair: (pair[1], pair[0])):
+        first_numbers, second_numbers = numbers_in(records[first]["text"]), numbers_in(records[second]["text"])
+        if second in reported or ((first, second) not in similar and first_numbers == second_numbers):
+            continue
+        why = f"正文几乎相同（相似度 {similar[first, second]:.2f}）" if (first, second) in similar else "标题相同"
+        if first_numbers != second_numbers:
+            why += f"，数字却不同（{'、'.join(sorted(first_numbers - second_numbers)) or '没有数字'} 对 " \
+                   f"{'、'.join(sorted(second_numbers - first_numbers)) or '没有数字'}）"
+        warnings.append(f"第 {first + 1} 条（id \"{records[first]['id']}\"）和第 {second + 1} 条（id \"{records[second]['id']}\"）"
+                        f"{why}，像是同一条规则的两个版本；请只保留正确的那一条，不要指望模型替你选")
+        reported.add(second)
+    return warnings
+
+
+def print_warnings(warnings, shown):
+    """把资料的警告写到 stderr：最多 MAX_WARNINGS 条，其余只说一共还有几条。"""
+    more = [f"还有 {len(warnings) - MAX_WARNINGS} 条类似的警告没有列出"] if len(warnings) > MAX_WARNINGS else []
+    for warning in warnings[:MAX_WARNINGS] + more:
+        print(f"警告：资料文件 {shown}：{warning}。", file=sys.stderr)
+
+
+def trace_line(stage, started, detail):
+    """--trace 的一行：阶段、从 started（time.perf_counter() 的读数）到现在的耗时、计数。调用方只传 id、数量和短摘要。"""
+    print(f"[trace] {stage}  {(time.perf_counter() - started) * 1000:.1f} ms  {detail}", file=sys.stderr)
+
+
+# ---------- 命令行：各课的步骤在 run() 里汇合 ----------
 
 USAGE = ("用法：python retrieval_qa.py [问题] [--retrieve-only | --check-draft 文件] [--documents PATH] "
          "[--timeout 秒] [--trace]；详见 --help。")
@@ -372,43 +611,6 @@ NOTES = {
 }
 
 
-def show_hits(hits):
-    """给人看的检索结果（stderr）；机器读的 JSON 在 stdout。"""
-    print(f"命中 {len(hits)} 个片段：" if hits else "没有命中任何片段。", file=sys.stderr)
-    for hit in hits:
-        print(f"  {hit['id']}  {hit['title']}  命中词：{'、'.join(hit['matched'])}", file=sys.stderr)   # 读取时已拒绝控制字符
-
-
-def trace_line(stage, started, detail):
-    """--trace 的一行：阶段、从 started（time.perf_counter() 的读数）到现在的耗时、计数。调用方只传 id、数量和短摘要。"""
-    print(f"[trace] {stage}  {(time.perf_counter() - started) * 1000:.1f} ms  {detail}", file=sys.stderr)
-
-
-def get_answer(question, hits, args, timeout, trace):
-    """请模型回答，或者（--check-draft）读保存的回答，再用硬规则检查。到这里才导入网络模块，只检索的路径因此很轻。"""
-    from model_reply_assistant import answer_with_model, judge_saved_reply
-    started = time.perf_counter()   # 上下文：要交给模型的只有命中片段的 id、标题和正文
-    materials = [{"id": hit["id"], "title": hit["title"], "text": hit["text"]} for hit in hits]
-    trace("上下文", started, f"{len(materials)} 个片段，{sum(len(m['title']) + len(m['text']) for m in materials)} 字")
-    if args["check_draft"] is not None:
-        return judge_saved_reply(args["check_draft"], [material["id"] for material in materials])
-    return answer_with_model(question, materials, timeout, trace)
-
-
-def review_sources(result, hits):
-    """硬规则通过之后：列出没被引用的命中片段（只是信息），再核对草稿的出处。返回退出码。"""
-    result["uncited_hits"] = [hit["id"] for hit in hits if hit["id"] not in result["sources"]]
-    if result["status"] != "draft":
-        return EXIT_OK
-    problems = check_grounding(result["draft"], result["sources"], hits)
-    if not problems:
-        print("核对出处：数字、引文和句子都能在引用的片段里找到。", file=sys.stderr)
-        return EXIT_OK
-    print(f"核对出处：{len(problems)} 处需要人工复核。", *(f"  - {p}" for p in problems), sep="\n", file=sys.stderr)
-    result.update(status="needs_review", problems=problems)
-    return EXIT_REVIEW
-
-
 def run(argv):
     args = parse_command_line(argv, USAGE, flags={"--retrieve-only": "retrieve_only", "--trace": "trace"},
                               value_options={"--documents": "documents", "--timeout": "timeout",
@@ -421,6 +623,7 @@ def run(argv):
         raise kit_error(f"--retrieve-only 和 --check-draft 不能同时使用。{USAGE}")
     timeout = parse_timeout(args["timeout"])
     trace = trace_line if args["trace"] else (lambda *unused: None)   # 不加 --trace 时什么也不打印
+    # 第 03 课：读资料、检索
     path, started = args["documents"] or DOCUMENTS_PATH, time.perf_counter()
     documents = load_documents(path)
     trace("资料", started, f"{len(documents)} 条记录，{os.path.getsize(path)} 字节")
@@ -431,19 +634,31 @@ def run(argv):
     hits = retrieve(question, documents)
     trace("检索", started, "；".join(f"{h['id']}（{'、'.join(one_line(k, 21) for k in h['matched'])}）" for h in hits) or "零命中")
     show_hits(hits)
-    result = {"question": question, "status": "retrieved" if hits else "no_hits", "model_called": False,
-              "hits": hits}
+    result = {"question": question, "status": "retrieved" if hits else "no_hits", "model_called": False, "hits": hits}
     code = EXIT_OK
     if not args["retrieve_only"]:
         result.update(draft=None, sources=[], uncited_hits=[], problems=[])
-        if hits:   # 零命中：不读密钥，不发请求，也不检查保存的回答
-            outcome, code = get_answer(question, hits, args, timeout, trace)
-            result.update(outcome)
+    if not args["retrieve_only"] and hits:   # 零命中：不读密钥，不发请求，也不检查保存的回答
+        started = time.perf_counter()
+        materials = build_materials(hits)
+        trace("上下文", started, f"{len(materials)} 个片段，{sum(len(m['title']) + len(m['text']) for m in materials)} 字")
+        try:
+            if args["check_draft"] is not None:   # 第 04 课：保存的回答代替模型的回答
+                answer = check_answer(read_saved_answer(args["check_draft"]), [m["id"] for m in materials])
+            else:   # 第 02 课的整条路，只是资料换成了命中的片段
+                answer = ask_model(question, materials, timeout, trace)
+                result["model_called"] = True
+            result.update(answer)
             started = time.perf_counter()
-            if code == EXIT_OK:
-                code = review_sources(result, hits)
-            first = f"：{one_line(result['problems'][0], 41)}" if result["problems"] else ""
-            trace("核对", started, f"{result['status']}，{len(result['problems'])} 个问题{first}")
+            code = mark_grounding(result, hits)   # 第 04 课
+        except NoAnswer as failure:
+            started = time.perf_counter()
+            print(failure, file=sys.stderr)
+            result.update(status=failure.status, problems=failure.problems)
+            result["model_called"] = failure.model_called and args["check_draft"] is None
+            code = failure.exit_code
+        first = f"：{one_line(result['problems'][0], 41)}" if result["problems"] else ""
+        trace("核对", started, f"{result['status']}，{len(result['problems'])} 个问题{first}")
     result["note"] = NOTES[result["status"]]
     if result["status"] == "error" and not result["model_called"]:
         result["note"] = "没有调用模型：请求还没有发出就停下了，原因见 problems。"

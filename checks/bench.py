@@ -4,8 +4,9 @@
     $ python checks/bench.py --no-suite    # 跳过整套检查那一项
 
 1. 只检索的命令（python retrieval_qa.py --retrieve-only 试用几天？）对比 python -c "import json"：
-   交替各跑 25 次取中位数，目标 ≤ 1.25 倍。字节码照常缓存（放在临时目录），和学生第二次运行时一样。
-2. 在进程内读取一份生成的 100 条、将近 100 KB 的资料并检索一次：中位数，目标 ≤ 20 ms。
+   交替各跑 25 次取中位数，目标：最多慢 15 ms。字节码照常缓存（放在临时目录），和学生第二次运行时一样；
+   直接运行的 retrieval_qa.py 本身每次都要编译（Python 不缓存直接运行的脚本），这几毫秒算在里面。
+2. 在进程内读取一份生成的 100 条、将近 100 KB 的资料并检索一次（含第 05 课的全部警告检查）：中位数，目标 ≤ 50 ms。
 3. 出处核对：3 个片段、5 句话的草稿（自带样例）：中位数，目标 ≤ 5 ms。
 4. 整套检查（python -W error checks/run_checks.py）跑一遍的时间，目标 ≤ 10 s（两核机器）。
    有检查被跳过（比如资料文件改过）时，这一项不算达到：跳过的检查不花时间。
@@ -81,13 +82,13 @@ def main(argv):
     with tempfile.TemporaryDirectory() as directory:
         env = clean_env(PYTHONPYCACHEPREFIX=directory)
         bare, kit = startup(env)
-        rows.append(("只检索命令 / python -c \"import json\"", f"{kit:.1f} ms / {bare:.1f} ms = {kit / bare:.2f} 倍",
-                     "≤ 1.25 倍", kit / bare <= 1.25))
+        rows.append(("只检索命令 − python -c \"import json\"", f"{kit:.1f} ms − {bare:.1f} ms = {kit - bare:.1f} ms",
+                     "≤ 15 ms", kit - bare <= 15))
         path = big_documents(directory)
         size = os.path.getsize(path)
         with contextlib.redirect_stderr(io.StringIO()):
             load = median_ms(lambda: retrieval_qa.retrieve("规则 42 的词42", retrieval_qa.load_documents(path)))
-        rows.append((f"读取 100 条、{size} 字节的资料并检索", f"{load:.1f} ms", "≤ 20 ms", load <= 20))
+        rows.append((f"读取 100 条、{size} 字节的资料并检索", f"{load:.1f} ms", "≤ 50 ms", load <= 50))
     draft, sources, hits = grounding_sample()
     grounding = median_ms(lambda: retrieval_qa.check_grounding(draft, sources, hits), repeat=100)
     rows.append(("出处核对：3 个片段、5 句话", f"{grounding:.2f} ms", "≤ 5 ms", grounding <= 5))

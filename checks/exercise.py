@@ -18,7 +18,9 @@ from pathlib import Path
 from kit_helpers import CHECKS_DIR, ROOT, SHIPPED_DOCUMENTS, parse_tool_options, run_tool
 
 import retrieval_qa
-from reply_assistant import JsonProblem, KitError, instruction_like, read_json
+from model_reply_assistant import JsonProblem, read_json
+from reply_assistant import KitError
+from retrieval_qa import instruction_like
 
 USAGE = "用法：python checks/exercise.py [编号 | all] [--documents PATH]"
 DOCUMENTS_NAME = "retrieval_documents.json"

@@ -73,7 +73,7 @@ def documents_state(path=DOCUMENTS):
     old, new = {r["id"]: r for r in shipped}, {r["id"]: r for r in records}
     changes = [f"删掉了 {i}" + ("，像是练习三" if i == "D01#1" else "") for i in old if i not in new]
     for record_id in (i for i in new if i not in old):
-        from reply_assistant import instruction_like
+        from retrieval_qa import instruction_like
         looks = instruction_like(str(new[record_id].get("title", "")) + " " + str(new[record_id].get("text", "")))
         changes.append(f"加了 {record_id}" + ("，像是练习五" if looks else ""))
     for record_id in (i for i in new if i in old and new[i] != old[i]):

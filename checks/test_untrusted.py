@@ -52,7 +52,7 @@ class InstructionWarningTest(unittest.TestCase):
                                  ["ignore previous instructions"])
 
     def test_the_pattern_list_is_a_named_constant(self):
-        self.assertGreaterEqual(len(reply_assistant.INSTRUCTION_PATTERNS), 5)
+        self.assertGreaterEqual(len(retrieval_qa.INSTRUCTION_PATTERNS), 5)
 
     def test_ordinary_text_is_not_flagged(self):
         self.assertEqual(document_warnings([record("X1", "管理员可以忽略这条提醒，系统会自动处理。")]), [])

@@ -1,0 +1,121 @@
+"""代码按课程排列：第 01 课的文件只有第 01 课，retrieval_qa.py 依次是第 03、04、05 课，常量先定义后使用。
+
+这些检查读的是三个脚本的源代码（用 ast 解析），不运行它们。
+"""
+import ast
+import re
+import unittest
+
+from kit_helpers import ROOT
+
+SCRIPTS = ("reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py")
+# 第 01 课的文件里只许有这些：基线资料和提示词、本课的小程序，以及三个脚本共用的外壳
+LESSON_01_NAMES = {"MATERIALS", "ANSWER_EXAMPLE", "SYSTEM_PROMPT", "material_block", "build_messages", "USAGE", "run",
+                   "main", "EXIT_OK", "EXIT_REVIEW", "EXIT_USAGE", "EXIT_MODEL_FAILED", "EXIT_REJECTED",
+                   "EXIT_INTERRUPTED", "KitError", "kit_error", "closest", "parse_command_line", "use_utf8_streams",
+                   "ask_question", "run_cli", "write_json"}
+# 每一课的代表：它们必须定义在 retrieval_qa.py 里那一课的分节下面
+SECTION_OF = {"load_documents": "03", "retrieve": "03", "build_materials": "03", "normalize": "03",
+              "check_grounding": "04", "numbers_in": "04", "read_saved_answer": "04", "mark_grounding": "04",
+              "instruction_like": "05", "near_duplicates": "05", "document_warnings": "05", "trace_line": "05"}
+# 问答这条路上每个意思只用一个词：请求是 generate / ask_model，检查是 check_*；这些旧名字不该再出现
+RETIRED_NAMES = ("call_model", "answer_with_model", "get_answer", "judge_reply", "judge_saved_reply", "review_sources")
+DIVIDER = re.compile(r"^# -{5,} 第 (\d\d) 课：", re.M)
+
+
+def source(name):
+    return (ROOT / name).read_text(encoding="utf-8")
+
+
+def top_level_names(tree):
+    """模块顶层定义的名字 -> 行号（函数、类、赋值）。"""
+    names = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names[node.name] = node.lineno
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        names[name.id] = node.lineno
+    return names
+
+
+class LessonOneFileTest(unittest.TestCase):
+    def test_lesson_01_file_is_small(self):
+        self.assertLessEqual(source("reply_assistant.py").count("\n"), 220)
+
+    def test_lesson_01_file_defines_only_lesson_01_and_the_shell(self):
+        names = set(top_level_names(ast.parse(source("reply_assistant.py"))))
+        self.assertEqual(names - LESSON_01_NAMES, set(), "第 01 课的文件里多出了后面几课的东西")
+        self.assertLessEqual({"MATERIALS", "build_messages", "KitError", "run_cli"}, names)
+
+    def test_lesson_01_file_has_no_text_machinery(self):
+        text = source("reply_assistant.py")
+        for word in ("unicodedata", "NFKC", "shingle", "INSTRUCTION", "JSONDecodeError", "numbers_in"):
+            with self.subTest(word=word):
+                self.assertNotIn(word, text)
+
+
+class LessonOrderTest(unittest.TestCase):
+    def test_retrieval_file_has_the_three_lesson_dividers_in_order(self):
+        self.assertEqual(DIVIDER.findall(source("retrieval_qa.py")), ["03", "04", "05"])
+
+    def test_each_lesson_lives_under_its_own_divider(self):
+        text = source("retrieval_qa.py")
+        starts = {match.group(1): text.count("\n", 0, match.start()) + 1 for match in DIVIDER.finditer(text)}
+        ends = dict(zip(sorted(starts), sorted(starts.values())[1:] + [text.count("\n") + 1]))
+        names = top_level_names(ast.parse(text))
+        for name, lesson in SECTION_OF.items():
+            with self.subTest(name=name):
+                self.assertIn(name, names)
+                self.assertTrue(starts[lesson] < names[name] < ends[lesson],
+                                f"{name} 在第 {names[name]} 行，不在第 {lesson} 课那一节")
+
+    def test_run_is_where_the_lessons_meet_after_all_sections(self):
+        text = source("retrieval_qa.py")
+        last_divider = max(text.count("\n", 0, m.start()) + 1 for m in DIVIDER.finditer(text))
+        self.assertGreater(top_level_names(ast.parse(text))["run"], last_divider)
+
+    def test_retired_names_are_gone(self):
+        for script in SCRIPTS:
+            names = top_level_names(ast.parse(source(script)))
+            with self.subTest(script=script):
+                self.assertEqual([name for name in RETIRED_NAMES if name in names], [])
+
+
+class ForwardReferenceTest(unittest.TestCase):
+    """常量（全大写的名字）先定义后使用：读到一处用法时，它的定义已经在上面了。"""
+
+    def first_uses(self, tree):
+        uses = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                uses[node.id] = min(uses.get(node.id, node.lineno), node.lineno)
+        return uses
+
+    def test_constants_are_defined_before_their_first_use(self):
+        for script in SCRIPTS:
+            tree = ast.parse(source(script))
+            defined, uses = top_level_names(tree), self.first_uses(tree)
+            late = {name: (uses[name], line) for name, line in defined.items()
+                    if name.isupper() and name in uses and uses[name] < line}
+            with self.subTest(script=script):
+                self.assertEqual(late, {}, "名字: (第一次使用的行, 定义的行)")
+
+    def test_the_rule_sees_a_late_constant(self):
+        # 防止检查空转：一个先用后定义的常量必须被找出来
+        tree = ast.parse("def f():\n    return LIMIT\n\n\nLIMIT = 3\n")
+        uses, defined = self.first_uses(tree), top_level_names(tree)
+        self.assertEqual((uses["LIMIT"], defined["LIMIT"]), (2, 5))
+
+
+class ConstantSourceTest(unittest.TestCase):
+    def test_constants_cite_lessons_not_files_students_do_not_have(self):
+        for script in SCRIPTS:
+            with self.subTest(script=script):
+                self.assertNotIn("种子教程", source(script))
+
+
+if __name__ == "__main__":
+    unittest.main()
