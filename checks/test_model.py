@@ -3,6 +3,8 @@
 HTTP 路径用 127.0.0.1 上的假服务（stand_in_model.py）经 LOCAL_MODEL_URL 真实地走一遍 urllib；
 官方地址的路径在进程内替换传输函数 send，绝不连外网。
 """
+import contextlib
+import io
 import json
 import os
 import socket
@@ -135,6 +137,47 @@ class FlowTest(StandInCase):
         user = self.server.requests[0]["body"]["messages"][1]["content"]
         self.assertIn("只有这一段", user)
         self.assertNotIn(reply_assistant.MATERIALS[0]["text"], user)
+
+
+class AskModelTest(StandInCase):
+    """第 02 课“在自己的程序里调用”写的用法：ask_model 返回检查过的回答，没有回答时抛出 NoAnswer。"""
+
+    MATERIALS = [{"id": "D01#1", "title": "试用", "text": "体验版试用期 7 天。"}]
+
+    def local_env(self, **extra):
+        return mock.patch.dict(os.environ, clean_env(LOCAL_MODEL_URL=self.server.url, LOCAL_MODEL_NAME="m", **extra),
+                               clear=True)
+
+    def test_a_good_answer_comes_back_checked(self):
+        self.server.reply(dict(GOOD, sources=["D01#1", "D01#1"]))
+        with self.local_env(), contextlib.redirect_stderr(io.StringIO()):
+            answer = model_reply_assistant.ask_model("试用几天？", self.MATERIALS)
+        self.assertEqual(answer, {"status": "draft", "draft": GOOD["draft"], "sources": ["D01#1"]})
+
+    def test_a_source_that_was_not_sent_raises_no_answer_rejected(self):
+        self.server.reply(dict(GOOD, sources=["D02#1"]))
+        with self.local_env(), contextlib.redirect_stderr(io.StringIO()):
+            with self.assertRaises(model_reply_assistant.NoAnswer) as caught:
+                model_reply_assistant.ask_model("试用几天？", self.MATERIALS)
+        failure = caught.exception
+        self.assertEqual((failure.status, failure.exit_code, failure.model_called), ("rejected", 4, True))
+        self.assertEqual(failure.problems, ["来源「D02#1」不在这次发送的资料里（只允许 D01#1）"])
+
+    def test_a_call_that_fails_raises_no_answer_error(self):
+        self.server.respond(503, {"error": {"message": "busy"}})
+        with self.local_env(), contextlib.redirect_stderr(io.StringIO()):
+            with self.assertRaises(model_reply_assistant.NoAnswer) as caught:
+                model_reply_assistant.ask_model("试用几天？", self.MATERIALS)
+        self.assertEqual((caught.exception.status, caught.exception.exit_code, caught.exception.model_called),
+                         ("error", 3, True))
+        self.assertTrue(str(caught.exception).startswith("错误："))
+
+    def test_a_key_that_stops_before_sending_says_model_not_called(self):
+        with mock.patch.dict(os.environ, clean_env(DEEPSEEK_API_KEY="sk-有中文"), clear=True):
+            with self.assertRaises(model_reply_assistant.NoAnswer) as caught:
+                model_reply_assistant.ask_model("试用几天？", self.MATERIALS)
+        self.assertEqual((caught.exception.status, caught.exception.model_called), ("error", False))
+        self.assertEqual(self.server.requests, [])
 
 
 class RefusalTest(StandInCase):
