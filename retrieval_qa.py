@@ -64,6 +64,46 @@ def load_documents(path=DOCUMENTS_PATH):
     return data
 
 
+def nfkc(text):
+    """NFKC 规范化：全角字母数字变半角（Ａ→A、１→1），数学粗体、圈字母这类“花体”也变回普通字母（𝐀→A、ⓐ→a）。"""
+    return unicodedata.normalize("NFKC", text)
+
+
+def normalize(text):
+    """NFKC 把全角字母数字变成半角，casefold 忽略大小写：ＡＢＣ、abc、ABC 视为相同；首尾空白不算。"""
+    return nfkc(text).casefold().strip()
+
+
+def retrieve(question, documents, limit=MAX_HITS):
+    """命中词越多越靠前，同分按 id 升序，最多返回 limit 条。"""
+    wanted, scored = normalize(question), []
+    for record in documents:
+        matched = {}
+        for keyword in record["keywords"]:
+            key = normalize(keyword)
+            if key in wanted and key not in matched:   # 同一个词的不同写法只算一次
+                matched[key] = keyword
+        if matched:
+            scored.append((-len(matched), record["id"], record, sorted(matched.values())))
+    scored.sort(key=lambda item: (item[0], item[1]))
+    return [{"id": record["id"], "title": record["title"], "text": record["text"], "matched": matched}
+            for _, _, record, matched in scored[:limit]]
+
+
+def build_materials(hits):
+    """要交给模型的资料：只有命中片段的 id、标题和正文（命中词只是给人看的，不发送）。"""
+    return [{"id": hit["id"], "title": hit["title"], "text": hit["text"]} for hit in hits]
+
+
+def show_hits(hits):
+    """给人看的检索结果（stderr）；机器读的 JSON 在 stdout。"""
+    print(f"命中 {len(hits)} 个片段：" if hits else "没有命中任何片段。", file=sys.stderr)
+    for hit in hits:
+        print(f"  {hit['id']}  {hit['title']}  命中词：{'、'.join(hit['matched'])}", file=sys.stderr)   # 读取时已拒绝控制字符
+
+
+# 第 03 课 · 读资料的细节：每一种写错都要说清楚是哪个文件、哪一行、哪条记录、哪个字段。
+
 def fail(shown, what, hint=None, where=""):
     """所有资料错误共用一种格式：文件、位置、问题、提示。"""
     message = f"资料文件 {shown}{where}：{what}。"
@@ -238,44 +278,6 @@ def has_control_characters(text, allowed=""):
 def misspelt_field(record, field):
     close = closest(field, [key for key in record if key not in ("id", "title", "text", "keywords")])
     return f"这条记录里有 {json.dumps(close, ensure_ascii=False)}，是不是想写 \"{field}\"？" if close else None
-
-
-def nfkc(text):
-    """NFKC 规范化：全角字母数字变半角（Ａ→A、１→1），数学粗体、圈字母这类“花体”也变回普通字母（𝐀→A、ⓐ→a）。"""
-    return unicodedata.normalize("NFKC", text)
-
-
-def normalize(text):
-    """NFKC 把全角字母数字变成半角，casefold 忽略大小写：ＡＢＣ、abc、ABC 视为相同；首尾空白不算。"""
-    return nfkc(text).casefold().strip()
-
-
-def retrieve(question, documents, limit=MAX_HITS):
-    """命中词越多越靠前，同分按 id 升序，最多返回 limit 条。"""
-    wanted, scored = normalize(question), []
-    for record in documents:
-        matched = {}
-        for keyword in record["keywords"]:
-            key = normalize(keyword)
-            if key in wanted and key not in matched:   # 同一个词的不同写法只算一次
-                matched[key] = keyword
-        if matched:
-            scored.append((-len(matched), record["id"], record, sorted(matched.values())))
-    scored.sort(key=lambda item: (item[0], item[1]))
-    return [{"id": record["id"], "title": record["title"], "text": record["text"], "matched": matched}
-            for _, _, record, matched in scored[:limit]]
-
-
-def build_materials(hits):
-    """要交给模型的资料：只有命中片段的 id、标题和正文（命中词只是给人看的，不发送）。"""
-    return [{"id": hit["id"], "title": hit["title"], "text": hit["text"]} for hit in hits]
-
-
-def show_hits(hits):
-    """给人看的检索结果（stderr）；机器读的 JSON 在 stdout。"""
-    print(f"命中 {len(hits)} 个片段：" if hits else "没有命中任何片段。", file=sys.stderr)
-    for hit in hits:
-        print(f"  {hit['id']}  {hit['title']}  命中词：{'、'.join(hit['matched'])}", file=sys.stderr)   # 读取时已拒绝控制字符
 
 
 # ---------- 第 04 课：核对出处——草稿里的数字、链接、引文、句子能不能在引用的片段里找到 ----------
