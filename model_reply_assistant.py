@@ -18,7 +18,7 @@ import sys
 import time
 
 from reply_assistant import (EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED, KitError, MATERIALS, ask_question,
-                             build_messages, kit_error, parse_command_line, run_cli, write_json)
+                             build_messages, error_line, kit_error, parse_command_line, run_cli, write_json)
 
 # ---------- 常量 ----------
 
@@ -89,7 +89,7 @@ class NoAnswer(KitError):
 
     def __init__(self, status, problems, model_called=True, raw=None):
         if status == "error":
-            message = str(kit_error(problems[0]))   # 调用失败和别的错误一个格式：“错误：……”
+            message = error_line(problems[0])   # 调用失败和别的错误一个格式：“错误：……”
         else:
             message = f"回答被拒绝：{'；'.join(problems)}"
             if raw is not None:   # 模型原本写了什么：排查时有用，但不能当作结果
@@ -102,7 +102,7 @@ class BadResponse(Exception):
     """服务器的响应用不了（重定向、HTTP 错误、不完整、不是 JSON……）：带一句中文说明，在 generate() 里变成 NoAnswer。"""
 
 
-# ---------- 别人给的文字：并成一行再显示 ----------
+# ---------- 两个小工具：把别人给的文字并成一行，用中文说出一个值是什么 ----------
 
 def one_line(text, limit=None):
     """把别人给的文字（服务器、模型、文件）放进一行提示：换行、制表符、控制字符（包括终端的 ESC 序列）、
@@ -115,6 +115,23 @@ def one_line(text, limit=None):
     if cut.rfind(" ") >= limit * 0.7:
         cut = cut[:cut.rfind(" ")]
     return cut.rstrip(" ,.;:，。；：") + "…"
+
+
+def describe(value):
+    """用中文说出“实际是什么”。"""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "布尔值 " + ("true" if value else "false")
+    if isinstance(value, (int, float)):
+        return f"数字 {value}"
+    if isinstance(value, str):
+        if not value.strip():
+            return "只有空白的字符串" if value else "空字符串"
+        return "字符串 " + json.dumps(one_line(value, 21), ensure_ascii=False)
+    if isinstance(value, list):
+        return f"数组（{len(value)} 项）"
+    return "对象 {…}"
 
 
 # ---------- 第一步：请求谁，用哪个密钥 ----------
@@ -280,8 +297,7 @@ def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=
     started = time.perf_counter()
     target = target or model_target()
     url, model = target["url"], target["model"]
-    chosen = MATERIALS if materials is None else [{k: m[k] for k in ("id", "title", "text")} for m in materials]
-    body = json.dumps(build_request_body(question, chosen, model, target["official"]), ensure_ascii=False).encode("utf-8")
+    body = json.dumps(build_request_body(question, materials, model, target["official"]), ensure_ascii=False).encode("utf-8")
     headers = {"Content-Type": "application/json", "Accept": "application/json", "Accept-Encoding": "identity"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"   # 密钥只出现在这里
@@ -294,7 +310,7 @@ def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=
     except (OSError, http.client.HTTPException, BadResponse) as error:   # 只接网络和服务器的问题；程序自己的 bug 照常报出
         if trace:
             trace("响应", started, "没有收到响应")
-        raise model_failure(describe_failure(error, host, local=not target["official"]), api_key) from None
+        raise call_failed(describe_failure(error, host, local=not target["official"]), api_key) from None
     try:
         reply = parse_response(status, response_headers, data, target)
         if mentions_secret(reply["content"], api_key):   # 回答里藏着密钥：这台服务器不可信，整份回答都不给人看
@@ -302,7 +318,7 @@ def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=
     except BadResponse as error:
         if trace:
             trace("响应", started, f"HTTP {status}，{len(data)} 字节，无法使用")
-        raise model_failure(str(error), api_key) from None
+        raise call_failed(str(error), api_key) from None
     # 回答正文里已确认没有密钥；finish_reason 也是服务器给的：先抹密钥再截短（反过来，截在密钥中间就漏出半截）
     reply["finish_reason"] = one_line(scrub(reply["finish_reason"], api_key), 40)
     if trace:
@@ -430,7 +446,7 @@ def mentions_secret(content, secret):
     except JsonProblem:
         return False
     stack = [value]
-    while stack:   # 和 find_bad_constant 一样用栈，深层嵌套也不会崩
+    while stack:   # 用栈而不用递归：深层嵌套也不会崩（read_json 在第三步）
         item = stack.pop()
         if isinstance(item, str) and scrub(item, secret) != item:
             return True
@@ -442,7 +458,7 @@ def mentions_secret(content, secret):
     return False
 
 
-def model_failure(reason, secret):
+def call_failed(reason, secret):
     """请求发出之后失败的唯一出口：先抹掉密钥，再并成一行、截短，退出码 3。
     顺序要紧：先截短的话，截在密钥中间，半截密钥就漏出去了。"""
     return NoAnswer("error", [f"{one_line(scrub(reason, secret), MAX_FAILURE_TEXT)}。没有自动重试。"], model_called=True)
@@ -642,7 +658,7 @@ def declared_charset(content_type):
 
 
 def server_message(data):
-    """错误响应里服务器说了什么：JSON 错误对象里的 message，或者纯文本；并成一行（截短在 model_failure 里做）。"""
+    """错误响应里服务器说了什么：JSON 错误对象里的 message，或者纯文本；并成一行（截短在 call_failed 里做）。"""
     try:
         return error_text(read_json(data.decode("utf-8")))
     except JsonProblem:
@@ -668,7 +684,7 @@ def error_text(payload):
 
 class JsonObject(dict):
     """JSON 对象；duplicates 记下写了不止一次的字段名和它的各个值（json 模块默认只悄悄保留最后一个）。
-    每个对象有自己的 duplicates（不是全体共用的类属性），改一个不会影响别的。"""
+    用法：read_json(text, object_pairs_hook=JsonObject)。"""
 
     def __init__(self, pairs):
         super().__init__(pairs)
@@ -678,48 +694,26 @@ class JsonObject(dict):
         self.duplicates = {key: [v for k, v in pairs if k == key] for key, count in counts.items() if count > 1}
 
 
-def json_object(pairs):
-    """给 json.loads 的 object_pairs_hook 用。"""
-    return JsonObject(pairs)
-
-
-def describe(value):
-    """用中文说出“实际是什么”。"""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "布尔值 " + ("true" if value else "false")
-    if isinstance(value, (int, float)):
-        return f"数字 {value}"
-    if isinstance(value, str):
-        if not value.strip():
-            return "只有空白的字符串" if value else "空字符串"
-        return "字符串 " + json.dumps(one_line(value, 21), ensure_ascii=False)
-    if isinstance(value, list):
-        return f"数组（{len(value)} 项）"
-    return "对象 {…}"
-
-
 def check_answer(reply, allowed_ids):
     """硬规则：截断、空白、非 JSON、状态不对、草稿为空、来源不合规，都拒绝。
     通过就返回 {"status", "draft", "sources"}（重复的来源已合并），并在 stderr 上说一声；
     不通过就抛出 NoAnswer（status 为 rejected，退出码 4），problems 列出每一处不合规。"""
     content = reply["content"].strip()
     if reply["finish_reason"] != "stop":
-        raise rejected(reply, f"回答没有正常结束（finish_reason 是 {reply['finish_reason']}，不是 stop），可能被截断")
+        raise rejected(f"回答没有正常结束（finish_reason 是 {reply['finish_reason']}，不是 stop），可能被截断", raw=reply["content"])
     if not content:
-        raise rejected(reply, "回答是空的")
+        raise rejected("回答是空的", raw=reply["content"])
     try:
-        answer = read_json(reply["content"], object_pairs_hook=json_object)   # 记下写了两遍的字段
+        answer = read_json(reply["content"], object_pairs_hook=JsonObject)   # 记下写了两遍的字段
     except JsonProblem as problem:
         if content.startswith("```"):
-            raise rejected(reply, "回答不是单个 JSON 对象（外面包了 ``` 代码块）") from None
+            raise rejected("回答不是单个 JSON 对象（外面包了 ``` 代码块）", raw=reply["content"]) from None
         if problem.line is None:   # 嵌套太深、整数太长
-            raise rejected(reply, f"回答无法读取（{problem.what}）") from None
-        raise rejected(reply, f"回答不是单个 JSON 对象（第 {problem.line} 行第 {problem.column} 列：{problem.what}"
-                       + (f"。{problem.hint}）" if problem.hint else "）")) from None
+            raise rejected(f"回答无法读取（{problem.what}）", raw=reply["content"]) from None
+        where = f"第 {problem.line} 行第 {problem.column} 列：{problem.what}" + (f"。{problem.hint}" if problem.hint else "")
+        raise rejected(f"回答不是单个 JSON 对象（{where}）", raw=reply["content"]) from None
     if not isinstance(answer, dict):
-        raise rejected(reply, "回答不是单个 JSON 对象")
+        raise rejected("回答不是单个 JSON 对象", raw=reply["content"])
     status, draft, sources = answer.get("status"), answer.get("draft"), answer.get("sources")
     problems = [f"缺少字段 {field}" for field in ("status", "draft", "sources") if field not in answer]
     problems += [f"字段 {one_line(key, 40)} 写了 {len(values)} 次，不知道该信哪一个" for key, values in answer.duplicates.items()]
@@ -737,7 +731,7 @@ def check_answer(reply, allowed_ids):
         if source not in allowed:
             problems.append(f"来源「{one_line(source, 40)}」不在这次发送的资料里（只允许 {'、'.join(sorted(allowed))}）")
     if problems:
-        raise rejected(reply, *problems)
+        raise rejected(*problems, raw=reply["content"])
     sources = list(dict.fromkeys(sources))
     if status == "missing":
         print("回答格式合规：missing（发送的资料回答不了这个问题）", file=sys.stderr)
@@ -746,8 +740,9 @@ def check_answer(reply, allowed_ids):
     return {"status": status, "draft": draft.strip(), "sources": sources}
 
 
-def rejected(reply, *problems):
-    return NoAnswer("rejected", problems, raw=reply["content"])
+def rejected(*problems, raw=None):
+    """回答被拒绝（退出码 4）。raw 是模型原本写的内容：报错时附上一行，方便排查。"""
+    return NoAnswer("rejected", problems, raw=raw)
 
 
 # ---------- 串起来：一次提问，一个检查过的回答 ----------
@@ -764,8 +759,10 @@ def ask_model(question, materials, timeout=DEFAULT_TIMEOUT, trace=None):
     return check_answer(reply, [material["id"] for material in materials])
 
 
+# ---------- 命令行 ----------
+
 def parse_timeout(text):
-    """--timeout 的值：大于 0、不超过 3600 的秒数；省略时用默认值。放在这里，是为了启动时就能检查，不必导入网络模块。"""
+    """--timeout 的值：大于 0、不超过 3600 的秒数；省略时用默认值。它不碰网络模块，retrieval_qa.py 启动时就能检查。"""
     if text is None:
         return DEFAULT_TIMEOUT
     try:

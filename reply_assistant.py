@@ -3,7 +3,7 @@
     $ python reply_assistant.py 试用几天？
 
 不联网、不需要密钥：只把这一版会发给模型的两条消息打印出来。
-文件末尾还有三个脚本共用的一层“外壳”：退出码、错误类型、命令行解析和入口。
+中间一节是三个脚本共用的一层“外壳”：退出码、报错格式、命令行解析和入口；最后是本课的小程序 run()。
 后面的 model_reply_assistant.py（第 02 课）和 retrieval_qa.py（第 03–05 课）都从这里导入，这个文件本身不再改动。
 """
 import json
@@ -72,9 +72,14 @@ class KitError(Exception):
         self.exit_code = exit_code
 
 
+def error_line(message):
+    """所有报错的格式：“错误：”加一句话。例：error_line("问题是空的。") 得到 “错误：问题是空的。”"""
+    return f"错误：{message}"
+
+
 def kit_error(message, exit_code=EXIT_USAGE):
-    """所有报错都从这里出来，格式一样：“错误：”加一句话。kit_error("问题是空的。") 的说明就是“错误：问题是空的。”"""
-    return KitError(f"错误：{message}", exit_code)
+    """所有报错都从这里出来：一行 error_line(message) 和一个退出码。"""
+    return KitError(error_line(message), exit_code)
 
 
 def closest(word, choices):
@@ -135,8 +140,7 @@ def ask_question(prompt="问题："):
         line = sys.stdin.readline() if sys.stdin is not None else ""
     except UnicodeDecodeError:
         sys.stderr.write("\n")
-        raise kit_error("从标准输入读到的问题不是 UTF-8 文本。提示：把问题直接写在命令后面，"
-                       "例如 python retrieval_qa.py --retrieve-only 试用几天？") from None
+        raise kit_error("从标准输入读到的问题不是 UTF-8 文本。提示：把问题直接写在命令后面，例如 … 试用几天？") from None
     if sys.stdin is None or not sys.stdin.isatty() or not line:   # 管道输入或 Ctrl-D：补上回显和换行
         sys.stderr.write(line.rstrip("\r\n") + "\n")
     return line.lstrip("\ufeff")
@@ -174,7 +178,10 @@ def run(argv):
     if options["help"]:
         print(f"{USAGE}\n\n不联网：打印基线做法（三份资料全部发送）会发给模型的消息。问题默认是“试用几天？”。")
         return EXIT_OK
-    for message in build_messages(options["question"] or "试用几天？"):
+    question = "试用几天？" if options["question"] is None else options["question"].strip()
+    if not question:
+        raise kit_error("问题是空的。请输入一个问题，例如：试用几天？")
+    for message in build_messages(question):
         print(f"===== {message['role']} =====\n{message['content']}\n")
     return EXIT_OK
 

@@ -30,8 +30,8 @@ import sys
 import time
 import unicodedata
 
-from model_reply_assistant import (MAX_RESPONSE_BYTES, JsonProblem, NoAnswer, ask_model, check_answer, describe,
-                                   json_object, one_line, parse_timeout, read_json)
+from model_reply_assistant import (ENVIRONMENT_HELP, MAX_RESPONSE_BYTES, JsonObject, JsonProblem, NoAnswer, ask_model,
+                                   check_answer, describe, one_line, parse_timeout, read_json, rejected)
 from reply_assistant import (EXIT_OK, EXIT_REVIEW, ask_question, closest, kit_error, parse_command_line, run_cli,
                              write_json)
 
@@ -51,7 +51,6 @@ MAX_FILE_BYTES = 100 * 1024   # 100 KB：手工切分的教学资料远小于此
 MAX_RECORDS = 100             # 1–100 条：再多就不是“人工切分、人工写关键词”了（第 03 课）
 MAX_HITS = 3                  # 最多取 3 条：教学取值，不是通用最优参数（第 03 课“本课没有做的事”）
 CONTROL_CHARACTER = "[\x00-\x1f\x7f-\x9f]"   # Unicode 的控制字符（Cc 类）正好是这两段
-PROMPT = "问题："
 
 
 def load_documents(path=DOCUMENTS_PATH):
@@ -179,7 +178,7 @@ class BadConstant:
 def parse_json(text, shown):
     try:
         # NaN、Infinity 和重复的字段名先记下，检查结构时再指出是哪条记录
-        return read_json(text, parse_constant=BadConstant, object_pairs_hook=json_object)
+        return read_json(text, parse_constant=BadConstant, object_pairs_hook=JsonObject)
     except JsonProblem as problem:
         if problem.line is None:   # 嵌套太深、整数太长：不是手误，是文件本身不对
             raise fail(shown, problem.what, "资料文件只需要一层数组，里面是一条条对象") from None
@@ -211,7 +210,8 @@ def check_record(record, number, shown):
     label = f"第 {number} 条记录"
     if not isinstance(record, dict):
         raise fail(shown, f"{label}应当是对象 {{ … }}，实际是{describe_value(record)}")
-    for key, values in record.duplicates.items():
+    if record.duplicates:   # 只报第一个写了两遍的字段
+        key, values = next(iter(record.duplicates.items()))
         written = " 和 ".join(json.dumps(value, ensure_ascii=False) for value in values)
         raise fail(shown, f"{label}里字段 {key} 写了 {len(values)} 次（{written}）",
                    "JSON 只会悄悄保留最后一个值，请删掉多余的")
@@ -283,7 +283,7 @@ def misspelt_field(record, field):
 # ---------- 第 04 课：核对出处——草稿里的数字、链接、引文、句子能不能在引用的片段里找到 ----------
 # 编号合法不等于事实正确。这一节把草稿里的数字、链接、引文和句子逐条拿去和引用的片段对照。
 # 它们只能发现“明显对不上”的地方，不能证明引用正确：措辞相近的错话会漏过，改写得很远的对话会被误报。
-# 下面几个取值的来历见第 04 课“这些检查不能证明什么”；它们在那一课的标注集上量过（结果写在 README 里）。
+# 35%、8 个二元组和 0.85 的来历见第 04 课“这些检查不能证明什么”，两成见“坏草稿一”；都在那一课的标注集上量过（结果在 README 里）。
 
 SUPPORT_THRESHOLD = 0.35   # 句子与片段的字二元组重合度下限：低于它多半是引错了来源
 MIN_BIGRAMS = 8            # 少于 8 个二元组的短句（如“资料 [2] 提到”）不查：太短，重合度没有意义
@@ -361,33 +361,35 @@ def overlap(pairs, source):
     return len(pairs & bigrams(source["title"] + " " + source["text"])) / len(pairs)
 
 
-def read_saved_answer(path):
-    """--check-draft：读一份保存的回答，包装成和模型的回复一样的样子 {"content", "finish_reason": "stop"}，
-    接下来和真正的回复一样交给 check_answer()。不请求模型，不读密钥；读不了的文件算被拒绝的回答（NoAnswer）。"""
+def read_saved_reply(path):
+    """--check-draft：读一份保存的回答，包装成和模型的回复（generate() 的返回值）一样的样子
+    {"content", "finish_reason": "stop"}，接下来和真正的回复一样交给 check_answer()。
+    不请求模型，不读密钥；读不了的文件也算被拒绝的回答（NoAnswer，退出码 4），和模型交回一份坏回答一样处理。"""
     print(f"检查保存的回答 {path}（不调用模型，不读取密钥）", file=sys.stderr)
     try:
         data = read_head(path, MAX_RESPONSE_BYTES)   # 和模型响应体一样，最多 1 MiB；文件夹、命名管道不打开
     except OSError as error:
-        raise NoAnswer("rejected", [f"读不了回答文件 {path}（{os_reason(error)}）"]) from None
+        raise rejected(f"读不了回答文件 {path}（{os_reason(error)}）") from None
     if len(data) > MAX_RESPONSE_BYTES:
-        raise NoAnswer("rejected", [f"回答文件 {path} 超过 1 MiB"])
+        raise rejected(f"回答文件 {path} 超过 1 MiB")
     try:
         content = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise NoAnswer("rejected", [f"回答文件 {path} 不是 UTF-8 编码"]) from None
+        raise rejected(f"回答文件 {path} 不是 UTF-8 编码") from None
     if "\x00" in content:   # 没有 BOM 的 UTF-16 也能“解码”成 UTF-8，只是满是 NUL
-        raise NoAnswer("rejected", [f"回答文件 {path} 不是 UTF-8 编码（里面有 NUL 字符，像是 UTF-16）"])
+        raise rejected(f"回答文件 {path} 不是 UTF-8 编码（里面有 NUL 字符，像是 UTF-16）")
     return {"content": content, "finish_reason": "stop"}
 
 
 def check_grounding(draft, sources, hits):
-    """返回问题列表；空列表表示数字、引文、句子都能在引用的片段里找到依据。"""
+    """返回问题列表；空列表表示链接、数字、引文、句子都能在引用的片段里找到依据。"""
     cited = [hit for source in sources for hit in hits if hit["id"] == source]
     if len(draft) > MAX_DRAFT_CHARS:
         return [f"草稿有 {len(draft)} 个字，超过逐句核对的上限 {MAX_DRAFT_CHARS} 字，请人工复核"]
     for hit in hits:   # 草稿里提到的片段编号、引用标记和列表序号都不算事实
         draft = draft.replace(hit["id"], " ")
     draft = strip_markers(draft)
+    # 第 05 课加上的一条（instruction_like 在第 05 课那一节）：引用的片段里藏着指令，草稿再像样也要人看
     suspicious = [f"引用的片段 {hit['id']} 里有像是给模型下指令的文字，草稿可能照着它写了" for hit in cited
                   if instruction_like(hit["title"] + " " + hit["text"])]
     links = check_links(draft, cited)
@@ -524,7 +526,7 @@ def near_duplicates(texts, threshold):
     """返回 {(i, j): Jaccard 相似度}，只含 ≥ threshold 的对（i < j）。Jaccard = 共有的片段数 ÷ 两边合起来的片段数。
     不把每两条都拿来比：先记下每个片段出现在哪几条记录里（和检索用的“词 → 记录”是同一种索引），
     再数每一对记录共有多少片段；一个片段都不共有的两条（绝大多数）根本不会被数到。
-    结果和两两比较完全一样；100 条记录时快好几倍，而每次运行都要做这一步（第 06 课的 bench 量过）。"""
+    结果和两两比较完全一样，只是快：100 条、每条 300 字时约 27 ms 对 42 ms（2026-11-30 在开发机上量的），而每次运行都要做这一步。"""
     prints = [shingles(text) for text in texts]
     holders = {}   # 片段 -> 含有它的记录编号（从小到大）
     for index, pieces in enumerate(prints):
@@ -618,8 +620,7 @@ def run(argv):
                               value_options={"--documents": "documents", "--timeout": "timeout",
                                              "--check-draft": "check_draft"})
     if args["help"]:
-        from model_reply_assistant import ENVIRONMENT_HELP
-        sys.stdout.write(HELP + ENVIRONMENT_HELP)
+        sys.stdout.write(HELP + "\n" + ENVIRONMENT_HELP)
         return EXIT_OK
     if args["retrieve_only"] and args["check_draft"] is not None:
         raise kit_error(f"--retrieve-only 和 --check-draft 不能同时使用。{USAGE}")
@@ -629,7 +630,7 @@ def run(argv):
     path, started = args["documents"] or DOCUMENTS_PATH, time.perf_counter()
     documents = load_documents(path)
     trace("资料", started, f"{len(documents)} 条记录，{os.path.getsize(path)} 字节")
-    question = (args["question"] if args["question"] is not None else ask_question(PROMPT)).strip()
+    question = (args["question"] if args["question"] is not None else ask_question()).strip()
     if not question:
         raise kit_error("问题是空的。请输入一个问题，例如：试用几天？")
     started = time.perf_counter()
@@ -646,7 +647,7 @@ def run(argv):
         trace("上下文", started, f"{len(materials)} 个片段，{sum(len(m['title']) + len(m['text']) for m in materials)} 字")
         try:
             if args["check_draft"] is not None:   # 第 04 课：保存的回答代替模型的回答
-                answer = check_answer(read_saved_answer(args["check_draft"]), [m["id"] for m in materials])
+                answer = check_answer(read_saved_reply(args["check_draft"]), [m["id"] for m in materials])
             else:   # 第 02 课的整条路，只是资料换成了命中的片段
                 answer = ask_model(question, materials, timeout, trace)
                 result["model_called"] = True
@@ -657,7 +658,8 @@ def run(argv):
             started = time.perf_counter()
             print(failure, file=sys.stderr)
             result.update(status=failure.status, problems=failure.problems)
-            result["model_called"] = failure.model_called and args["check_draft"] is None
+            if args["check_draft"] is None:   # 检查保存的回答时没有请求模型，model_called 保持 false
+                result["model_called"] = failure.model_called
             code = failure.exit_code
         first = f"：{one_line(result['problems'][0], 41)}" if result["problems"] else ""
         trace("核对", started, f"{result['status']}，{len(result['problems'])} 个问题{first}")

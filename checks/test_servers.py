@@ -727,11 +727,11 @@ class RealServerHabitsTest(ServerCase):
 
 class SharedStateTest(unittest.TestCase):
     def test_each_json_object_has_its_own_duplicates(self):
-        twice = retrieval_qa.read_json('{"a": 1, "a": 2}', object_pairs_hook=retrieval_qa.json_object)
-        once = retrieval_qa.read_json('{"a": 1}', object_pairs_hook=retrieval_qa.json_object)
+        twice = retrieval_qa.read_json('{"a": 1, "a": 2}', object_pairs_hook=retrieval_qa.JsonObject)
+        once = retrieval_qa.read_json('{"a": 1}', object_pairs_hook=retrieval_qa.JsonObject)
         self.assertEqual((twice.duplicates, once.duplicates), ({"a": [1, 2]}, {}))
         once.duplicates["x"] = [0]   # 改一个对象，别的对象不受影响
-        self.assertEqual(retrieval_qa.read_json('{"b": 1}', object_pairs_hook=retrieval_qa.json_object).duplicates, {})
+        self.assertEqual(retrieval_qa.read_json('{"b": 1}', object_pairs_hook=retrieval_qa.JsonObject).duplicates, {})
 
     def test_every_error_message_goes_through_kit_error(self):
         # 报错只在 kit_error 里拼“错误：”；别处不直接构造 KitError，格式就不会走样
@@ -741,6 +741,20 @@ class SharedStateTest(unittest.TestCase):
             calls[name] = re.findall(r"(?<!class )(?<![\w.])KitError\(", source)   # 不算 class KitError(Exception) 那一行
         self.assertEqual({name: len(found) for name, found in calls.items()},
                          {"reply_assistant.py": 1, "model_reply_assistant.py": 0, "retrieval_qa.py": 0})
+
+    def test_the_error_prefix_is_written_in_one_place(self):
+        # 代码里（不算说明文字）以“错误：”开头的字符串只有两处：error_line，和文件开头的 Python 版本检查
+        # （它必须在任何函数定义之前运行，用不了 error_line）
+        import ast
+        places = []
+        for name in ("reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py"):
+            tree = ast.parse((FIXTURE_DOCUMENTS.parent.parent / name).read_text(encoding="utf-8"))
+            docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                          if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and node.body
+                          and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+            places += [(name, node.lineno) for node in ast.walk(tree) if isinstance(node, ast.Constant)
+                       and isinstance(node.value, str) and node.value.startswith("错误：") and id(node) not in docstrings]
+        self.assertEqual([name for name, _ in places], ["reply_assistant.py", "reply_assistant.py"], places)
 
     def test_one_truncation_helper(self):
         # 截短只在 one_line 里做：别处不再自己切 [:30] 再补“…”
