@@ -11,9 +11,11 @@
 第 03 课的 retrieval_qa.py 也导入这个文件（读 JSON、检查回答），而只检索的命令要和启动 Python 一样轻，不该为用不上的网络模块等几十毫秒。
 """
 import codecs
+import errno
 import json
 import os
 import re
+import stat
 import sys
 import time
 
@@ -76,7 +78,7 @@ JSON_ERRORS = {
     "Invalid \\escape": "反斜杠「\\」后面的转义写法不合法",
 }
 
-USAGE = "用法：python model_reply_assistant.py [问题] [--timeout 秒]；详见 --help。"
+USAGE = "用法：python model_reply_assistant.py [问题] [--timeout 秒 | --check-draft 文件]；详见 --help。"
 BRACKETS = "LOCAL_MODEL_URL 写得不对：方括号要配对，里面只能写 IPv6 地址（例如 [::1]），IPv4 地址直接写 127.0.0.1"
 NO_KEY_OPTIONS = "没有密钥时，可以用 LOCAL_MODEL_URL 改用本机模型（见第 02 课），或用 retrieval_qa.py --retrieve-only 只检索。"
 
@@ -745,6 +747,49 @@ def rejected(*problems, raw=None):
     return NoAnswer("rejected", problems, raw=raw)
 
 
+# ---------- 没有密钥也能练：检查一份保存的回答（--check-draft） ----------
+
+def read_saved_reply(path):
+    """--check-draft：读一份保存的回答，包装成和模型的回复（generate() 的返回值）一样的样子
+    {"content", "finish_reason": "stop"}，接下来和真正的回复一样交给 check_answer()。
+    不请求模型，不读密钥；读不了的文件也算被拒绝的回答（NoAnswer，退出码 4），和模型交回一份坏回答一样处理。
+    第 02 课的 model_reply_assistant.py 和第 03–05 课的 retrieval_qa.py 都用它实现 --check-draft。"""
+    print(f"检查保存的回答 {path}（不调用模型，不读取密钥）", file=sys.stderr)
+    try:
+        data = read_head(path, MAX_RESPONSE_BYTES)   # 和模型响应体一样，最多 1 MiB；文件夹、命名管道不打开
+    except OSError as error:
+        raise rejected(f"读不了回答文件 {path}（{os_reason(error)}）") from None
+    if len(data) > MAX_RESPONSE_BYTES:
+        raise rejected(f"回答文件 {path} 超过 1 MiB")
+    try:
+        content = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise rejected(f"回答文件 {path} 不是 UTF-8 编码") from None
+    if "\x00" in content:   # 没有 BOM 的 UTF-16 也能“解码”成 UTF-8，只是满是 NUL
+        raise rejected(f"回答文件 {path} 不是 UTF-8 编码（里面有 NUL 字符，像是 UTF-16）")
+    return {"content": content, "finish_reason": "stop"}
+
+
+def read_head(path, limit):
+    """读一个普通文件的前 limit + 1 个字节（多读一个，才知道是不是超过了 limit）。
+    先看它是什么再打开：文件夹、命名管道、设备都不打开（打开没人写的命名管道会一直等下去）。
+    失败时抛出 OSError 的子类，os_reason() 能把它说成中文。"""
+    mode = os.stat(path).st_mode   # 找不到、没有权限（包括上层文件夹不让进）都在这里报出来
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, "这是一个文件夹", path)
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EINVAL, "不是普通文件（像是命名管道或设备）", path)
+    with open(path, "rb") as handle:
+        return handle.read(limit + 1)
+
+
+def os_reason(error):
+    """把常见的文件错误说成中文；其他的保留系统原话。"""
+    reasons = {FileNotFoundError: "文件不存在", IsADirectoryError: "这是一个文件夹", PermissionError: "没有读取权限",
+               NotADirectoryError: "路径中间有一段不是文件夹"}
+    return next((text for kind, text in reasons.items() if isinstance(error, kind)), error.strerror or str(error))
+
+
 # ---------- 串起来：一次提问，一个检查过的回答 ----------
 
 def ask_model(question, materials, timeout=DEFAULT_TIMEOUT, trace=None):
@@ -786,20 +831,21 @@ ENVIRONMENT_HELP = f"""\
 """   # retrieval_qa.py 的 --help 也用这一段
 
 HELP = f"""\
-用法：python model_reply_assistant.py [问题] [--timeout 秒]
+用法：python model_reply_assistant.py [问题] [--timeout 秒 | --check-draft 文件]
 
 基线做法：把三份资料全部发给模型，请它写一份回复草稿，并检查回答。结果以一个 JSON 对象写到 stdout。
 
-  问题              省略时在 stderr 上提示“问题：”，再从标准输入读一行
-  --timeout 秒      整个请求的总时限（默认 {DEFAULT_TIMEOUT:g} 秒）；超时不自动重试
-  -h, --help        显示这段说明
+  问题                省略时在 stderr 上提示“问题：”，再从标准输入读一行
+  --timeout 秒        整个请求的总时限（默认 {DEFAULT_TIMEOUT:g} 秒）；超时不自动重试
+  --check-draft 文件  不调用模型、不读密钥：把文件里保存的回答 {{status, draft, sources}} 当作模型的回答来检查
+  -h, --help          显示这段说明
 
 {ENVIRONMENT_HELP}退出码：0 正常；2 用法错误；3 模型调用失败；4 模型回答被拒绝；130 被 Ctrl-C 中断。
 """
 
 
 def run(argv):
-    options = parse_command_line(argv, USAGE, value_options={"--timeout": "timeout"})
+    options = parse_command_line(argv, USAGE, value_options={"--timeout": "timeout", "--check-draft": "check_draft"})
     if options["help"]:
         sys.stdout.write(HELP)
         return EXIT_OK
@@ -807,14 +853,18 @@ def run(argv):
     question = (options["question"] if options["question"] is not None else ask_question()).strip()
     if not question:
         raise kit_error("问题是空的。请输入一个问题，例如：试用几天？")
+    saved = options["check_draft"]
     try:
-        answer = ask_model(question, MATERIALS, timeout)
+        if saved is not None:   # 没有密钥也能练：保存的回答代替模型的回答，检查完全一样
+            answer = check_answer(read_saved_reply(saved), [material["id"] for material in MATERIALS])
+        else:
+            answer = ask_model(question, MATERIALS, timeout)
     except NoAnswer as failure:
         print(failure, file=sys.stderr)
-        write_json({"question": question, "status": failure.status, "model_called": failure.model_called,
+        write_json({"question": question, "status": failure.status, "model_called": failure.model_called and saved is None,
                     "draft": None, "sources": [], "problems": failure.problems})
         return failure.exit_code
-    write_json({"question": question, "status": answer["status"], "model_called": True, "draft": answer["draft"],
+    write_json({"question": question, "status": answer["status"], "model_called": saved is None, "draft": answer["draft"],
                 "sources": answer["sources"], "problems": []})
     return EXIT_OK
 

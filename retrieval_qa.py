@@ -21,17 +21,15 @@
 """
 
 
-import errno
 import json
 import os
 import re
-import stat
 import sys
 import time
 import unicodedata
 
-from model_reply_assistant import (ENVIRONMENT_HELP, MAX_RESPONSE_BYTES, JsonObject, JsonProblem, NoAnswer, ask_model,
-                                   check_answer, describe, one_line, parse_timeout, read_json, rejected)
+from model_reply_assistant import (ENVIRONMENT_HELP, JsonObject, JsonProblem, NoAnswer, ask_model, check_answer,
+                                   describe, one_line, os_reason, parse_timeout, read_head, read_json, read_saved_reply)
 from reply_assistant import (EXIT_OK, EXIT_REVIEW, ask_question, closest, kit_error, parse_command_line, run_cli,
                              write_json)
 
@@ -130,26 +128,6 @@ def read_document_bytes(path, shown):
         raise fail(shown, f"超过了 {MAX_FILE_BYTES} 字节（100 KB）的上限",
                    "资料应当是人工切分的短片段")
     return data
-
-
-def read_head(path, limit):
-    """读一个普通文件的前 limit + 1 个字节（多读一个，才知道是不是超过了 limit）。
-    先看它是什么再打开：文件夹、命名管道、设备都不打开（打开没人写的命名管道会一直等下去）。
-    失败时抛出 OSError 的子类，os_reason() 能把它说成中文。"""
-    mode = os.stat(path).st_mode   # 找不到、没有权限（包括上层文件夹不让进）都在这里报出来
-    if stat.S_ISDIR(mode):
-        raise IsADirectoryError(errno.EISDIR, "这是一个文件夹", path)
-    if not stat.S_ISREG(mode):
-        raise OSError(errno.EINVAL, "不是普通文件（像是命名管道或设备）", path)
-    with open(path, "rb") as handle:
-        return handle.read(limit + 1)
-
-
-def os_reason(error):
-    """把常见的文件错误说成中文；其他的保留系统原话。"""
-    reasons = {FileNotFoundError: "文件不存在", IsADirectoryError: "这是一个文件夹", PermissionError: "没有读取权限",
-               NotADirectoryError: "路径中间有一段不是文件夹"}
-    return next((text for kind, text in reasons.items() if isinstance(error, kind)), error.strerror or str(error))
 
 
 def decode_documents(data, shown):
@@ -359,26 +337,6 @@ def bigrams(text):
 def overlap(pairs, source):
     """一组二元组里，有多大比例也出现在一个片段（标题加正文）里。"""
     return len(pairs & bigrams(source["title"] + " " + source["text"])) / len(pairs)
-
-
-def read_saved_reply(path):
-    """--check-draft：读一份保存的回答，包装成和模型的回复（generate() 的返回值）一样的样子
-    {"content", "finish_reason": "stop"}，接下来和真正的回复一样交给 check_answer()。
-    不请求模型，不读密钥；读不了的文件也算被拒绝的回答（NoAnswer，退出码 4），和模型交回一份坏回答一样处理。"""
-    print(f"检查保存的回答 {path}（不调用模型，不读取密钥）", file=sys.stderr)
-    try:
-        data = read_head(path, MAX_RESPONSE_BYTES)   # 和模型响应体一样，最多 1 MiB；文件夹、命名管道不打开
-    except OSError as error:
-        raise rejected(f"读不了回答文件 {path}（{os_reason(error)}）") from None
-    if len(data) > MAX_RESPONSE_BYTES:
-        raise rejected(f"回答文件 {path} 超过 1 MiB")
-    try:
-        content = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise rejected(f"回答文件 {path} 不是 UTF-8 编码") from None
-    if "\x00" in content:   # 没有 BOM 的 UTF-16 也能“解码”成 UTF-8，只是满是 NUL
-        raise rejected(f"回答文件 {path} 不是 UTF-8 编码（里面有 NUL 字符，像是 UTF-16）")
-    return {"content": content, "finish_reason": "stop"}
 
 
 def check_grounding(draft, sources, hits):
@@ -646,7 +604,7 @@ def run(argv):
         materials = build_materials(hits)
         trace("上下文", started, f"{len(materials)} 个片段，{sum(len(m['title']) + len(m['text']) for m in materials)} 字")
         try:
-            if args["check_draft"] is not None:   # 第 04 课：保存的回答代替模型的回答
+            if args["check_draft"] is not None:   # 第 02 课的 --check-draft：保存的回答代替模型的回答
                 answer = check_answer(read_saved_reply(args["check_draft"]), [m["id"] for m in materials])
             else:   # 第 02 课的整条路，只是资料换成了命中的片段
                 answer = ask_model(question, materials, timeout, trace)

@@ -21,7 +21,7 @@ from kit_helpers import parse_tool_options, run_tool
 
 import retrieval_qa
 from reply_assistant import KitError
-from retrieval_qa import os_reason
+from model_reply_assistant import os_reason
 
 COLUMNS = ["问题", "命中编号", "是否调用模型", "期望事实", "实际草稿", "是否通过"]
 TRIAL = {"required": ["D01#1"], "fact": "试用期 7 天，引用 D01#1",

@@ -25,7 +25,7 @@ import evaluate
 import exercise
 import retrieval_qa
 from reply_assistant import KitError
-from retrieval_qa import os_reason
+from model_reply_assistant import os_reason
 
 USAGE = "用法：python checks/grade.py 学生的套件文件夹 … [--out FILE]"
 COLUMNS = ["副本", "资料文件", "做完的练习", "检索 recall@3", "检索精确率", "验收（离线）", "改过的程序文件（和老师的比）"]

@@ -11,6 +11,7 @@ import socket
 import ssl
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 import urllib.error
@@ -178,6 +179,45 @@ class AskModelTest(StandInCase):
                 model_reply_assistant.ask_model("试用几天？", self.MATERIALS)
         self.assertEqual((caught.exception.status, caught.exception.model_called), ("error", False))
         self.assertEqual(self.server.requests, [])
+
+
+class BaselineSavedAnswerTest(unittest.TestCase):
+    """第 02 课没有密钥也能练：model_reply_assistant.py --check-draft 用同样的硬规则检查一份保存的回答，
+    来源只能是基线的 D01、D02、D03；不请求模型、不读密钥。"""
+
+    def check(self, answer):
+        with tempfile.TemporaryDirectory() as directory:
+            path = os.path.join(directory, "answer.json")
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False))
+            with mock.patch("getpass.getpass", no_getpass):
+                code, out, err = run_main(model_reply_assistant, ["试用几天？", "--check-draft", path],
+                                          DEEPSEEK_API_KEY="sk-should-not-be-read", LOCAL_MODEL_URL="http://127.0.0.1:9/v1",
+                                          LOCAL_MODEL_NAME="m")
+        return code, json.loads(out), err
+
+    def test_a_good_saved_answer_is_a_draft_without_a_model_call(self):
+        code, result, err = self.check({"status": "draft", "draft": "试用期是 7 天。", "sources": ["D01", "D01"]})
+        self.assertEqual(code, 0, err)
+        self.assertEqual(result, {"question": "试用几天？", "status": "draft", "model_called": False,
+                                  "draft": "试用期是 7 天。", "sources": ["D01"], "problems": []})
+        self.assertIn("不调用模型，不读取密钥", err)
+        self.assertNotIn("正在请求模型", err)
+
+    def test_a_source_outside_the_three_materials_is_rejected(self):
+        code, result, err = self.check({"status": "draft", "draft": "试用期是 7 天。", "sources": ["D01#1"]})
+        self.assertEqual((code, result["status"], result["model_called"]), (4, "rejected", False))
+        self.assertEqual(result["problems"], ["来源「D01#1」不在这次发送的资料里（只允许 D01、D02、D03）"])
+
+    def test_a_code_fenced_answer_is_rejected_like_a_model_answer(self):
+        code, result, _ = self.check('```json\n{"status": "draft", "draft": "7 天", "sources": ["D01"]}\n```')
+        self.assertEqual((code, result["problems"]), (4, ["回答不是单个 JSON 对象（外面包了 ``` 代码块）"]))
+
+    def test_a_missing_file_is_a_rejected_answer(self):
+        code, out, err = run_main(model_reply_assistant, ["试用几天？", "--check-draft", "/nonexistent/answer.json"])
+        result = json.loads(out)
+        self.assertEqual((code, result["status"], result["model_called"]), (4, "rejected", False))
+        self.assertIn("读不了回答文件 /nonexistent/answer.json（文件不存在）", result["problems"][0])
 
 
 class RefusalTest(StandInCase):
