@@ -47,7 +47,7 @@ KIT_DIR = os.path.dirname(os.path.realpath(__file__))
 DOCUMENTS_PATH = os.path.join(KIT_DIR, "retrieval_documents.json")
 MAX_FILE_BYTES = 100 * 1024   # 100 KB：手工切分的教学资料远小于此；更大的文件说明该换工具了（第 03 课）
 MAX_RECORDS = 100             # 1–100 条：再多就不是“人工切分、人工写关键词”了（第 03 课）
-MAX_HITS = 3                  # 最多取 3 条：教学取值，不是通用最优参数（第 03 课“本课没有做的事”）
+MAX_HITS = 3                  # 最多取 3 条：教学取值，不是通用最优参数（第 03 课“想多了解”）
 CONTROL_CHARACTER = "[\x00-\x1f\x7f-\x9f]"   # Unicode 的控制字符（Cc 类）正好是这两段
 
 
@@ -474,7 +474,7 @@ def instruction_like(text):
 
 
 def shingles(text, size=4):
-    """字 4 元片段：去掉空白标点、数字记作 # 后每 4 字一片。“试用期 7 天”→{“试用期#”, “用期#天”}。
+    """4 字片段：去掉空白标点、数字记作 # 后每 4 字一片。“试用期 7 天”→{“试用期#”, “用期#天”}。
     只差数字的两段话片段相同，正好能认出“同一条规则的两个版本”。"""
     text = nfkc(re.sub(r"[\W_]+|(\d+(?:\.\d+)?)", lambda m: "#" if m.group(1) else "", text)).casefold()   # 删标点，数字记 #
     return {text[i:i + size] for i in range(max(1, len(text) - size + 1))}

@@ -56,9 +56,17 @@ def shipped():
     return json.loads(SHIPPED_DOCUMENTS.read_text(encoding="utf-8"))
 
 
+def missing_trial(documents):
+    """资料里找不到 D01#1 时说明可能的原因：id 被改成了全角的样子，或者练习三删掉以后没有恢复。"""
+    twin = next((record["id"] for record in documents if retrieval_qa.normalize(record["id"]) == "d01#1"), None)
+    if twin is not None:
+        return f"资料里没有 D01#1，却有一条 id 是 {json.dumps(twin, ensure_ascii=False)}：它只是看着像，请改回半角的 D01#1。"
+    return "资料里没有 D01#1（是不是还停在练习三，删掉以后没有恢复？）。"
+
+
 def exercise_1(documents, path):
     if trial(documents) is None:
-        return False, ["资料里没有 D01#1（是不是还停在练习三，删掉以后没有恢复？）。"]
+        return False, [missing_trial(documents)]
     if "D01#1" not in hit_ids("能免费用多久？", documents):
         return False, [f"“能免费用多久？”还没有命中 D01#1。它现在的关键词是：{'、'.join(trial(documents)['keywords'])}。"]
     lines = ["“能免费用多久？”现在命中 D01#1。关键词只是路由，不是事实：回答仍只能依据正文。"]
@@ -76,7 +84,7 @@ def exercise_1(documents, path):
 def exercise_2(documents, path):
     record = trial(documents)
     if record is None:
-        return False, ["资料里没有 D01#1（是不是还停在练习三？）。"]
+        return False, [missing_trial(documents)]
     days = retrieval_qa.numbers_in(record["text"])   # “14 天”“14天”“十四天”都认作 14
     if "14" not in days or "7" in days:
         return False, [f"D01#1 的正文里还不是 14 天：{record['text'][:30]}…"]
@@ -119,8 +127,8 @@ def exercise_4(documents, path):
     why = answer.get("why", "") if isinstance(answer, dict) else ""
     if not isinstance(why, str) or not why.strip():
         return False, ["检查判它为 draft。可程序分不出一份草稿是“骗过了检查”还是“本来就对”：请在 trick.json 里加一个 "
-                       "\"why\" 字段，写明它错在哪里、属于第 04 课最后一节的哪一种盲区。"]
-    return True, [f"检查判它为 draft，而你说它错在：{why.strip()[:60]}", "对照第 04 课最后一节，这正是出处核对证明不了的地方。"]
+                       "\"why\" 字段，写明它错在哪里、属于第 04 课“这些检查不能证明什么”一节的哪一种盲区。"]
+    return True, [f"检查判它为 draft，而你说它错在：{why.strip()[:60]}", "对照第 04 课“这些检查不能证明什么”一节，这正是出处核对证明不了的地方。"]
 
 
 def exercise_5(documents, path):

@@ -166,6 +166,15 @@ class ExerciseCommandTest(unittest.TestCase):
         self.assertIn("零命中", out)
         self.assertIn("这个练习做完要改回去", out)
 
+    def test_a_full_width_look_alike_id_is_named_instead_of_blaming_exercise_3(self):
+        self.edit(lambda records: records[0].update(id="Ｄ01＃1"))
+        for number in (1, 2):
+            with self.subTest(number=number):
+                code, out = self.judge(number)
+                self.assertEqual(code, 1)
+                self.assertIn('有一条 id 是 "Ｄ01＃1"：它只是看着像，请改回半角的 D01#1', out)
+                self.assertNotIn("练习三", out)
+
     def test_exercise_3_broken_json_is_explained(self):
         self.kit.documents.write_text('[{"id": "D01#2",}]', encoding="utf-8")
         code, out = self.judge(3)
