@@ -80,8 +80,8 @@ JSON_ERRORS = {
 
 USAGE = "用法：python model_reply_assistant.py [问题] [--timeout 秒 | --check-draft 文件]；详见 --help。"
 BRACKETS = "LOCAL_MODEL_URL 写得不对：方括号要配对，里面只能写 IPv6 地址（例如 [::1]），IPv4 地址直接写 127.0.0.1"
-NO_KEY_OPTIONS = ("没有密钥时，可以用 --check-draft 检查一份保存的回答，或用 LOCAL_MODEL_URL 改用本机模型（见第 02 课），"
-                  "或用 retrieval_qa.py --retrieve-only 只检索。")
+NO_KEY_OPTIONS = ("没有密钥时，可以用 LOCAL_MODEL_URL 改用本机模型（见第 02 课），或把保存的回答交给 --check-draft 检查"
+                  "（model_reply_assistant.py 和 retrieval_qa.py 都有这个选项），或用 retrieval_qa.py --retrieve-only 只检索。")
 
 
 # ---------- 没有得到能用的回答：一种异常 ----------

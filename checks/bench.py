@@ -98,8 +98,10 @@ def main(argv):
                               capture_output=True, env=clean_env())
         suite = time.perf_counter() - started
         summary = (done.stdout.decode("utf-8", errors="replace").strip().splitlines() or ["没有输出"])[-1]
-        rows.append((f"整套检查 python -W error checks/run_checks.py（{summary}）", f"{suite:.1f} s", "≤ 10 s",
-                     suite <= 10 and " 0 skipped" in summary and " 0 failed" in summary))
+        complete = " 0 skipped" in summary and " 0 failed" in summary
+        measured = f"{suite:.1f} s" + ("" if complete else "（有检查跳过或失败，这一项不算）")
+        rows.append((f"整套检查 python -W error checks/run_checks.py（{summary}）", measured, "≤ 10 s",
+                     suite <= 10 and complete))
     print(f"{date.today()}，Python {platform.python_version()}，{platform.system()} {platform.machine()}，"
           f"{os.cpu_count()} 核")
     print("| 项目 | 实测 | 目标 | 达到 |\n|---|---|---|---|")

@@ -138,7 +138,7 @@ def exercise_5(documents, path):
         return False, ["资料里还没有你新加的记录。照第 05 课第一节，加一条正文里藏着指令的记录。"]
     flagged = [r["id"] for r in added if instruction_like(r["title"] + " " + r["text"])]
     if flagged:
-        return True, [f"{'、'.join(flagged)} 会触发警告；引用它的草稿一律要人工复核（试试第 05 课的 obey-cite.json）。"]
+        return True, [f"{'、'.join(flagged)} 会触发警告；引用它的草稿一律要人工复核：照第 05 课的 obey-cite.json 写一份引用它的回答，用 --check-draft 看它变成 needs_review。"]
     named = [r for r in added if isinstance(r.get("instruction"), str) and r["instruction"].strip()]
     for record in named:   # 学生说“这句是指令”：核对它真在这条记录里，而且清单确实没认出来
         sentence = record["instruction"].strip()
@@ -235,7 +235,7 @@ def main(argv):
         print(f"练习 {numbers[0]}：{EXERCISES[numbers[0]]}")
         print(f"{LABELS[state]}：{lines[0]}", *lines[1:], sep="\n")
         if state == "done" and numbers[0] in RESTORE:
-            print("提醒：这个练习做完要改回去（用你的备份，或重新下载 retrieval_documents.json），免得影响后面的练习。")
+            print("提醒：这个练习做完要改回去（照课文把改动改回来；练习三用你做的备份），免得影响后面的练习。")
     return 0 if all(state != "todo" for state, _ in results.values()) else 1
 
 

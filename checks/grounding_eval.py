@@ -53,7 +53,7 @@ def catch_rate(results, kinds):
 
 
 def report(results, details=False):
-    lines = ["混淆矩阵（行：标注，列：程序的判定）", "expected".ljust(16) + "".join(v.rjust(14) for v in VERDICTS)]
+    lines = ["混淆矩阵（行：标注，列：程序的判定）", "标注".ljust(14) + "".join(v.rjust(14) for v in VERDICTS)]
     matrix = Counter((case["expected"], actual) for case, actual, _ in results)
     for expected in VERDICTS:
         lines.append(expected.ljust(16) + "".join(str(matrix[expected, actual]).rjust(14) for actual in VERDICTS))
