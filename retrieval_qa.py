@@ -258,32 +258,74 @@ def misspelt_field(record, field):
     return f"这条记录里有 {json.dumps(close, ensure_ascii=False)}，是不是想写 \"{field}\"？" if close else None
 
 
-# ---------- 第 04 课：核对出处——草稿里的数字、链接、引文、句子能不能在引用的片段里找到 ----------
-# 编号合法不等于事实正确。这一节把草稿里的数字、链接、引文和句子逐条拿去和引用的片段对照。
-# 它们只能发现“明显对不上”的地方，不能证明引用正确：措辞相近的错话会漏过，改写得很远的对话会被误报。
-# 35%、8 个二元组和 0.85 的来历见第 04 课“这些检查不能证明什么”，两成见“坏草稿一”；都在那一课的标注集上量过（结果在 README 里）。
+# ---------- 第 04 课：核对出处——草稿里的数量、链接、引文、句子能不能在引用的片段里找到 ----------
+# 编号合法不等于事实正确。这一节把草稿拆成分句，逐条拿去和引用的片段对照：数量（数字连同单位）、日期和时间、
+# 链接、引文，以及每个分句在片段里有没有依据、意思有没有说反。
+# 它们只能发现“字面上对不上”的地方，不能证明引用正确：措辞相近的错话会漏过，改写得很远的对话会被误报。
+# 35%、8 个二元组、两成、0.85 和一半的来历见第 04 课；都在那一课的标注集上量过（结果在 README 里）。
 
 SUPPORT_THRESHOLD = 0.35   # 句子与片段的字二元组重合度下限：低于它多半是引错了来源
-MIN_BIGRAMS = 8            # 少于 8 个二元组的短句（如“资料 [2] 提到”）不查：太短，重合度没有意义
-NUMBER_CONTEXT = 0.2       # 数字所在分句与含这个数字的片段至少要有两成二元组相同：防止挪用别处的数字，又不误伤短分句
+MIN_BIGRAMS = 8            # 少于 8 个二元组的句子不做整句检查（如“资料 [2] 提到”）：太短，重合度没有意义
+NUMBER_CONTEXT = 0.2       # 数量所在分句与含这个数量的片段至少要有两成二元组相同：防止挪用别处的数字，又不误伤短分句
+CLAUSE_MATCH = 0.5         # 分句和原文某个分句的二元组有一半相同，才算“说的是同一件事”，才比较意思是否相反
+NEW_CHARS = 4              # 一个分句里有 4 个以上说事实的字是片段里没有的、又占了一大半，就单独指出这个分句
 MAX_DRAFT_CHARS = 2000     # 回复草稿不会这么长；更长的不逐句核对，直接交给人（也免得逐句比较耗时过长）
 QUOTE_NEAR = 0.85          # 引文相似度 ≥0.85 算“近似”：近似也要人工对照，相似度高不代表没改数字
 QUOTE = r"「([^」]+)」|『([^』]+)』|“([^”]+)”"
 # 链接：http(s)://…、www.…，以及 evil.example/gift 这样的裸域名（全角字母先转成半角再找）
 LINK = r"(?i)(?:https?://|www\.)[!-~]+|[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,}(?:/[a-z0-9\-._~/?#=&%+:@]*)?"
 
-
-# 把文字拆成数字、词元和句子。正则写成字符串，re 第一次用到时编译并缓存。
-CN_NUMERAL = r"[零一二两三四五六七八九十百千]+(?=个|天|日|周|台|核|年|月|小时|分钟|秒|次|位|条|名|人|元|倍|项|张|份)"
+# 把文字拆成数量、词元、分句和句子。正则写成字符串，re 第一次用到时编译并缓存。
 CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-NUMBER = r"\d+(?:\.\d+)?%?"
+CN_NUMBER = "[零一二两三四五六七八九十百千万]+"
+NUMBER = r"\d+(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"   # 1,000 和 1000、3.5 都是一个数
+# 单位和量词，长的写在前面（“个工作日”先于“个”）。等号右边是它算作的单位：7 日和 7 天相同，5 位和 5 名相同
+UNITS = {"个工作日": "个工作日", "工作日": "个工作日", "个小时": "小时", "小时": "小时", "分钟": "分钟", "个月": "月",
+         "个星期": "周", "星期": "周", "礼拜": "周", "周": "周", "天": "天", "日": "天", "号": "天", "年": "年", "秒": "秒",
+         "公斤": "公斤", "千克": "公斤", "kg": "公斤", "克": "克", "公里": "公里", "km": "公里", "厘米": "厘米", "cm": "厘米",
+         "毫米": "毫米", "米": "米", "毫升": "毫升", "ml": "毫升", "升": "升", "美元": "美元", "块钱": "元", "块": "元", "元": "元", "%": "%",
+         "tb": "TB", "gb": "GB", "g": "GB", "mb": "MB", "核": "核", "席位": "席位", "个": "个", "位": "人", "名": "人",
+         "人": "人", "次": "次", "条": "条", "项": "项", "张": "张", "份": "份", "台": "台", "件": "件", "节": "节",
+         "家": "家", "倍": "倍", "折": "折", "岁": "岁", "斤": "斤", "期": "期"}
+# 一周、一天、一个月……：“一”后面是这些计时、计钱、计重的单位才算数字 1；“一个问题”“一台服务器”里的“一”只是“一个”的意思
+ONE_COUNTS = {"周", "天", "月", "年", "小时", "分钟", "秒", "个工作日", "元", "公斤", "公里", "倍"}
+WEEKDAYS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "日": 7, "天": 7}
+WEEKDAY = r"(?<![\d零一二两三四五六七八九十])(?<![\d零一二两三四五六七八九十] )(?:周|星期|礼拜)([一二三四五六日天])"   # “2 周一直到”里的不是周一
+DATE = r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]"
+CLOCK = r"(上午|早上|早晨|中午|下午|傍晚|晚上|夜里)?\s*(\d{1,2})\s*[:：]\s*(\d{2})"
+HOUR = r"(上午|早上|早晨|中午|下午|傍晚|晚上|夜里)?\s*(\d{1,2})\s*点\s*(半|(\d{1,2})\s*分)?"
 TOKEN = r"[a-z0-9]+(?:\.[0-9]+)*|[^\W_]"   # 一个英文词或数字算一个单位，一个汉字算一个单位
 SENTENCE_END = r"[。！？!?\n]|\.(?=\s|$)"
+# 分句的界线。英文逗号和冒号夹在数字中间时（1,000、7:30）不算
+CLAUSE_BREAK = r"[，；;：、。！？!?\n（）()]|,(?!\d{3})|:(?!\d)|并且|而且|另外|此外"
+PHRASE_BREAK = r"[，；;：。！？!?\n]|,(?!\d{3})|:(?!\d)"   # 比较意思时只按标点切：“或”“并且”要留在分句里才比得出来
 ABBREVIATION = r"(?i)(?:\be\.g|\bi\.e|\betc|\bvs)$"
+# 虚字：只管语气和连接，不说事实。比较“这个分句是不是新说法”时不算它们
+FUNCTION_CHARS = set("的地得了着过是在也就都会要这那个些您你我们他她它有和或与及而但如果为把被让给对向从到还再又很更最已将可以呢吗吧啊呀哦嘛其该每之所")
+# 客套话：不是事实，不拿去和片段对照
+COURTESY = (r"您好|你好|请问|抱歉|不好意思|欢迎|感谢|谢谢|祝您|为您|很高兴|如果?还?有(?:其他|任何)?(?:问题|疑问)|"
+            r"随时(?:联系|咨询)(?:我们)?|希望(?:以上|这些)?(?:信息|回答)?对您有(?:所)?帮助")
+
+# 意思相反的说法。否定词数一数：个数一奇一偶，就是一句肯定、一句否定。先去掉看着像否定、其实不是的词
+NOT_NEGATION = r"不同|不仅|不论|不管|不断|不错|不久|不过|无论|未来|别的|别人|分别|区别|特别|级别|类别|非常|没问题|没关系|不好意思"
+NEGATION = r"从不|从未|并非|不能|不可以|不可|不得|不会|不用|不必|不需要|不予|无需|无须|禁止|严禁|停止|暂停|请勿|切勿|没有|没|未|不|无|别|勿"
+# 条件词，按类别。同一组里的类别互相排斥：草稿用了一类、对应的原文用的是同组的另一类，意思就变了
+# （长的写在前面：“不少于”先于“少于”）
+CONDITIONS = [("以下", "不超过|不多于|不高于|不足|未满|以下|以内|之内|至多|最多|最高|低于|少于|小于"),
+              ("以上", "不少于|不低于|超过|多于|高于|以上|至少|最少|大于"),
+              ("之前", "之前|以前|提前"), ("之后", "之后|以后|过后|延后"),
+              ("当天", "当天|当日"), ("次日", "次日|第二天|隔天|翌日"),
+              ("或", "或者|或是|或|任选|任一|之一"), ("并且", "并且|而且|同时|都要|均需|均要"),
+              ("每天", "每天|每日"), ("每周", "每周|每星期"), ("每月", "每月|每个月"), ("每年", "每年|每个年度")]
+NEGATIVE_CONDITIONS = "不超过|不多于|不高于|不足|未满|不少于|不低于"   # 它们说的是界限，不是否定
+EXCLUSIVE = [{"以下", "以上"}, {"之前", "之后"}, {"当天", "次日"}, {"或", "并且"}, {"每天", "每周", "每月", "每年"}]
 
 
 def chinese_number(text):
-    """“十四”→14，“两”→2，“一百零五”→105。只处理到“千”。"""
+    """“十四”→14，“两”→2，“一百零五”→105，“一万二千”→12000。"""
+    if "万" in text:
+        high, _, low = text.partition("万")
+        return chinese_number(high or "一") * 10000 + (chinese_number(low) if low else 0)
     value, digit = 0, 0
     for char in text:
         if char in "十百千":
@@ -293,22 +335,100 @@ def chinese_number(text):
             digit = CN_DIGITS[char]
     return value + digit
 
+def plain_number(text):
+    """"1,000" -> "1000"；"03" -> "3"；"7.0" -> "7"；"12.50" -> "12.5"。同一个数只有一种写法，才好比较。"""
+    number = text.replace(",", "")
+    if "." in number:
+        number = number.rstrip("0").rstrip(".")
+    return str(int(number)) if "." not in number else str(float(number)).rstrip("0").rstrip(".")
 
-def numbers_in(text):
-    """文本里的数字：全角转半角，“七天”“两项”这类带量词的中文数字也算；单独的“一”常作“一个”讲，不算。"""
+
+def unit_after(text, start):
+    """text 从 start 起（跳过空格）是不是一个单位：返回 (算作的单位, 单位的结束位置)，不是就返回 (None, start)。"""
+    rest = text[start:].lstrip(" ")
+    skipped = len(text) - start - len(rest)
+    for written, unit in UNITS.items():
+        if rest.casefold().startswith(written) and not (written.isascii() and rest[len(written):len(written) + 1].isalpha()):
+            return unit, start + skipped + len(written)
+    return None, start
+
+
+def quantities_in(text):
+    """草稿或片段里的数量，按出现顺序：[(种类, 值, 原文写法)]。种类是“日期”“时间”“星期”，或数字后面的单位（没有单位是 ""）。
+    "试用期 7 天，3 月 1 日 7:30 起" -> [("日期", (None, 3, 1), "3 月 1 日"), ("时间", 450, "7:30"), ("天", "7", "7 天")]（顺序按种类）
+    一样的值写法不同也相同：03 = 3，1,000 = 1000，１４ = 14，七天 = 7 天，一周 = 1 周，百分之二十 = 20%。"""
     text = nfkc(text)
-    text = re.sub(CN_NUMERAL, lambda m: m.group() if m.group() == "一" else str(chinese_number(m.group())), text)
-    found = set()
+    found = []
+
+    def take(pattern, kind, value_of):   # 找到一种写法就记下，再把它从文字里抹掉，免得里面的数字再算一遍
+        nonlocal text
+        for match in re.finditer(pattern, text):
+            value = value_of(match)
+            if value is not None:
+                found.append((kind, value, match.group().strip()))
+        text = re.sub(pattern, lambda m: " " * len(m.group()), text)
+
+    take(DATE, "日期", lambda m: (int(m.group(1)) if m.group(1) else None, int(m.group(2)), int(m.group(3))))
+    take(CLOCK, "时间", clock_minutes)
+    take(HOUR, "时间", clock_minutes)
+    for start, end, first, last in weekday_ranges(text):   # 周一至周五：周一到周五每一天都算写过
+        found.extend(("星期", day, text[start:end]) for day in range(first, last + 1))
+        text = text[:start] + " " * (end - start) + text[end:]
+    take(WEEKDAY, "星期", lambda m: WEEKDAYS[m.group(1)])
+    take(r"百分之(" + CN_NUMBER + ")", "%", lambda m: str(chinese_number(m.group(1))))
+    for start, end, unit, value in chinese_numbers(text):
+        found.append((unit, value, text[start:end].strip()))
+        text = text[:start] + " " * (end - start) + text[end:]
     for match in re.finditer(NUMBER, text):
-        number = match.group().rstrip("%")
-        if "." in number:
-            number = number.rstrip("0").rstrip(".")   # 7.0 和 7 是同一个数
-        found.add(number + ("%" if match.group().endswith("%") else ""))
+        unit, end = unit_after(text, match.end())
+        found.append((unit or "", plain_number(match.group()), text[match.start():end].strip()))
     return found
 
 
+def chinese_numbers(text):
+    """“七天”“十四个”“两项”这样带单位的中文数字：[(起, 止, 单位, 值)]。单独的“一”只在计时、计钱、计重的单位前面
+    才算（见 ONE_COUNTS），“第一天”这样的序数不算。"""
+    found = []
+    for match in re.finditer(CN_NUMBER, text):
+        unit, end = unit_after(text, match.end())
+        if unit is None or text[match.start() - 1:match.start()] == "第" or (match.group() == "一" and unit not in ONE_COUNTS):
+            continue
+        found.append((match.start(), end, unit, str(chinese_number(match.group()))))
+    return found
+
+
+def clock_minutes(match):
+    """“下午 3 点半”“晚上 7:30” -> 从零点算起的分钟（930、1170）；下午、傍晚、晚上的 1–11 点加 12 小时。"""
+    part, hour = match.group(1), int(match.group(2))
+    if ":" in match.group() or "：" in match.group():
+        minute = int(match.group(3))
+    else:
+        minute = 30 if match.group(3) == "半" else int(match.group(4) or 0)
+    if part in ("下午", "傍晚", "晚上", "夜里") and hour < 12:
+        hour += 12
+    return hour * 60 + minute if hour <= 24 and minute < 60 else None
+
+
+def weekday_ranges(text):
+    """“周一至周五”“星期一到星期六”：返回 [(起, 止, 第一天, 最后一天)]。"""
+    pattern = WEEKDAY + r"\s*(?:至|到|-|－|~|～|—)\s*" + WEEKDAY
+    return [(m.start(), m.end(), WEEKDAYS[m.group(1)], WEEKDAYS[m.group(2)]) for m in re.finditer(pattern, text)
+            if WEEKDAYS[m.group(1)] <= WEEKDAYS[m.group(2)]]
+
+
+def numbers_in(text):
+    """文本里的数字（不管单位）：{"7", "12.5%", "3"}。第 05 课比较“同一规则的两个版本”时用它。"""
+    return {value + ("%" if kind == "%" else "") for kind, value, _ in quantities_in(text) if isinstance(value, str)}
+
+
 def tokens(text):
-    return re.findall(TOKEN, nfkc(text).casefold())
+    """比较用的单位：一个英文词或数字一个，一个汉字一个。数字先统一写法（03 → 3、1,000 → 1000、七天 → 7 天），
+    同一件事换个写法，二元组也相同。"""
+    text = re.sub(r"百分之(" + CN_NUMBER + ")", lambda m: f"{chinese_number(m.group(1))}%", nfkc(text))
+    for start, end, unit, value in reversed(chinese_numbers(text)):
+        text = text[:start] + value + text[end - len(text[start:end].lstrip("零一二两三四五六七八九十百千万")):]
+    text = re.sub(NUMBER, lambda m: plain_number(m.group()), text)
+    return re.findall(TOKEN, text.casefold())
 
 
 def split_sentences(text):
@@ -321,6 +441,11 @@ def split_sentences(text):
             sentences.append(text[start:match.end()].strip())
         start = match.end()
     return sentences + ([text[start:].strip()] if text[start:].strip() else [])
+
+
+def split_clauses(text):
+    """按逗号、分号、顿号、句号和“并且、而且、另外、此外”切成分句。"""
+    return [clause.strip() for clause in re.split(CLAUSE_BREAK, text) if clause.strip()]
 
 
 def strip_markers(text):
@@ -339,8 +464,9 @@ def overlap(pairs, source):
     return len(pairs & bigrams(source["title"] + " " + source["text"])) / len(pairs)
 
 
-def check_grounding(draft, sources, hits):
-    """返回问题列表；空列表表示链接、数字、引文、句子都能在引用的片段里找到依据。"""
+def check_grounding(draft, sources, hits, question=""):
+    """返回问题列表；空列表表示链接、数量、引文、分句都能在引用的片段里找到依据，意思也没有说反。
+    question 是用户的问题：草稿复述问题里的话（“部署以后也不会……”）不算新说法。"""
     cited = [hit for source in sources for hit in hits if hit["id"] == source]
     if len(draft) > MAX_DRAFT_CHARS:
         return [f"草稿有 {len(draft)} 个字，超过逐句核对的上限 {MAX_DRAFT_CHARS} 字，请人工复核"]
@@ -353,32 +479,80 @@ def check_grounding(draft, sources, hits):
     links = check_links(draft, cited)
     draft = re.sub(LINK, " ", draft)   # 链接单独核对，里面的数字不再重复报
     problems = (suspicious + links + check_numbers(draft, cited) + check_quotes(draft, cited)
-                + check_sentences(draft, cited, hits))
+                + check_sentences(draft, cited, hits, question) + check_meaning(draft, cited))
     return list(dict.fromkeys(problems))   # 同一句话、同一段引文重复出现，只报一次
 
 
+def link_key(link):
+    """比较链接用的样子：去掉结尾的标点和斜杠，协议和主机不分大小写；没写协议的只和去掉协议的比。"""
+    link = link.rstrip(".,;:!?)]}'\"/")
+    scheme, has_scheme, rest = link.partition("://")
+    if not has_scheme:
+        scheme, rest = "", link
+    host, slash, path = rest.partition("/")
+    return scheme.casefold(), host.casefold(), slash + path
+
+
 def check_links(draft, cited):
-    """草稿里的链接必须原样出现在引用的片段里：模型编出来的链接最容易把客户带到错误的地方。"""
-    sources = nfkc(" ".join(hit["title"] + " " + hit["text"] for hit in cited)).casefold()
-    links = [link.rstrip(".,;:!?)]}'\"") for link in re.findall(LINK, nfkc(draft))]
-    return [f"链接 {link} 不在引用的片段 {'、'.join(hit['id'] for hit in cited)} 中" for link in dict.fromkeys(links)
-            if link.casefold() not in sources]
+    """草稿里的链接必须和引用的片段里的某个链接完全相同（协议、主机、路径都一样），只是其中一段也不行：
+    模型编出来或截短的链接最容易把客户带到错误的地方。草稿没写 https:// 时，只要主机和路径相同就算。"""
+    known = {link_key(link) for hit in cited for link in re.findall(LINK, nfkc(hit["title"] + " " + hit["text"]))}
+    problems = []
+    for link in dict.fromkeys(link.rstrip(".,;:!?)]}'\"") for link in re.findall(LINK, nfkc(draft))):
+        scheme, host, path = link_key(link)
+        if (scheme, host, path) not in known and not (scheme == "" and any(k[1:] == (host, path) for k in known)):
+            problems.append(f"链接 {link} 不在引用的片段 {'、'.join(hit['id'] for hit in cited)} 中")
+    return problems
 
 
 def check_numbers(draft, cited):
-    """每个数字都要出现在被引用的片段里，而且说它的分句要像在说那个片段的事（否则多引一个片段就能挪用别处的数字）。"""
+    """每个数量都要出现在被引用的片段里：数字连同单位（7 天不等于 7 周），日期、时间、星期按值比较。
+    引用了几个片段时，说它的分句还要像在说含这个数的那个片段的事（否则多引一个片段就能挪用别处的数字）。"""
     problems, ids = [], "、".join(hit["id"] for hit in cited)
-    for clause in re.split(r"[，,；;。！？!?\n]", draft):
+    for clause in re.split(PHRASE_BREAK, draft):
         pairs = bigrams(clause)
-        for number in sorted(numbers_in(clause), key=lambda n: float(n.rstrip("%"))):
-            holders = [hit for hit in cited if number in {form for found in numbers_in(hit["title"] + " " + hit["text"])
-                                                          for form in (found, found.rstrip("%"))}]   # 片段的 50% 也算 50
+        for kind, value, shown in quantities_in(clause):
+            holders = [hit for hit in cited if supports(quantities_in(hit["title"] + " " + hit["text"]), kind, value)]
             if not holders:
-                problems.append(f"数字 {number} 不在引用的片段 {ids} 中")
-            elif len(pairs) >= 3 and max(overlap(pairs, hit) for hit in holders) < NUMBER_CONTEXT:
-                problems.append(f"数字 {number} 只在 {'、'.join(h['id'] for h in holders)} 里出现，"
+                problems.append(missing_quantity(kind, value, shown, cited, ids))
+            elif len(cited) > 1 and len(pairs) >= 3 and max(overlap(pairs, hit) for hit in holders) < NUMBER_CONTEXT:
+                problems.append(f"数字 {plain_shown(kind, value, shown)} 只在 {'、'.join(h['id'] for h in holders)} 里出现，"
                                 f"可这一句说的不像是那里的事：「{one_line(clause, 31)}」")
     return problems
+
+
+def supports(known, kind, value):
+    """片段里的数量 known 能不能支持草稿的一个数量。片段里没写单位的数字，支持任何单位（百分数除外）；
+    草稿没写单位的数字，片段里有这个数就算；日期没写年份时，只比月和日。"""
+    years = {known_value[0] for known_kind, known_value, _ in known if known_kind == "日期" and known_value[0]}
+    with_unit = {known_kind for known_kind, known_value, _ in known if known_value == value and known_kind}
+    if kind and kind not in ("日期", "时间", "星期") and with_unit and kind not in with_unit:
+        return False   # 片段里这个数带着别的单位（3 个工作日），草稿写成 3 小时：不算支持
+    for known_kind, known_value, _ in known:
+        if kind == "日期" and known_kind == "日期":   # 片段里“2025 年 1 月 28 日至 2 月 4 日”的 2 月 4 日也是 2025 年
+            if value[1:] == known_value[1:] and value[0] in (None, known_value[0], *(years if known_value[0] is None else ())):
+                return True
+        elif known_value == value and (known_kind == kind or kind == "" or (known_kind == "" and kind != "%")):
+            return True
+    return False
+
+
+def plain_shown(kind, value, shown):
+    """问题里怎样称呼一个数量：没有单位的写数字（“30”“30%”），带单位的、日期时间写原文（“7 周”“3 月 1 日”）。"""
+    if kind in ("", "%"):
+        return value + ("%" if kind == "%" else "")
+    return shown
+
+
+def missing_quantity(kind, value, shown, cited, ids):
+    """片段里没有这个数量时的说明。这个数字片段里根本没有，就说“数字 30 不在……”；数字有、单位不同，就把两种写法都说出来。"""
+    if kind in ("日期", "时间", "星期"):
+        return f"{kind}「{shown}」不在引用的片段 {ids} 中"
+    same_number = [known_shown for hit in cited for known_kind, known_value, known_shown
+                   in quantities_in(hit["title"] + " " + hit["text"]) if known_value == value and "%" not in (kind, known_kind)]
+    if kind and same_number:
+        return f"数量「{shown}」和引用的片段 {ids} 不同：片段里写的是「{same_number[0]}」"
+    return f"数字 {value}{'%' if kind == '%' else ''} 不在引用的片段 {ids} 中"
 
 
 def check_quotes(draft, cited):
@@ -408,14 +582,18 @@ def check_quotes(draft, cited):
     return problems
 
 
-def check_sentences(draft, cited, hits):
+def check_sentences(draft, cited, hits, question=""):
+    """整句在引用的片段里找不到依据，就指出这句话；整句有依据，再看它后面追加的分句（逗号、分号、“并且”“另外”之后）
+    有没有依据：“……7 天，须提前一天预约”不能靠前半句混过去。"""
     problems = []
     for sentence in dict.fromkeys(split_sentences(draft)):
-        pairs = bigrams(sentence)
+        pairs = bigrams(re.sub(COURTESY, " ", sentence))
         if len(pairs) < MIN_BIGRAMS:
+            problems += unsupported_clauses(clauses_of(sentence), cited, question)
             continue
         best = max(overlap(pairs, hit) for hit in cited)
         if best >= SUPPORT_THRESHOLD:
+            problems += unsupported_clauses(clauses_of(sentence), cited, question)
             continue
         shown = one_line(sentence, 31)
         problem = f"这句话在引用的片段里找不到依据：「{shown}」（重合度 {best:.0%}）"
@@ -427,13 +605,206 @@ def check_sentences(draft, cited, hits):
     return problems
 
 
+def clauses_of(sentence):
+    """句子的分句，引出引文的那一段（“规则写得很清楚：「……」”里冒号前面的话）不算：它只是在说下面要引用原文。"""
+    return split_clauses(re.sub(r"[^，,；;。！？!?]*[：:]\s*(?=[「『“])", " ", sentence))
+
+
+def unsupported_clauses(clauses, cited, question=""):
+    """分句里说事实的字（客套话、引文、数字和“的、是、在、您”这类虚字不算）有 NEW_CHARS 个以上、
+    而且超过一半在引用的片段和问题里都没出现过：这多半是模型自己加的一句，例如“……7 天，须提前一天预约”。
+    改写会换语序、换虚字，说事实的字大多还是原文里的；复述问题里的话也不算新说法。"""
+    seen = set(nfkc(question + " ".join(hit["title"] + hit["text"] for hit in cited)).casefold())
+    problems = []
+    for clause in clauses:
+        text = re.sub("|".join((DATE, CLOCK, HOUR)), " ", nfkc(re.sub(COURTESY + "|" + QUOTE, " ", clause))).casefold()
+        content = [char for char in re.findall(r"[^\W\d_]", text) if char not in FUNCTION_CHARS]
+        new = [char for char in content if char not in seen]
+        if len(new) >= NEW_CHARS and len(new) * 2 > len(content):
+            problems.append(f"这个分句在引用的片段里找不到依据：「{one_line(clause, 31)}」")
+    return problems
+
+
+def check_meaning(draft, cited):
+    """意思有没有变：一是否定（原文“从不自动发送”，草稿却是没有否定的“会自动发送”，或者反过来）；
+    二是条件词——草稿的分句找出引用的片段里最像它的分句（二元组至少一半相同），再比较条件词
+    （以上/以下、之前/之后、当天/次日、或/并且）和同一种单位的数量。"""
+    problems = flipped(draft, cited) + moved_between_nouns(draft, cited)
+    originals = [clause.strip() for hit in cited for clause in re.split(PHRASE_BREAK, hit["text"]) if clause.strip()]
+    known = [quantity for hit in cited for quantity in quantities_in(hit["title"] + " " + hit["text"])]
+    matched = []   # [(草稿的分句, 最像它的原文分句)]
+    for clause in re.split(PHRASE_BREAK, draft):
+        pairs = bigrams(clause)
+        if len(pairs) < 3 or not originals:
+            continue
+        scored = sorted(((len(pairs & bigrams(other)) / len(pairs), other) for other in originals), reverse=True)
+        score, original = scored[0]
+        if score < CLAUSE_MATCH:
+            continue
+        similar = [other for value, other in scored if value >= CLAUSE_MATCH]   # 像它的原文分句可能不止一个
+        matched.append((clause, original))
+        both = f"草稿「{one_line(clause.strip('「」『』“” '), 31)}」，原文「{one_line(original, 31)}」"
+        for word, other in changed_conditions(clause, original):
+            if not any(word_class(word) in conditions(candidate) for candidate in similar):
+                problems.append(f"条件变了（原文是“{other}”，草稿写成“{word}”）：{both}")
+        for shown, other in changed_amounts(clause, original, known):
+            if not any(same_amount(shown, candidate) for candidate in similar):
+                problems.append(f"数量「{shown}」和原文的「{other}」不同：{both}")
+    return problems + swapped(matched)
+
+
+def swapped(matched):
+    """两个分句互换了说法：草稿分句甲对应原文 A、乙对应原文 B，可甲里有只属于 B 的字，乙里有只属于 A 的字，
+    而且这些字都离开了原来的位置。“客服人员只负责写草稿……由助手检查”就是把“助手”和“客服人员”对调了。"""
+    problems = []
+    for first in range(len(matched)):
+        for second in range(first + 1, len(matched)):
+            (mine_a, theirs_a), (mine_b, theirs_b) = matched[first], matched[second]
+            if theirs_a == theirs_b:
+                continue
+            a, b, source_a, source_b = bigrams(mine_a), bigrams(mine_b), bigrams(theirs_a), bigrams(theirs_b)
+            if (a & (source_b - source_a)) - b and (b & (source_a - source_b)) - a:
+                problems.append(f"两处说法可能对调了：草稿「{one_line(mine_a.strip(), 21)}」「{one_line(mine_b.strip(), 21)}」，"
+                                f"原文「{one_line(theirs_a, 21)}」「{one_line(theirs_b, 21)}」")
+    return problems
+
+
+def negated(text):
+    """否定词管着的说法：[(否定词在内的原文写法, 后面的两个字)]。“从不自动发送” -> [("从不自动", "自动")]。
+    条件词（“不超过”）和“不同”“无论”这类不表示否定的词先换成空格。"""
+    text = without_false_negations(text)
+    found = []
+    for match in re.finditer(NEGATION, text):
+        after = re.match(r"[^\W\d_]{2}", text[match.end():])
+        if after:
+            found.append((text[match.start():match.end() + len(after.group())], after.group()))
+    return found
+
+
+def without_false_negations(text):
+    """把“不超过”这类带否定字的条件词，和“不同”“无论”这类看着像否定、其实不是的词，换成等长的空格（位置不变）。"""
+    return re.sub(NOT_NEGATION + "|" + NEGATIVE_CONDITIONS, lambda m: " " * len(m.group()), text)
+
+
+def plainly_said(text, phrase):
+    """phrase 在 text 里有没有不带否定的说法：同一个分句里、它前面没有否定词。返回那一处连同前面两个字的写法，
+    没有就是 None。“不可以开通”“不能用借记卡或现金支付”里的“开通”“支付”是被否定的，“团队可以开通”里的不是。"""
+    cleaned = without_false_negations(text)
+    for match in re.finditer(re.escape(phrase), text):
+        clause_start = max([m.end() for m in re.finditer(PHRASE_BREAK, text[:match.start()])], default=0)
+        if not re.search(NEGATION, cleaned[clause_start:match.start()]):
+            return text[max(0, match.start() - 2):match.end()].strip()
+    return None
+
+def flipped(draft, cited):
+    """同一个说法，一边有否定词管着、另一边只有不带否定的说法。比较的是否定词后面的两个字，所以“不会自动发送”
+    和“从不自动发送”算同一个意思，“会自动发送”就反了。引用的几个片段合起来算：哪个片段里有过同样的说法都行。"""
+    source = "\n".join(hit["text"] for hit in cited)
+    mine, theirs = negated(draft), negated(source)
+    problems = []
+    for words, phrase in theirs:
+        plain = plainly_said(draft, phrase)
+        if plain and phrase not in {p for _, p in mine} and not plainly_said(source, phrase):
+            problems.append(f"意思可能说反了：原文是「{words}」，草稿写成「{plain}」")
+    for words, phrase in mine:
+        plain = plainly_said(source, phrase)
+        if plain and phrase not in {p for _, p in theirs} and not plainly_said(draft, phrase):
+            problems.append(f"意思可能说反了：原文是「{plain}」，草稿写成「{words}」")
+    return problems
+
+
+def conditions(text):
+    """文字里用到的条件词：{"以上": "超过", …}（类别 -> 原文写法）。先找的类别先抹掉，免得“不少于”里的“少于”再算一次。"""
+    found = {}
+    for name, words in CONDITIONS:
+        match = re.search(words, text)
+        if match:
+            found[name] = match.group()
+            text = re.sub(words, " ", text)
+    return found
+
+
+def changed_conditions(clause, original):
+    """草稿用了某一类条件词，原文用的是同组的另一类、没有这一类：[(草稿的写法, 原文的写法)]。"""
+    mine, theirs = conditions(clause), conditions(original)
+    changed = []
+    for name, word in mine.items():
+        others = [other for group in EXCLUSIVE if name in group for other in group - {name} if other in theirs]
+        if others and name not in theirs:
+            changed.append((word, theirs[others[0]]))
+    return changed
+
+
+def moved_between_nouns(draft, cited):
+    """数字挪到了别的名词上：草稿“季卡 299 元”，原文“月卡 299 元、季卡 799 元”。看数字前面紧挨着的两个字（季卡），
+    原文里这两个字后面也跟着同一种单位的数量、却全都不是这个值，就指出来。"""
+    source = nfkc("\n".join(hit["text"] for hit in cited))
+    problems = []
+    owned = owned_quantities(source)
+    for owner, kind, value, shown in owned_quantities(nfkc(draft)):
+        values = [(known_value, known_shown) for known_owner, known_kind, known_value, known_shown
+                  in owned if known_owner == owner and known_kind == kind]
+        # 这个值在原文里属于哪个名词：草稿里连那个名词都没提，才是把数字挪了过来（“经济型车押金 3000 元”不算）
+        real_owners = [known_owner for known_owner, known_kind, known_value, _ in owned
+                       if known_kind == kind and known_value == value]
+        if values and value not in [known_value for known_value, _ in values] and real_owners \
+                and not any(real in nfkc(draft) for real in real_owners):
+            problems.append(f"数量「{owner}{shown}」和原文不同：原文里「{owner}」后面是「{values[0][1]}」")
+    return problems
+
+
+def owned_quantities(text):
+    """带单位的数字和它前面紧挨着的两个汉字：“季卡 799 元” -> [("季卡", "元", "799", "799 元")]。"""
+    found = []
+    for match in re.finditer(r"([^\W\d_]{2})\s*(" + NUMBER + ")", text):
+        unit, end = unit_after(text, match.end())
+        if unit:
+            found.append((match.group(1), unit, plain_number(match.group(2)), text[match.start(2):end].strip()))
+    return found
+
+
+def word_class(word):
+    """条件词属于哪一类：“超过” -> "以上"。"""
+    return next(name for name, words in CONDITIONS if re.fullmatch(words, word))
+
+
+def same_amount(shown, text):
+    """text 里有没有和 shown（比如“15 元”）种类、值都相同的数量。"""
+    return any(quantity[:2] == mine[:2] for mine in quantities_in(shown) for quantity in quantities_in(text))
+
+
+def char_before(text, shown):
+    """shown 在 text 里第一次出现时，前面紧挨着的那个字（跳过空格）。"""
+    at = nfkc(text).find(nfkc(shown))
+    return nfkc(text)[:at].rstrip()[-1:] if at > 0 else ""
+
+
+def changed_amounts(clause, original, known):
+    """同一种单位、原文是另一个值：[(草稿的写法, 原文的写法)]。“寄件费 3 元”对“寄件费 12 元”，“8 核”对“4 核”。
+    只看片段里别处确实有的数量（known 是引用的片段里全部的数量）：片段里根本没有的，check_numbers 已经指出来了。"""
+    theirs = quantities_in(original)
+    changed = []
+    for kind, value, shown in quantities_in(clause):
+        if not supports(known, kind, value):
+            continue
+        same_kind = [(known_value, known_shown) for known_kind, known_value, known_shown in theirs if known_kind == kind]
+        if kind and same_kind and value not in [known_value for known_value, _ in same_kind]:
+            if kind != "日期" or not any(value[1:] == known[1:] for known, _ in same_kind):
+                owner = char_before(clause, shown)   # “寄件费 3 元”对“寄件费 12 元”：数字前面是同一个字，才算说的是同一个数
+                for known_value, known_shown in same_kind:
+                    if owner and owner == char_before(original, known_shown):
+                        changed.append((shown, known_shown))
+                        break
+    return changed
+
+
 def mark_grounding(result, hits):
     """格式检查通过之后：列出没被引用的命中片段（只是信息），再核对 draft 的出处，对不上就把 status 改成
     needs_review。返回退出码。"""
     result["uncited_hits"] = [hit["id"] for hit in hits if hit["id"] not in result["sources"]]
     if result["status"] != "draft":
         return EXIT_OK
-    problems = check_grounding(result["draft"], result["sources"], hits)
+    problems = check_grounding(result["draft"], result["sources"], hits, result["question"])
     if not problems:
         print("核对出处：数字、引文和句子都能在引用的片段里找到。", file=sys.stderr)
         return EXIT_OK
