@@ -11,7 +11,6 @@ from kit_helpers import SHIPPED_DOCUMENTS, KitCopy, run_main as run_script, writ
 from stand_in_model import StandIn
 
 import model_reply_assistant
-import reply_assistant
 import retrieval_qa
 from reply_assistant import KitError
 from retrieval_qa import TEXT_BUDGET, document_warnings, load_documents
