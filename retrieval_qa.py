@@ -266,6 +266,8 @@ def misspelt_field(record, field):
 
 SUPPORT_THRESHOLD = 0.3    # 句子与片段的字二元组重合度下限：低于它多半是引错了来源（0.35 时口语化的改写误报太多）
 MIN_BIGRAMS = 8            # 少于 8 个二元组的句子不做整句检查（如“资料 [2] 提到”）：太短，重合度没有意义
+# 草稿里在替客户算账的分句：一共 78 元、790 × 30% = 237 元。只有这样的分句里，算出来的数才不算编造
+ARITHMETIC = r"一共|总共|合计|共计|总价|总额|算下来|加起来|[=＝×*+＋]|乘以|加上|减去"
 NUMBER_CONTEXT = 0.2       # 数量所在分句与含这个数量的片段至少要有两成二元组相同：防止挪用别处的数字，又不误伤短分句
 CLAUSE_MATCH = 0.5         # 分句和原文某个分句的二元组有一半相同，才算“说的是同一件事”，才比较意思是否相反
 NEW_CHARS = 4              # 一个分句里有 4 个以上说事实的字是片段里没有的、又占了一大半，就单独指出这个分句
@@ -318,7 +320,7 @@ CONDITIONS = [("以下", "不超过|不多于|不高于|不足|未满|以下|以
               ("以上", "不少于|不低于|超过|多于|高于|以上|至少|最少|大于"),
               ("之前", "之前|以前|提前"), ("之后", "之后|以后|过后|延后"),
               ("当天", "当天|当日"), ("次日", "次日|第二天|隔天|翌日"),
-              ("或", "或者|或是|或|任选|任一|之一"), ("并且", "并且|而且|同时|都要|均需|均要"),
+              ("或", "或者|或是|或|任选|任一|之一"), ("并且", "并且|而且|同时|都要|均需|均要|且"),
               ("每天", "每天|每日"), ("每周", "每周|每星期"), ("每月", "每月|每个月"), ("每年", "每年|每个年度")]
 NEGATIVE_CONDITIONS = "不超过|不多于|不高于|不足|未满|不少于|不低于"   # 它们说的是界限，不是否定
 EXCLUSIVE = [{"以下", "以上"}, {"之前", "之后"}, {"当天", "次日"}, {"或", "并且"}, {"每天", "每周", "每月", "每年"}]
@@ -522,21 +524,42 @@ def check_numbers(draft, cited, question=""):
     引用了几个片段时，说它的分句还要像在说含这个数的那个片段的事（否则多引一个片段就能挪用别处的数字）。
     问题里的数量（“15 公斤的金毛”）草稿可以复述；没写上午下午的“9 点半”，下午的 21:30 也算。"""
     problems, ids = [], "、".join(hit["id"] for hit in cited)
-    asked = quantities_in(question)
+    asked = {value for _, value, _ in quantities_in(question)}   # 客户自己给的数，换个量词复述也行（25 个人 / 25 人）
     in_chunk = {hit["id"]: quantities_in(hit["title"] + " " + hit["text"]) for hit in cited}   # 每个片段只读一次
+    # 算账用的数：片段里的、问题里的，以及草稿里已经核对过的（一步一步算下去）
+    pool = [float(value) for quantities in in_chunk.values() for _, value, _ in quantities if isinstance(value, str)]
+    pool += [float(value) for value in asked if isinstance(value, str)]
+    worked_out = set()
     for clause in re.split(PHRASE_BREAK, draft):
         pairs = bigrams(clause)
         for kind, value, shown in quantities_in(clause):
-            if supports(asked, kind, value):
+            number = float(value) if isinstance(value, str) else None   # 日期、时间、星期不参加算账
+            if value in asked or number in worked_out or (number is not None and re.search(ARITHMETIC, clause)
+                                                          and computed(number, pool)):
+                if number is not None:
+                    pool.append(number)
+                    worked_out.add(number)   # 算出来的数，后面再提到（“所以违约金是 237 元”）也算
                 continue
             values = [value, value + 720] if kind == "时间" and "点" in shown and value < 720 and shown[0].isdigit() else [value]
             holders = [hit for hit in cited if any(supports(in_chunk[hit["id"]], kind, v) for v in values)]
+            if holders and number is not None:
+                pool.append(number)
             if not holders:
                 problems.append(missing_quantity(kind, value, shown, cited, ids))
             elif len(cited) > 1 and len(pairs) >= 3 and max(overlap(pairs, hit) for hit in holders) < NUMBER_CONTEXT:
                 problems.append(f"数字 {plain_shown(kind, value, shown)} 只在 {'、'.join(h['id'] for h in holders)} 里出现，"
                                 f"可这一句说的不像是那里的事：「{one_line(clause, 31)}」")
     return problems
+
+
+def computed(value, pool):
+    """value 是不是 pool 里两个数一步算出来的：和、差、积，或者一个数的百分之几（790 的 30% 是 237）。"""
+    for first in pool:
+        for second in pool:
+            if any(abs(value - result) < 0.01 for result in (first + second, first - second, first * second,
+                                                               first * second / 100)):
+                return True
+    return False
 
 
 def supports(known, kind, value):
@@ -711,6 +734,8 @@ def plainly_said(text, phrase, next_char=None):
     没有就是 None。“不可以开通”“不能用借记卡或现金支付”里的“开通”“支付”是被否定的，“团队可以开通”里的不是。"""
     cleaned = without_false_negations(text)
     for match in re.finditer(re.escape(phrase), text):
+        if cleaned[match.start():match.end()] != phrase:   # 在“不超过”这类条件词里面，不算
+            continue
         clause_start = max([m.end() for m in re.finditer(PHRASE_BREAK, text[:match.start()])], default=0)
         following = re.match(r"[^\W\d_]?", text[match.end():]).group().strip("了吗呢吧啊呀哦嘛")   # 语气词不算
         if not re.search(NEGATION, cleaned[clause_start:match.start()]) and next_char in (None, following):

@@ -296,6 +296,24 @@ class SpellingAndContextTest(unittest.TestCase):
         self.assertEqual(check_grounding("15 公斤的狗寄养每天 120 元。", ["B1"], [boarding], "寄养一只 15 公斤的狗多少钱？"), [])
         self.assertEqual(check_grounding("15 公斤的狗寄养每天 120 元。", ["B1"], [boarding]), ["数字 15 不在引用的片段 B1 中"])
 
+    def test_a_one_step_calculation_is_accepted_only_where_the_draft_shows_it(self):
+        tickets = hit("F1", "21:30 以后开场的夜场一律 39 元一张。")
+        self.assertEqual(check_grounding("夜场 39 元一张，两张一共 78 元。", ["F1"], [tickets], "夜场两张票多少钱？"), [])
+        self.assertEqual(check_grounding("夜场 39 元一张，两张一共 80 元。", ["F1"], [tickets], "夜场两张票多少钱？"),
+                         ["数字 80 不在引用的片段 F1 中"])
+        # 没有“一共”“=”这类算账的字样，算得出来的数也不放过：“试用 14 天”不能因为 7 × 2 = 14 就算对
+        self.assertEqual(check_grounding("体验版试用期 14 天，能用两项功能。", ["T1"], [TRIAL]), ["数字 14 不在引用的片段 T1 中"])
+        fee = hit("B2", "提前解约按剩余月数月费总额的 30% 收取违约金。")
+        problems = check_grounding("10 × 79 = 790 元，790 × 30% = 237 元，所以违约金是 237 元。", ["B2"], [fee],
+                                   "还剩 10 个月，月费 79 元，违约金多少？")
+        self.assertEqual([p for p in problems if p.startswith("数字")], [], problems)   # 整句的重合度另有句子检查
+
+    def test_a_customer_number_may_come_back_with_another_measure_word(self):
+        group = hit("F2", "20 人以上的团体购票享 85 折。")
+        problems = check_grounding("20 人以上可以享受 85 折，您这 25 人符合条件。", ["F2"], [group],
+                                   "公司 25 个人想团体购票，有优惠吗？")
+        self.assertEqual([p for p in problems if p.startswith("数字")], [], problems)
+
     def test_an_indefinite_yi_is_not_the_number_one(self):
         problems = check_grounding("周三下午不接待初诊，可以换一天来。", ["V1"], [hit("V1", "周三下午不接待初诊。")])
         self.assertFalse([p for p in problems if p.startswith("数字")], problems)   # “换一天来”是建议（另有分句检查），不是 1 天
@@ -476,12 +494,12 @@ class LabelledSetTest(unittest.TestCase):
 
 
 # 上一版出处核对（只比数字和字面）在这份留出集上误标的如实回答：2026-11-30 用上一版的代码量的
-PREVIOUS_FALSE_ALARMS = (13, 54)
+PREVIOUS_FALSE_ALARMS = (10, 54)
 
 
 class HoldoutTest(unittest.TestCase):
-    """checks/grounding_holdout.json：两个新领域、由没看过规则的人写的回答。规则定下以后才第一次量它；
-    第二版出处核对的目标：不如实的至少抓到六成，该拒绝的全部拒绝，如实的回答误标不增加（不超过 5% 的目标还没达到）。"""
+    """checks/grounding_holdout.json：两个新领域、由没看过规则的人写的回答。规则定下以后才第一次量它。
+    第二版出处核对的目标：如实的回答误标不超过 5%，不如实的至少抓到六成，该拒绝的全部拒绝。"""
 
     @classmethod
     def setUpClass(cls):
@@ -494,10 +512,13 @@ class HoldoutTest(unittest.TestCase):
         self.assertFalse(set(self.documents) & set(json.loads(DOCUMENT_SETS.read_text(encoding="utf-8"))))
         self.assertGreaterEqual(len(self.cases), 80)
 
-    def test_false_alarms_on_faithful_answers_did_not_rise(self):
-        # 目标是不超过 5%，还没达到（见 README）；至少不能比上一版检查在同一份留出集上的 13/54 更多
+    def test_false_alarms_on_faithful_answers_are_at_most_5_percent(self):
         (flagged, faithful), _, _ = holdout_figures(self.results)
-        self.assertLessEqual(flagged / faithful, PREVIOUS_FALSE_ALARMS[0] / PREVIOUS_FALSE_ALARMS[1], f"{flagged}/{faithful}")
+        self.assertLessEqual(flagged / faithful, 0.05, f"{flagged}/{faithful}")
+
+    def test_false_alarms_did_not_rise_compared_with_the_previous_version(self):
+        (flagged, faithful), _, _ = holdout_figures(self.results)
+        self.assertLessEqual(flagged / faithful, PREVIOUS_FALSE_ALARMS[0] / PREVIOUS_FALSE_ALARMS[1])
 
     def test_at_least_60_percent_of_unfaithful_answers_are_caught(self):
         _, (caught, subtle), _ = holdout_figures(self.results)
