@@ -101,6 +101,7 @@ def show_hits(hits):
 
 # 第 03 课 · 读资料的细节：每一种写错都要说清楚是哪个文件、哪一行、哪条记录、哪个字段。
 
+
 def fail(shown, what, hint=None, where=""):
     """所有资料错误共用一种格式：文件、位置、问题、提示。"""
     message = f"资料文件 {shown}{where}：{what}。"
@@ -340,8 +341,9 @@ def chinese_number(text):
             digit = CN_DIGITS[char]
     return value + digit
 
+
 def plain_number(text):
-    """"1,000" -> "1000"；"03" -> "3"；"7.0" -> "7"；"12.50" -> "12.5"。同一个数只有一种写法，才好比较。"""
+    """例："1,000" -> "1000"；"03" -> "3"；"7.0" -> "7"；"12.50" -> "12.5"。同一个数只有一种写法，才好比较。"""
     number = text.replace(",", "")
     if "." in number:
         number = number.rstrip("0").rstrip(".")
@@ -356,9 +358,11 @@ def unit_after(text, start):
         return None, start
     return UNITS[match.group(1).casefold()], match.end()
 
+
 def quantities_in(text):
-    """草稿或片段里的数量，按出现顺序：[(种类, 值, 原文写法)]。种类是“日期”“时间”“星期”，或数字后面的单位（没有单位是 ""）。
-    "试用期 7 天，3 月 1 日 7:30 起" -> [("日期", (None, 3, 1), "3 月 1 日"), ("时间", 450, "7:30"), ("天", "7", "7 天")]（顺序按种类）
+    """草稿或片段里的数量：[(种类, 值, 原文写法)]，先日期、时间、星期，再百分数、中文数字和阿拉伯数字。
+    种类是“日期”“时间”“星期”，或数字后面的单位（没有单位是 ""）。
+    "试用期 7 天，3 月 1 日 7:30 起" -> [("日期", (None, 3, 1), "3 月 1 日"), ("时间", 450, "7:30"), ("天", "7", "7 天")]
     一样的值写法不同也相同：03 = 3，1,000 = 1000，１４ = 14，七天 = 7 天，一周 = 1 周，百分之二十 = 20%。"""
     text = nfkc(text)
     found = []
@@ -428,12 +432,12 @@ def weekday_ranges(text):
 
 
 def numbers_in(text):
-    """文本里的数字（不管单位）：{"7", "12.5%", "3"}。第 05 课比较“同一规则的两个版本”时用它。"""
+    """文本里的数字（不管单位，日期时间不算）：{"7", "12.5%", "3"}。引文里改了数字、第 05 课的“同一规则的两个版本”用它。"""
     return {value + ("%" if kind == "%" else "") for kind, value, _ in quantities_in(text) if isinstance(value, str)}
 
 
 def tokens(text):
-    """比较用的单位：一个英文词或数字一个，一个汉字一个。数字先统一写法（03 → 3、1,000 → 1000、七天 → 7 天），
+    """比较用的单位：一个英文词或数字一个，一个汉字一个。数字先统一写法（03 → 3、1,000 → 1000、七天 → 7天），
     同一件事换个写法，二元组也相同。"""
     text = re.sub(r"百分之(" + CN_NUMBER + ")", lambda m: f"{chinese_number(m.group(1))}%", nfkc(text))
     text = re.sub(ISO_DATE, lambda m: f"{int(m.group(1))}年{int(m.group(2))}月{int(m.group(3))}日", text)   # 2025-06-18 -> 2025年6月18日
@@ -540,7 +544,7 @@ def check_numbers(draft, cited, question=""):
                     pool.append(number)
                     worked_out.add(number)   # 算出来的数，后面再提到（“所以违约金是 237 元”）也算
                 continue
-            values = [value, value + 720] if kind == "时间" and "点" in shown and value < 720 and shown[0].isdigit() else [value]
+            values = [value] + am_or_pm(kind, value, shown)
             holders = [hit for hit in cited if any(supports(in_chunk[hit["id"]], kind, v) for v in values)]
             if holders and number is not None:
                 pool.append(number)
@@ -550,6 +554,13 @@ def check_numbers(draft, cited, question=""):
                 problems.append(f"数字 {plain_shown(kind, value, shown)} 只在 {'、'.join(h['id'] for h in holders)} 里出现，"
                                 f"可这一句说的不像是那里的事：「{one_line(clause, 31)}」")
     return problems
+
+
+def am_or_pm(kind, value, shown):
+    """没写上午下午的“9 点半”也可能是晚上 9 点半：返回另一个可能的时间 [21:30 的分钟数]，别的情况返回 []。"""
+    if kind == "时间" and "点" in shown and shown[0].isdigit() and value < 720:
+        return [value + 720]
+    return []
 
 
 def computed(value, pool):
@@ -593,11 +604,14 @@ def missing_quantity(kind, value, shown, cited, ids):
                    in quantities_in(hit["title"] + " " + hit["text"]) if known_value == value and "%" not in (kind, known_kind)]
     if kind and same_number:
         return f"数量「{shown}」和引用的片段 {ids} 不同：片段里写的是「{same_number[0]}」"
+    if not re.search(r"\d", shown):   # 草稿里写的是中文数字（一周、十五元）：照原样说，免得学生找不到“1”
+        return f"数量「{shown}」不在引用的片段 {ids} 中"
     return f"数字 {value}{'%' if kind == '%' else ''} 不在引用的片段 {ids} 中"
 
 
 def check_quotes(draft, cited):
-    import difflib   # 只有草稿里有引文时才需要
+    """「」『』“” 里的引文要在引用的片段里原样出现；相似度 ≥ QUOTE_NEAR 的算“近似”，更低的算“找不到”。"""
+    import difflib   # 只有这里用到（比较引文和原文的相似度）
     problems = []
     for quote in dict.fromkeys(next(group for group in match.groups() if group) for match in re.finditer(QUOTE, draft)):
         if not tokens(quote):   # 只剩链接（已单独核对）或标点
@@ -629,11 +643,8 @@ def check_sentences(draft, cited, hits, question=""):
     problems = []
     for sentence in dict.fromkeys(split_sentences(draft)):
         pairs = bigrams(re.sub(COURTESY, " ", sentence))
-        if len(pairs) < MIN_BIGRAMS:
-            problems += unsupported_clauses(clauses_of(sentence), cited, question)
-            continue
-        best = max(overlap(pairs, hit) for hit in cited)
-        if best >= SUPPORT_THRESHOLD:
+        best = max(overlap(pairs, hit) for hit in cited) if len(pairs) >= MIN_BIGRAMS else None
+        if best is None or best >= SUPPORT_THRESHOLD:   # 短句不做整句检查；整句有依据：都再逐个分句看
             problems += unsupported_clauses(clauses_of(sentence), cited, question)
             continue
         shown = one_line(sentence, 31)
@@ -667,9 +678,12 @@ def unsupported_clauses(clauses, cited, question=""):
 
 
 def check_meaning(draft, cited):
-    """意思有没有变：一是否定（原文“从不自动发送”，草稿却是没有否定的“会自动发送”，或者反过来）；
-    二是条件词——草稿的分句找出引用的片段里最像它的分句（二元组至少一半相同），再比较条件词
-    （以上/以下、之前/之后、当天/次日、或/并且）和同一种单位的数量。"""
+    """意思有没有变，四项：
+    1. 否定（flipped）：原文“从不自动发送”，草稿却是没有否定的“会自动发送”，或者反过来；
+    2. 数字挪到了别的名词上（moved_between_nouns）：“季卡 299 元”，原文季卡是 799 元；
+    3. 草稿的每个分句找出原文里最像它的分句（二元组至少一半相同），比较条件词（以上/以下、之前/之后、当天/次日、
+       或/并且、每天/每周/每月/每年）和同一种单位的数量——原文那一句用的是相反的词或另一个值，才指出；
+    4. 两个分句把说法对调了（swapped）。引文里的话也照样比较：引文本来就该和原文一样。"""
     problems = flipped(draft, cited) + moved_between_nouns(draft, cited)
     originals = [clause.strip() for hit in cited for clause in re.split(PHRASE_BREAK, hit["text"]) if clause.strip()]
     original_pairs = {original: bigrams(original) for original in originals}   # 每个原文分句的二元组只算一次
@@ -742,6 +756,7 @@ def plainly_said(text, phrase, next_char=None):
             return text[max(0, match.start() - 2):match.end()].strip()
     return None
 
+
 def flipped(draft, cited):
     """同一个说法，一边有否定词管着、另一边只有不带否定的说法。比较的是否定词后面的两个字和再后面的一个字，
     所以“不会自动发送”和“从不自动发送”算同一个意思，“会自动发送”就反了。引用的几个片段合起来算：
@@ -759,6 +774,7 @@ def flipped(draft, cited):
             problems.append(f"意思可能说反了：原文是「{plain}」，草稿写成「{words}」")
     return problems
 
+
 def conditions(text):
     """文字里用到的条件词：{"以上": "超过", …}（类别 -> 原文写法）。所有条件词按长短排好一起找，
     长的先认：“不少于”是“以上”一类，不会被认成里面的“少于”。"""
@@ -767,6 +783,7 @@ def conditions(text):
     for match in re.finditer("|".join(words), text):
         found.setdefault(word_class(match.group()), match.group())
     return found
+
 
 def changed_conditions(clause, original):
     """草稿用了某一类条件词，原文用的是同组的另一类、没有这一类：[(草稿的写法, 原文的写法)]。"""
@@ -853,7 +870,7 @@ def mark_grounding(result, hits):
         return EXIT_OK
     problems = check_grounding(result["draft"], result["sources"], hits, result["question"])
     if not problems:
-        print("核对出处：数字、引文和句子都能在引用的片段里找到。", file=sys.stderr)
+        print("核对出处：数量、链接、引文和句子都能在引用的片段里找到，意思也没有说反。", file=sys.stderr)
         return EXIT_OK
     print(f"核对出处：{len(problems)} 处需要人工复核。", *(f"  - {p}" for p in problems), sep="\n", file=sys.stderr)
     result.update(status="needs_review", problems=problems)
@@ -982,7 +999,7 @@ USAGE = ("用法：python retrieval_qa.py [问题] [--retrieve-only | --check-dr
 NOTES = {
     "retrieved": "只做了检索（--retrieve-only）：没有调用模型，也没有读取密钥。",
     "no_hits": "没有命中任何片段，所以没有调用模型。零命中不等于资料里没有答案，也可能是问法和关键词对不上。",
-    "draft": "这是草稿，不会自动发送；数字、引文和句子都能在引用的片段里找到，发出前仍请人工核对。",
+    "draft": "这是草稿，不会自动发送；数量、链接、引文和句子都能在引用的片段里找到，发出前仍请人工核对。",
     "needs_review": "草稿里有和引用片段对不上的地方，见 problems；请人工核对后再决定用不用。草稿不会自动发送。",
     "missing": "模型认为命中的片段回答不了这个问题；draft 是它的说明，没有核对出处，不要当作回复发出。"
                "这不证明资料库里没有答案，先检查检索。",

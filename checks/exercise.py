@@ -115,6 +115,9 @@ def exercise_4(documents, path):
         return False, [f"trick.json 不是合法的 JSON（{where}{problem.what}）" + (f"。{problem.hint}" if problem.hint else "")]
     except (OSError, UnicodeDecodeError) as error:
         return False, [f"读不了 trick.json（{error.__class__.__name__}）：请用 UTF-8 保存。"]
+    fields = answer if isinstance(answer, dict) else {}
+    if "你的草稿" in str(fields.get("draft", "")) or "它错在哪里" in str(fields.get("why", "")):
+        return False, ["trick.json 里还是课文给的占位文字（“……你的草稿……”“……它错在哪里……”）：换成你自己写的草稿和理由。"]
     output = io.StringIO()
     with contextlib.redirect_stdout(output), contextlib.redirect_stderr(io.StringIO()):
         retrieval_qa.main(["试用几天？", "--check-draft", str(trick), "--documents", str(path)])

@@ -103,7 +103,7 @@ class QuoteTest(unittest.TestCase):
     def test_quote_not_in_the_source(self):
         problems = check_grounding("资料说「试用期是一个月」。", ["T1"], [TRIAL])
         self.assertIn("引文在引用的片段中找不到：「试用期是一个月」", problems)
-        self.assertIn("数字 1 不在引用的片段 T1 中", problems)   # “一个月”是 1 个月：计时的单位前，“一”也是数字
+        self.assertIn("数量「一个月」不在引用的片段 T1 中", problems)   # “一个月”是 1 个月：计时的单位前，“一”也是数字
 
 
 class SentenceTest(unittest.TestCase):
@@ -250,10 +250,11 @@ class QuantityTest(unittest.TestCase):
                          ["数量「7 周」和引用的片段 T1 不同：片段里写的是「7 天」"])
 
     def test_one_week_is_one_week_not_seven_days(self):
-        self.assertEqual(check_grounding("体验版可以试用一周。", ["T1"], [TRIAL]), ["数字 1 不在引用的片段 T1 中"])
+        self.assertEqual(check_grounding("体验版可以试用一周。", ["T1"], [TRIAL]), ["数量「一周」不在引用的片段 T1 中"])
 
     def test_a_percentage_in_chinese_numerals_is_compared(self):
-        self.assertEqual(check_grounding("按声明价值的百分之二十收取保价费。", ["P1"], [PARCEL]), ["数字 20% 不在引用的片段 P1 中"])
+        # 草稿用中文写的数，问题里照原样说出来（学生在草稿里找得到“百分之二十”，找不到“20%”）
+        self.assertEqual(check_grounding("按声明价值的百分之二十收取保价费。", ["P1"], [PARCEL]), ["数量「百分之二十」不在引用的片段 P1 中"])
 
     def test_numbers_swapped_between_nouns_are_caught(self):
         problems = check_grounding("私有部署需要一台 8 核 CPU、4 GB 内存的服务器。", ["V1"], [SERVER])
@@ -371,7 +372,7 @@ class ConditionTest(unittest.TestCase):
 class AppendedClauseTest(unittest.TestCase):
     def test_an_invented_clause_cannot_ride_on_a_supported_sentence(self):
         self.assertEqual(check_grounding("新注册的团队可以开通体验版，试用期 7 天，须提前一天预约开通。", ["T1"], [TRIAL]),
-                         ["数字 1 不在引用的片段 T1 中", "这个分句在引用的片段里找不到依据：「须提前一天预约开通」"])
+                         ["数量「一天」不在引用的片段 T1 中", "这个分句在引用的片段里找不到依据：「须提前一天预约开通」"])
         self.assertEqual(check_grounding("新注册的团队可以开通体验版，试用期 7 天，另外赠送专属客户经理服务。", ["T1"], [TRIAL]),
                          ["这个分句在引用的片段里找不到依据：「赠送专属客户经理服务」"])
 

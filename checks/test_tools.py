@@ -201,6 +201,12 @@ class ExerciseCommandTest(unittest.TestCase):
         self.assertEqual(code, 0)
         self.assertIn("而你说它错在：资料说两项功能都能用", out)
 
+    def test_exercise_4_refuses_the_lessons_placeholder(self):
+        self.write_trick({"status": "draft", "draft": "……你的草稿……", "sources": ["D01#1"], "why": "……它错在哪里……"})
+        code, out = self.judge(4)
+        self.assertEqual(code, 1)
+        self.assertIn("还是课文给的占位文字", out)
+
     def test_exercise_4_in_the_exercise_3_state(self):
         self.edit(lambda records: records.pop(0))
         self.write_trick({"status": "draft", "draft": "7 天", "sources": ["D01#1"], "why": "x"})
