@@ -290,7 +290,7 @@ UNITS = {"个工作日": "个工作日", "工作日": "个工作日", "个小时
          "tb": "TB", "gb": "GB", "g": "GB", "mb": "MB", "核": "核", "席位": "席位", "个": "个", "位": "人", "名": "人",
          "人": "人", "次": "次", "条": "条", "项": "项", "张": "张", "份": "份", "台": "台", "件": "件", "节": "节",
          "家": "家", "倍": "倍", "折": "折", "岁": "岁", "斤": "斤", "期": "期"}
-UNIT = r" *(" + "|".join(sorted(map(re.escape, UNITS), key=len, reverse=True)) + r")(?![a-z])"   # 长的先认
+UNIT = r"(?i) *(" + "|".join(sorted(map(re.escape, UNITS), key=len, reverse=True)) + r")(?![a-z])"   # 长的先认
 # 一周、一天、一个月……：“一”后面是这些计时、计钱、计重的单位才算数字 1；“一个问题”“一台服务器”里的“一”只是“一个”的意思
 ONE_COUNTS = {"周", "天", "月", "年", "小时", "分钟", "秒", "个工作日", "元", "公斤", "公里", "倍"}
 WEEKDAYS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "日": 7, "天": 7}
@@ -312,7 +312,7 @@ COURTESY = (r"您好|你好|请问|抱歉|不好意思|欢迎|感谢|谢谢|祝�
             r"请您?耐心等待|请您?放心|敬请谅解|给您带来不便|所以|因此|也就是说|属于|符合|范围内|这一档|"
             r"随时(?:联系|咨询)(?:我们)?|希望(?:以上|这些)?(?:信息|回答)?对您有(?:所)?帮助")
 
-# 意思相反的说法。否定词数一数：个数一奇一偶，就是一句肯定、一句否定。先去掉看着像否定、其实不是的词
+# 意思相反的说法：否定词管着后面的话（见 negated）。先去掉看着像否定、其实不是的词
 NOT_NEGATION = r"不同|不仅|不论|不管|不断|不错|不久|不过|无论|未来|别的|别人|分别|区别|特别|级别|类别|非常|没问题|没关系|不好意思"
 NEGATION = r"从不|从未|并非|不能|不可以|不可|不得|不会|不用|不必|不需要|不予|无需|无须|禁止|严禁|停止|暂停|请勿|切勿|没有|没|未|不|无|别|勿"
 # 条件词，按类别。同一组里的类别互相排斥：草稿用了一类、对应的原文用的是同组的另一类，意思就变了
@@ -347,13 +347,13 @@ def plain_number(text):
     number = text.replace(",", "")
     if "." in number:
         number = number.rstrip("0").rstrip(".")
-    return str(int(number)) if "." not in number else str(float(number)).rstrip("0").rstrip(".")
+    return str(float(number)) if "." in number else str(int(number))
 
 
 def unit_after(text, start):
     """text 从 start 起（跳过空格）是不是一个单位：返回 (算作的单位, 单位的结束位置)，不是就返回 (None, start)。
     英文单位后面不能紧跟字母（“GB”是单位，“Good”里的“G”不是）。"""
-    match = re.compile(UNIT, re.IGNORECASE).match(text, start)
+    match = re.compile(UNIT).match(text, start)
     if not match:
         return None, start
     return UNITS[match.group(1).casefold()], match.end()
@@ -443,8 +443,9 @@ def tokens(text):
     text = re.sub(ISO_DATE, lambda m: f"{int(m.group(1))}年{int(m.group(2))}月{int(m.group(3))}日", text)   # 2025-06-18 -> 2025年6月18日
     for pattern in (CLOCK, HOUR):   # “晚上 7 点”“19:00”都写成 19:00
         text = re.sub(pattern, lambda m: clock_text(clock_minutes(m)) or m.group(), text)
-    for start, end, unit, value in reversed(chinese_numbers(text)):
-        text = text[:start] + value + text[end - len(text[start:end].lstrip("零一二两三四五六七八九十百千万")):]
+    for start, _, _, value in reversed(chinese_numbers(text)):   # 只换中文数字，单位留着
+        numeral = re.match(CN_NUMBER, text[start:]).group()
+        text = text[:start] + value + text[start + len(numeral):]
     text = re.sub(NUMBER, lambda m: plain_number(m.group()), text)
     return re.findall(TOKEN, text.casefold())
 
@@ -549,7 +550,7 @@ def check_numbers(draft, cited, question=""):
             if holders and number is not None:
                 pool.append(number)
             if not holders:
-                problems.append(missing_quantity(kind, value, shown, cited, ids))
+                problems.append(missing_quantity(kind, value, shown, in_chunk, ids))
             elif len(cited) > 1 and len(pairs) >= 3 and max(overlap(pairs, hit) for hit in holders) < NUMBER_CONTEXT:
                 problems.append(f"数字 {plain_shown(kind, value, shown)} 只在 {'、'.join(h['id'] for h in holders)} 里出现，"
                                 f"可这一句说的不像是那里的事：「{one_line(clause, 31)}」")
@@ -581,8 +582,10 @@ def supports(known, kind, value):
     if kind and kind not in ("日期", "时间", "星期") and with_unit and kind not in with_unit:
         return False   # 片段里这个数带着别的单位（3 个工作日），草稿写成 3 小时：不算支持
     for known_kind, known_value, _ in known:
-        if kind == "日期" and known_kind == "日期":   # 片段里“2025 年 1 月 28 日至 2 月 4 日”的 2 月 4 日也是 2025 年
-            if value[1:] == known_value[1:] and value[0] in (None, known_value[0], *(years if known_value[0] is None else ())):
+        if kind == "日期" and known_kind == "日期":
+            # 片段里“2025 年 1 月 28 日至 2 月 4 日”的 2 月 4 日没写年份，它也是 2025 年
+            possible_years = {known_value[0]} if known_value[0] else years
+            if value[1:] == known_value[1:] and (value[0] is None or value[0] in possible_years):
                 return True
         elif known_value == value and (known_kind == kind or kind == "" or (known_kind == "" and kind != "%")):
             return True
@@ -596,12 +599,12 @@ def plain_shown(kind, value, shown):
     return shown
 
 
-def missing_quantity(kind, value, shown, cited, ids):
+def missing_quantity(kind, value, shown, in_chunk, ids):
     """片段里没有这个数量时的说明。这个数字片段里根本没有，就说“数字 30 不在……”；数字有、单位不同，就把两种写法都说出来。"""
     if kind in ("日期", "时间", "星期"):
         return f"{kind}「{shown}」不在引用的片段 {ids} 中"
-    same_number = [known_shown for hit in cited for known_kind, known_value, known_shown
-                   in quantities_in(hit["title"] + " " + hit["text"]) if known_value == value and "%" not in (kind, known_kind)]
+    same_number = [known_shown for quantities in in_chunk.values() for known_kind, known_value, known_shown in quantities
+                   if known_value == value and "%" not in (kind, known_kind)]
     if kind and same_number:
         return f"数量「{shown}」和引用的片段 {ids} 不同：片段里写的是「{same_number[0]}」"
     if not re.search(r"\d", shown):   # 草稿里写的是中文数字（一周、十五元）：照原样说，免得学生找不到“1”
@@ -614,9 +617,9 @@ def check_quotes(draft, cited):
     import difflib   # 只有这里用到（比较引文和原文的相似度）
     problems = []
     for quote in dict.fromkeys(next(group for group in match.groups() if group) for match in re.finditer(QUOTE, draft)):
-        if not tokens(quote):   # 只剩链接（已单独核对）或标点
-            continue
         wanted, best, best_window = tokens(quote), 0.0, []
+        if not wanted:   # 只剩链接（已单独核对）或标点
+            continue
         for hit in cited:
             units = tokens(hit["title"] + " " + hit["text"])
             for size in range(max(1, len(wanted) - 2), len(wanted) + 3):   # 窗口放宽 ±2，多一个字少一个字也能对上
@@ -638,8 +641,8 @@ def check_quotes(draft, cited):
 
 
 def check_sentences(draft, cited, hits, question=""):
-    """整句在引用的片段里找不到依据，就指出这句话；整句有依据，再看它后面追加的分句（逗号、分号、“并且”“另外”之后）
-    有没有依据：“……7 天，须提前一天预约”不能靠前半句混过去。"""
+    """整句在引用的片段里找不到依据，就指出这句话；整句有依据（或者短得不做整句检查），再逐个看它的分句
+    （逗号、分号、“并且”“另外”隔开的）有没有依据：“……7 天，须提前一天预约”不能靠前半句混过去。"""
     problems = []
     for sentence in dict.fromkeys(split_sentences(draft)):
         pairs = bigrams(re.sub(COURTESY, " ", sentence))
