@@ -18,7 +18,6 @@ import re
 import stat
 import sys
 import time
-import unicodedata
 
 from reply_assistant import (EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED, KitError, MATERIALS, ask_question,
                              build_messages, error_line, kit_error, parse_command_line, run_cli, write_json)
@@ -733,8 +732,6 @@ def check_answer(reply, allowed_ids):
             problems.append(f"sources 应当是非空的字符串数组，实际是{describe(sources)}")
         sources = []
     allowed = set(allowed_ids)
-    if isinstance(draft, str):   # 草稿正文里写的 [D04#1] 这样的编号也算引用
-        sources = sources + [marker for marker in id_markers(draft) if marker not in allowed]
     for source in dict.fromkeys(sources):
         if source not in allowed:
             problems.append(f"来源「{one_line(source, 40)}」不在这次发送的资料里（只允许 {'、'.join(sorted(allowed))}）")
@@ -746,12 +743,6 @@ def check_answer(reply, allowed_ids):
     else:
         print(f"回答格式合规：draft，引用 {'、'.join(one_line(s, 40) for s in sources)}", file=sys.stderr)
     return {"status": status, "draft": draft.strip(), "sources": sources}
-
-
-def id_markers(draft):
-    """草稿正文里方括号中的片段编号：“试用 7 天 [D04#1]” -> ["D04#1"]。编号至少有一个字母和一个数字，
-    所以引用标记 [1]、[注] 不算；全角的【Ｄ04＃1】先转成半角再认。"""
-    return re.findall(r"[\[【［]\s*([A-Za-z][\w#.\-]*\d[\w#.\-]*)\s*[\]】］]", unicodedata.normalize("NFKC", draft))
 
 
 def rejected(*problems, raw=None):

@@ -29,7 +29,8 @@ import time
 import unicodedata
 
 from model_reply_assistant import (ENVIRONMENT_HELP, JsonObject, JsonProblem, NoAnswer, ask_model, check_answer,
-                                   describe, one_line, os_reason, parse_timeout, read_head, read_json, read_saved_reply)
+                                   describe, one_line, os_reason, parse_timeout, read_head, read_json, read_saved_reply,
+                                   rejected)
 from reply_assistant import (EXIT_OK, EXIT_REVIEW, ask_question, closest, kit_error, parse_command_line, run_cli,
                              write_json)
 
@@ -259,79 +260,368 @@ def misspelt_field(record, field):
     return f"这条记录里有 {json.dumps(close, ensure_ascii=False)}，是不是想写 \"{field}\"？" if close else None
 
 
-# ---------- 第 04 课：核对出处——草稿里的数量、链接、引文、句子能不能在引用的片段里找到 ----------
-# 编号合法不等于事实正确。这一节把草稿拆成分句，逐条拿去和引用的片段对照：数量（数字连同单位）、日期和时间、
-# 链接、引文，以及每个分句在片段里有没有依据、意思有没有说反。
-# 它们只能发现“字面上对不上”的地方，不能证明引用正确：措辞相近的错话会漏过，改写得很远的对话会被误报。
-# 30%、8 个二元组、两成、0.85 和一半的来历见第 04 课；都在那一课的标注集上量过（结果在 README 里）。
+# ---------- 第 04 课：核对出处——草稿的每句话能不能在引用的片段里找到依据 ----------
+# 第 02 课的硬规则只管格式和编号；编号合法不等于事实正确。这一节把草稿切成句子，每句话交给规则表 RULES 里的
+# 每一条规则，和引用的片段对照。每条规则的样子都一样：rule(sentence, cited, context) -> 找到的问题（中文句子的列表）。
+# 核心（第 04 课逐行讲）在前：入口 check_grounding、切句、五条核心规则、mark_grounding。
+# 扩展规则、数量的各种写法和规则表（每条规则抓什么、实测抓到多少、误标多少）在后面的“选读”。
 
-SUPPORT_THRESHOLD = 0.3    # 句子与片段的字二元组重合度下限：低于它多半是引错了来源（0.35 时口语化的改写误报太多）
+SUPPORT_THRESHOLD = 0.3    # 句子与引用片段的字二元组重合度下限：低于它多半是引错了来源或编出来的
 MIN_BIGRAMS = 8            # 少于 8 个二元组的句子不做整句检查（如“资料 [2] 提到”）：太短，重合度没有意义
-# 草稿里在替客户算账的分句：一共 78 元、790 × 30% = 237 元。只有这样的分句里，算出来的数才不算编造
-ARITHMETIC = r"一共|总共|合计|共计|总价|总额|算下来|加起来|[=＝×*+＋]|乘以|加上|减去"
-NUMBER_CONTEXT = 0.2       # 数量所在分句与含这个数量的片段至少要有两成二元组相同：防止挪用别处的数字，又不误伤短分句
-CLAUSE_MATCH = 0.5         # 分句和原文某个分句的二元组有一半相同，才算“说的是同一件事”，才比较意思是否相反
-NEW_CHARS = 4              # 一个分句里有 4 个以上说事实的字是片段里没有的、又占了一大半，就单独指出这个分句
-MAX_DRAFT_CHARS = 2000     # 回复草稿不会这么长；更长的不逐句核对，直接交给人（也免得逐句比较耗时过长）
-QUOTE_NEAR = 0.85          # 引文相似度 ≥0.85 算“近似”：近似也要人工对照，相似度高不代表没改数字
+QUOTE_NEAR = 0.85          # 引文相似度 ≥0.85 算“近似”：也要人工对照，相似度高不代表没改数字
+RELIABLE = 0.8             # 一条规则标出的回答里至少八成真有错，它才改状态；不到的只写进 hints（实测选的取值，见第 04 课）
+MAX_DRAFT_CHARS = 2000     # 回复草稿不会这么长；更长的不逐句核对，直接交给人
 QUOTE = r"「([^」]+)」|『([^』]+)』|“([^”]+)”"
-# 链接：http(s)://…、www.…，以及 evil.example/gift 这样的裸域名（全角字母先转成半角再找）
+# 链接：http(s)://…、www.…，以及 evil.example/gift 这样的裸域名（先转成半角再找）
 LINK = r"(?i)(?:https?://|www\.)[!-~]+|[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,}(?:/[a-z0-9\-._~/?#=&%+:@]*)?"
+RULES = []                 # 规则表：每条规则一行（见本节末尾的“选读”），第 05 课再加一条；check_grounding 按顺序用它们
+ID_IN_TEXT = r"[\[【［]\s*([A-Za-z][\w#.\-]*\d[\w#.\-]*)\s*[\]】］]"   # 正文里括号中的片段编号 [D04#1]；[1] 不算
+SENTENCE_END = r"[。！？!?\n]|\.(?=\s|$)"
+CLAUSE_BREAK = r"[，；;、。！？!?\n（）()]|,(?!\d{3})|[:：](?!\d)"   # 1,000 和 7:30 里的逗号、冒号不算
+# 不说事实的话：客套、“资料里没有提到……”、“建议咨询人工客服”。一个分句只剩这些，就不拿去核对
+COURTESY = (r"您好|你好|亲爱的|感谢您?的?(?:咨询|提问|来信|耐心|理解|支持|信任)?|谢谢|抱歉|不好意思|很高兴为您(?:解答|服务)?|"
+            r"欢迎(?:您)?(?:继续|随时|再次)?(?:咨询|联系|来电|留言)?|祝您[^，。！!]*|希望(?:以上|这些)?(?:信息|内容|回答|解答)?"
+            r"(?:能)?对您有(?:所)?帮助|如果?(?:您)?还?有(?:其他|任何|别的)?(?:问题|疑问|需要)|请您?放心|敬请谅解|为您(?:解答|说明|介绍)|"
+            r"(?:具体|详细)?(?:规则|情况|说明|信息|内容)?如下|以下是|关于您(?:的|问的|提到的)?[^，。]{0,12}(?:问题)?|"
+            r"另外提醒您?|温馨提示|提醒您|需要注意(?:的是)?|请注意|另外|此外")
+NOT_IN_DOCUMENTS = (r"(?:资料|文档|规则|片段|信息|条款|说明|目前|这里)[^，。；]{0,8}?(?:没有|没|未|并未|暂未|暂无)"
+                    r"(?:提到|提及|说明|写明|涉及|规定|列出|包含|明确)")
+NO_CLAIM = NOT_IN_DOCUMENTS + r"|(?:建议|可以|请)您?(?:直接)?(?:咨询|联系|致电|询问|拨打)"
+ASKING = r"是否|能否|可否|有没有|会不会|是不是|要不要|多少|什么"   # “其他项目是否需要避开，资料中没有说明”：前半句是在问
 
-# 把文字拆成数量、词元、分句和句子。正则写成字符串，re 第一次用到时编译并缓存。
+
+def check_grounding(draft, sources, hits, question=""):
+    """草稿逐句对照引用的片段。返回 {"status", "problems", "hints"}：status 是 draft（没发现问题）、
+    needs_review（可靠的规则发现了问题）或 rejected（正文里写了没发送的编号，整份回答不能用）。
+    不够可靠的规则（见 RELIABLE）找到的问题放进 hints，不改变 status。question 是用户的问题：复述它不算编造。"""
+    if len(draft) > MAX_DRAFT_CHARS:
+        return {"status": "needs_review", "hints": [],
+                "problems": [f"草稿有 {len(draft)} 个字，超过逐句核对的上限 {MAX_DRAFT_CHARS} 字，请人工复核"]}
+    found = {"rejected": [], "needs_review": [], "hint": []}
+    for rule, problem in grounding_findings(draft, sources, hits, question):
+        found[rule.level].append(problem)
+    status = "rejected" if found["rejected"] else "needs_review" if found["needs_review"] else "draft"
+    return {"status": status, "problems": found.get(status, []), "hints": found["hint"]}
+
+
+def grounding_findings(draft, sources, hits, question=""):
+    """[(规则, 问题)]：每个句子交给规则表里的每条规则；同一个问题只报一次。"""
+    cited = [hit for source in sources for hit in hits if hit["id"] == source]
+    context = Context(cited, hits, question)
+    sentences = sentences_of(draft, context)
+    context.drafted = [quantity for sentence in sentences for clause in sentence.clauses for quantity in clause.quantities]
+    findings = []
+    for sentence in sentences:
+        for rule in RULES:
+            findings += [(rule, problem) for problem in rule.find(sentence, cited, context)]
+    return list(dict.fromkeys(findings))
+
+
+def sentences_of(draft, context):
+    """把草稿切成句子、每句切成分句，去掉不是事实的部分：客套话、“资料里没有提到……”、冒号前的引子
+    （“具体规则如下：”“规则写明：「…」”）、行首的列表序号和引用标记。每个分句只切一次词（见 Clause）。"""
+    sentences = []
+    for piece in split_sentences(strip_markers(draft)):
+        body = re.sub(LINK, " ", nfkc(piece))   # 链接由 changed_link 整个核对；里面的冒号和点不能拿来切分句
+        body = re.sub(ID_IN_TEXT, " ", body)   # 片段编号不是事实（没发送的编号由 unsent_id 拒绝）
+        for hit_id in context.sent:
+            body = body.replace(hit_id, " ")
+        body = re.sub(r"[^，。；！？!?]*[:：](?!\d)", " ", body)   # 冒号前面是引子，不是事实
+        parts = re.split(CLAUSE_BREAK, body)
+        if re.search(NOT_IN_DOCUMENTS, body):   # 说资料里没有的那一句里，提问的分句也不是事实
+            parts = [part for part in parts if not re.search(ASKING, part)]
+        clauses = [Clause(shown_like(part, piece), context) for part in parts if is_claim(part)]
+        sentences.append(Sentence(piece, clauses, context))   # 没有要核对的分句，链接、引文和编号也照样要查
+    return sentences
+
+
+def shown_like(part, piece):
+    """分句按草稿原来的写法给人看（全角逗号还是全角逗号）：在原句里找得到同样的字就用原句里的那一段。"""
+    start = nfkc(piece).find(part.strip())
+    return piece[start:start + len(part.strip())] if start >= 0 and len(nfkc(piece)) == len(piece) else part
+
+
+def is_claim(clause):
+    """分句里有没有要核对的事实：去掉客套话以后还剩字，而且不是“资料里没有提到……”“建议咨询人工客服”这类话。"""
+    if re.search(NO_CLAIM, clause) and not re.search(r"\d", clause):
+        return False
+    return bool(re.search(r"[^\W_]", re.sub(COURTESY, "", clause)))
+
+
+def unsent_id(sentence, cited, context):
+    """正文里写着这次没发送的片段编号（[D04#1]）：等于引用了没发送的资料，和第 02 课的硬规则一样拒绝整份回答。"""
+    allowed = "、".join(sorted(context.sent))
+    return [f"来源「{one_line(marker, 40)}」不在这次发送的资料里（只允许 {allowed}）"
+            for marker in re.findall(ID_IN_TEXT, nfkc(sentence.text)) if marker not in context.sent]
+
+
+def unsupported_number(sentence, cited, context):
+    """每个数量（数字连同单位；日期、时间、星期按值）都要在引用的片段里找得到，或者是客户在问题里给的数，
+    或者是用这些数一步算出来的（总价、差价、打折后的价钱……，见 computed）。算错了，就把该有的算式写出来。"""
+    problems = []
+    for clause in sentence.clauses:
+        for quantity in clause.quantities:
+            if context.miscomputed(quantity, clause):
+                problems.append(context.explain_missing(quantity, clause))
+            elif not (context.supports(quantity) or context.accepts_computed(quantity, clause)):
+                problems.append(context.explain_missing(quantity, clause))
+    return problems
+
+
+def changed_link(sentence, cited, context):
+    """草稿里的链接必须和引用的片段里的某个链接完全相同（协议、主机、路径都一样）：编出来或截短的链接
+    最容易把客户带错地方。草稿没写 https:// 时，主机和路径相同就算。"""
+    problems = []
+    for link in re.findall(LINK, nfkc(sentence.text)):
+        scheme, host, path = link_key(link)
+        if (scheme, host, path) not in context.links and not (
+                scheme == "" and any(known[1:] == (host, path) for known in context.links)):
+            problems.append(f"链接 {link.rstrip('.,;:!?)]}') } 不在引用的片段 {context.cited_ids} 中")
+    return problems
+
+
+def altered_quote(sentence, cited, context):
+    """「」『』“” 里的引文意思是“原文就这么写”：要在引用的片段里原样出现（空白、标点、大小写不算差别）。
+    最像的一段相似度 ≥ QUOTE_NEAR 算“近似”，更低算“找不到”；引文里的数字和原文不同，另外点出来。"""
+    problems = []
+    for match in re.finditer(QUOTE, sentence.text):
+        quote = next(group for group in match.groups() if group)
+        wanted = tokens(re.sub(LINK, " ", quote))   # 引文里的链接由 changed_link 核对
+        if not wanted:
+            continue
+        similarity, window = context.closest_passage(wanted)
+        if similarity == 1.0:
+            continue
+        shown = one_line(quote, 31)
+        if similarity < QUOTE_NEAR:
+            problems.append(f"引文在引用的片段中找不到：「{shown}」")
+            continue
+        changed = sorted(numbers_in("".join(wanted)) - numbers_in(" ".join(window)))
+        problems.append(f"引文近似，需对照原文：「{shown}」（相似度 {similarity:.2f}）"
+                        + (f"；引文里的数字 {'、'.join(changed)} 和原文不同" if changed else ""))
+    return problems
+
+
+def unsupported_sentence(sentence, cited, context):
+    """整句的字二元组（相邻两个字，客套话和引文不算）有多大比例出现在引用的片段里：这个重合度低于
+    SUPPORT_THRESHOLD，这句话多半不是从片段来的。没被引用的命中片段能达到阈值时，说它更像来自哪个片段。"""
+    pairs = sentence.pairs
+    if len(pairs) < MIN_BIGRAMS:
+        return []
+    score = len(pairs & context.cited_pairs) / len(pairs)
+    if score >= SUPPORT_THRESHOLD:
+        return []
+    problem = f"这句话在引用的片段里找不到依据：「{one_line(sentence.text, 31)}」（重合度 {score:.0%}）"
+    others = [(len(pairs & chunk.pairs) / len(pairs), chunk.id) for chunk in context.uncited()]
+    better = max(others, default=(0, None))
+    if better[0] >= SUPPORT_THRESHOLD:
+        problem += f"；这句话更像来自 {better[1]}"
+    return [problem]
+
+
+def mark_grounding(result, hits):
+    """格式检查通过之后：列出没被引用的命中片段（只是信息），再核对草稿的出处。有问题就把 status 改成
+    needs_review（退出码 1）；正文里写了没发送的编号，就像硬规则一样拒绝（抛出 NoAnswer）。返回退出码。"""
+    result["uncited_hits"] = [hit["id"] for hit in hits if hit["id"] not in result["sources"]]
+    if result["status"] != "draft":
+        return EXIT_OK
+    verdict = check_grounding(result["draft"], result["sources"], hits, result["question"])
+    if verdict["status"] == "rejected":
+        raise rejected(*verdict["problems"])
+    result["hints"] = verdict["hints"]
+    if verdict["hints"]:   # 提示不改变状态：写在 stderr 上给人看，也放进输出的 hints
+        print(f"提示（不改变状态）：{len(verdict['hints'])} 处可以再看一眼。", *(f"  - {h}" for h in verdict["hints"]),
+              sep="\n", file=sys.stderr)
+    if verdict["status"] == "draft":
+        print("核对出处：数量、链接、引文和句子都能在引用的片段里找到，意思也没有说反。", file=sys.stderr)
+        return EXIT_OK
+    print(f"核对出处：{len(verdict['problems'])} 处需要人工复核。", *(f"  - {p}" for p in verdict["problems"]),
+          sep="\n", file=sys.stderr)
+    result.update(status="needs_review", problems=verdict["problems"])
+    return EXIT_REVIEW
+
+
+# ---------- 第 04 课 · 扩展规则（选读）：句子和片段怎样准备、数量的各种写法、比意思的规则、规则表 ----------
+# 核心规则够用来理解出处核对；下面这些让它在真实的回答上更准：同一个数的不同写法、一步算出来的数、
+# 条件词、说反的否定、谁来承担、丢掉的例外、挪到另一档的数字。每条规则抓到多少、误标多少，写在最后的规则表里。
+
+CLAUSE_MATCH = 0.5         # 分句和原文某个分句的二元组（数字不算）有一半相同，才算“说的是同一件事”，才比较意思
+NEW_CHARS = 4              # 一个分句里有 4 个以上说事实的字是片段里没有的、又占了一大半，就单独指出这个分句
+# 草稿里在替客户算账的字样：有它们时，算错的数会连同该有的算式一起指出
+ARITHMETIC = r"一共|总共|合计|共计|总价|总额|算下来|加起来|折后|优惠后|实付|[=＝×*+＋]|乘以|加上|减去"
+# 虚字：只管语气和连接，不说事实。比较“这个分句是不是新说法”时不算它们
+FUNCTION_CHARS = set("的地得了着过是在也就都会要这那个些您你我们他她它有和或与及而但如果为把被让给对向从到还再又很更最已将可以呢吗吧啊呀哦嘛其该每之所")
+REASONING = r"所以|因此|也就是说|属于|符合|范围内|这一档|即|按照|根据|换句话说|总的来说|简单来说|需要注意的是|注意"
+
+
+class Chunk:
+    """一个命中片段，为核对准备一次：切好的分句、全部数量、二元组、切好的词（找引文用）。"""
+
+    def __init__(self, hit):
+        self.id = hit["id"]
+        self.text = nfkc(hit["title"] + "\n" + hit["text"])
+        self.sentences = split_sentences(self.text)
+        self.clauses = [Clause(part, sentence=sentence, chunk_id=self.id) for sentence in self.sentences
+                        for part in re.split(CLAUSE_BREAK, sentence) if part.strip()]
+        self.pairs = set().union(*(clause.masked for clause in self.clauses))   # 数字换成 #：措辞由句子检查管，数由数量检查管
+        self.quantities = quantities_in(self.text)
+        self.units = tokens(self.text)
+
+
+class Clause:
+    """一个分句：原文、切好的词、二元组（数字换成 # 的另算一份，用来找“说的是同一件事”的原文分句）、里面的数量。
+    草稿的分句还记下原文里说同一件事的分句 similar、最像的 original 和一样像的 closest（见 Context.align）。"""
+
+    def __init__(self, text, context=None, sentence="", chunk_id=None):
+        self.text, self.sentence, self.chunk_id = text.strip(), sentence, chunk_id
+        units = tokens(re.sub(COURTESY + "|" + REASONING, " ", self.text))
+        masked = ["#" if unit[0].isdigit() else unit for unit in units]
+        self.units, self.pairs, self.masked = units, set(zip(units, units[1:])), set(zip(masked, masked[1:]))
+        self.quantities = quantities_in(self.text)
+        scored = context.align(self) if context else []
+        self.similar = [other for _, other in scored]   # 最像的在前
+        self.closest = [other for score, other in scored if score == scored[0][0]]   # 和最像的一样像的
+        self.original = self.similar[0] if self.similar else None
+
+
+class Sentence:
+    """草稿的一句话：原文 text、要核对的分句 clauses、全句（客套话除外，数字换成 #）的二元组 pairs。"""
+
+    def __init__(self, text, clauses, context):
+        self.text, self.clauses = text, clauses
+        self.pairs = set().union(*(clause.masked for clause in clauses))
+
+
+class Context:
+    """一次核对里各条规则共用的东西：引用的片段（每个只准备一次）、允许的编号、问题里的数、草稿前面算出的数。"""
+
+    def __init__(self, cited, hits, question):
+        self.sent = {hit["id"] for hit in hits}
+        self.cited_ids = "、".join(hit["id"] for hit in cited)
+        self.chunks = {hit["id"]: Chunk(hit) for hit in hits}
+        self.cited = [self.chunks[hit["id"]] for hit in cited]
+        self.cited_pairs = set().union(*(chunk.pairs for chunk in self.cited))
+        self.clauses = [clause for chunk in self.cited for clause in chunk.clauses]
+        self.known = [quantity for chunk in self.cited for quantity in chunk.quantities]
+        self.asked = quantities_in(nfkc(question))
+        self.seen = set(nfkc(question).casefold() + "".join(chunk.text for chunk in self.cited).casefold())
+        self.links = {link_key(link) for chunk in self.cited for link in re.findall(LINK, chunk.text)}
+        self.source = "\n".join(chunk.text for chunk in self.cited)
+        self.source_negations = negated(self.source)
+        self.drafted = []   # 草稿里的全部数量（grounding_findings 切好句子后填上）：算账只用草稿和问题里出现过的数
+
+    def uncited(self):
+        return [chunk for chunk in self.chunks.values() if chunk not in self.cited]
+
+    def align(self, clause):
+        """原文里和草稿分句说同一件事的分句：数字换成 # 以后，二元组至少 CLAUSE_MATCH 相同。[(相似度, 分句)]，最像的在前。"""
+        if len(clause.masked) < 3:
+            return []
+        scored = [(len(clause.masked & other.masked) / len(clause.masked), index) for index, other in enumerate(self.clauses)]
+        return [(score, self.clauses[index]) for score, index in sorted(scored, key=lambda item: (-item[0], item[1]))
+                if score >= CLAUSE_MATCH]
+
+    def supports(self, quantity):
+        """这个数量在引用的片段里有（换个写法也算，见 same_quantity），或者是客户在问题里给的数。"""
+        kind, value, shown = quantity
+        return any(same_value(value, asked_value) for _, asked_value, _ in self.asked) or \
+            any(supports(self.known, kind, option) for option in [value] + am_or_pm(kind, value, shown))
+
+    def accepts_computed(self, quantity, clause):
+        """一步算出来的数（和、差、积、百分之几、打几折、两个钟点之间的时长）：算对了就接受。"""
+        kind, value, _ = quantity
+        return isinstance(value, str) and computed(float(value), kind, self.operands(quantity, clause))
+
+    def miscomputed(self, quantity, clause):
+        """“一共”“合计”“=”后面的钱数或时长算错了：就算片段里别处恰好有这个数，也要指出（学 5 小时一共 45 元）。"""
+        kind, value, shown = quantity
+        shows_sum = re.search(r"(?:" + ARITHMETIC + r")[^，。；]{0,6}$", clause.text[:clause.text.find(shown)])
+        if not shows_sum or kind not in ("元", "小时", "分钟", "天", "月", "年", "%") or not isinstance(value, str):
+            return False
+        operands = self.operands(quantity, clause)
+        return not computed(float(value), kind, operands) and nearest_computation(float(value), kind, operands) is not None
+
+    def operands(self, quantity, clause):
+        """能拿来算账的数：[(值, 单位, 从哪来)]——草稿里别处写出的数、问题里的数，以及同一个分句里的数（“两张一共 78 元”）。"""
+        def usable(quantities, origin):
+            return [(float(q[1]), q[0], origin) for q in quantities if q is not quantity
+                    and (isinstance(q[1], str) or q[0] == "时间")]
+        return usable(self.drafted, "草稿") + usable(self.asked, "问题") + usable(clause.quantities, "这句")
+
+    def explain_missing(self, quantity, clause):
+        """片段里没有这个数量时的说明：算式写错了就给出该有的算式；数字有、单位不同就两种写法都说出来。"""
+        kind, value, shown = quantity
+        if kind in ("日期", "时间", "星期"):
+            return f"{kind}「{shown}」不在引用的片段 {self.cited_ids} 中"
+        if re.search(ARITHMETIC, clause.text):
+            closest = nearest_computation(float(value), kind, self.operands(quantity, clause))
+            if closest:
+                return f"算式对不上：草稿写的是「{shown}」，用引用的片段和问题里的数算，应当是 {closest}"
+        same_number = [known_shown for known_kind, known_value, known_shown in self.known
+                       if known_value == value and "%" not in (kind, known_kind)]
+        if kind and same_number:
+            return f"数量「{shown}」和引用的片段 {self.cited_ids} 不同：片段里写的是「{same_number[0]}」"
+        if not re.search(r"\d", shown):   # 草稿里写的是中文数字（一周、十五元）：照原样说，免得学生找不到“1”
+            return f"数量「{shown}」不在引用的片段 {self.cited_ids} 中"
+        return f"数字 {value}{'%' if kind == '%' else ''} 不在引用的片段 {self.cited_ids} 中"
+
+    def closest_passage(self, wanted):
+        """引用的片段里和引文最像的一段：(相似度, 那一段的词)。窗口放宽 ±2，多一个字少一个字也能对上。"""
+        import difflib   # 只有这里用到
+        best, best_window = 0.0, []
+        for chunk in self.cited:
+            units = chunk.units
+            for size in range(max(1, len(wanted) - 2), len(wanted) + 3):
+                for start in range(max(1, len(units) - size + 1)):
+                    window = units[start:start + size]
+                    if window == wanted:
+                        return 1.0, window
+                    matcher = difflib.SequenceMatcher(None, wanted, window)
+                    if matcher.real_quick_ratio() > best and matcher.quick_ratio() > best and matcher.ratio() > best:
+                        best, best_window = matcher.ratio(), window
+        return best, best_window
+
+
+# 数量的各种写法：全角数字、1,000、七天、十四个、七五折、1.2 万元、百分之零点五、日期、钟点、星期。
 CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-CN_NUMBER = "[零一二两三四五六七八九十百千万]+"
+CN_NUMBER = "[零一二两三四五六七八九十百千万]+(?:点[零一二三四五六七八九]+)?"
 NUMBER = r"\d+(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"   # 1,000 和 1000、3.5 都是一个数
 # 单位和量词，长的写在前面（“个工作日”先于“个”）。等号右边是它算作的单位：7 日和 7 天相同，5 位和 5 名相同
 UNITS = {"个工作日": "个工作日", "工作日": "个工作日", "个小时": "小时", "小时": "小时", "分钟": "分钟", "个月": "月",
          "个星期": "周", "星期": "周", "礼拜": "周", "周": "周", "天": "天", "日": "天", "号": "天", "年": "年", "秒": "秒",
          "公斤": "公斤", "千克": "公斤", "kg": "公斤", "克": "克", "公里": "公里", "km": "公里", "厘米": "厘米", "cm": "厘米",
          "毫米": "毫米", "米": "米", "毫升": "毫升", "ml": "毫升", "升": "升", "美元": "美元", "块钱": "元", "块": "元", "元": "元", "%": "%",
-         "tb": "TB", "gb": "GB", "g": "GB", "mb": "MB", "核": "核", "席位": "席位", "个": "个", "位": "人", "名": "人",
+         "tb": "TB", "gb": "GB", "g": "GB", "mb": "MB", "kb": "KB", "核": "核", "席位": "席位", "个": "个", "位": "人", "名": "人",
          "人": "人", "次": "次", "条": "条", "项": "项", "张": "张", "份": "份", "台": "台", "件": "件", "节": "节",
-         "家": "家", "倍": "倍", "折": "折", "岁": "岁", "斤": "斤", "期": "期"}
+         "家": "家", "倍": "倍", "折": "折", "岁": "岁", "斤": "斤", "期": "期", "晚": "晚", "间": "间", "度": "度", "座": "座"}
 UNIT = r"(?i) *(" + "|".join(sorted(map(re.escape, UNITS), key=len, reverse=True)) + r")(?![a-z])"   # 长的先认
+# 换算：大单位 = 倍数 × 小单位。“一周”和“7 天”、“半小时”和“30 分钟”说的是同一段时间
+CONVERSIONS = {("周", "天"): 7, ("天", "小时"): 24, ("小时", "分钟"): 60, ("年", "月"): 12, ("公斤", "克"): 1000,
+               ("公斤", "斤"): 2, ("公里", "米"): 1000, ("升", "毫升"): 1000, ("TB", "GB"): 1024, ("GB", "MB"): 1024}
 # 一周、一天、一个月……：“一”后面是这些计时、计钱、计重的单位才算数字 1；“一个问题”“一台服务器”里的“一”只是“一个”的意思
-ONE_COUNTS = {"周", "天", "月", "年", "小时", "分钟", "秒", "个工作日", "元", "公斤", "公里", "倍"}
+ONE_COUNTS = {"周", "天", "月", "年", "小时", "分钟", "秒", "个工作日", "元", "公斤", "公里", "倍", "晚"}
 WEEKDAYS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "日": 7, "天": 7}
 WEEKDAY = r"(?<![\d零一二两三四五六七八九十])(?<![\d零一二两三四五六七八九十] )(?:周|星期|礼拜)([一二三四五六日天])"   # “2 周一直到”里的不是周一
 DATE = r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]"
 ISO_DATE = r"(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)"   # 2025-01-28、2025/1/28
-CLOCK = r"(上午|早上|早晨|中午|下午|傍晚|晚上|夜里|凌晨)?\s*(\d{1,2})\s*[:：]\s*(\d{2})"
-HOUR = r"(上午|早上|早晨|中午|下午|傍晚|晚上|夜里|凌晨)?\s*(\d{1,2}|[一二两三四五六七八九十]{1,3})\s*点\s*(半|(\d{1,2})\s*分)?"
+PART_OF_DAY = r"(上午|早上|早晨|中午|下午|傍晚|晚上|夜里|夜间|半夜|凌晨)?"
+CLOCK = PART_OF_DAY + r"\s*(\d{1,2})\s*:\s*(\d{2})"
+HOUR = PART_OF_DAY + r"\s*(\d{1,2}|[一二两三四五六七八九十]{1,3})\s*点\s*(半|(\d{1,2})\s*分)?"
 TOKEN = r"[a-z0-9]+(?:\.[0-9]+)*|[^\W_]"   # 一个英文词或数字算一个单位，一个汉字算一个单位
-SENTENCE_END = r"[。！？!?\n]|\.(?=\s|$)"
-# 分句的界线。英文逗号和冒号夹在数字中间时（1,000、7:30）不算
-CLAUSE_BREAK = r"[，；;：、。！？!?\n（）()]|,(?!\d{3})|:(?!\d)|并且|而且|另外|此外"
-PHRASE_BREAK = r"[，；;：。！？!?\n]|,(?!\d{3})|:(?!\d)"   # 比较意思时只按标点切：“或”“并且”要留在分句里才比得出来
 ABBREVIATION = r"(?i)(?:\be\.g|\bi\.e|\betc|\bvs)$"
-# 虚字：只管语气和连接，不说事实。比较“这个分句是不是新说法”时不算它们
-FUNCTION_CHARS = set("的地得了着过是在也就都会要这那个些您你我们他她它有和或与及而但如果为把被让给对向从到还再又很更最已将可以呢吗吧啊呀哦嘛其该每之所")
-# 客套话和推理的连接词（所以、属于……）：不是事实，不拿去和片段对照
-COURTESY = (r"您好|你好|请问|抱歉|不好意思|欢迎|感谢|谢谢|祝您|为您|很高兴|如果?还?有(?:其他|任何)?(?:问题|疑问)|"
-            r"请您?耐心等待|请您?放心|敬请谅解|给您带来不便|所以|因此|也就是说|属于|符合|范围内|这一档|"
-            r"随时(?:联系|咨询)(?:我们)?|希望(?:以上|这些)?(?:信息|回答)?对您有(?:所)?帮助")
-
-# 意思相反的说法：否定词管着后面的话（见 negated）。先去掉看着像否定、其实不是的词
-NOT_NEGATION = r"不同|不仅|不论|不管|不断|不错|不久|不过|无论|未来|别的|别人|分别|区别|特别|级别|类别|非常|没问题|没关系|不好意思"
-NEGATION = r"从不|从未|并非|不能|不可以|不可|不得|不会|不用|不必|不需要|不予|无需|无须|禁止|严禁|停止|暂停|请勿|切勿|没有|没|未|不|无|别|勿"
-# 条件词，按类别。同一组里的类别互相排斥：草稿用了一类、对应的原文用的是同组的另一类，意思就变了
-# （长的写在前面：“不少于”先于“少于”）
-CONDITIONS = [("以下", "不超过|不多于|不高于|不足|未满|以下|以内|之内|至多|最多|最高|低于|少于|小于"),
-              ("以上", "不少于|不低于|超过|多于|高于|以上|至少|最少|大于"),
-              ("之前", "之前|以前|提前"), ("之后", "之后|以后|过后|延后"),
-              ("当天", "当天|当日"), ("次日", "次日|第二天|隔天|翌日"),
-              ("或", "或者|或是|或|任选|任一|之一"), ("并且", "并且|而且|同时|都要|均需|均要|且"),
-              ("每天", "每天|每日"), ("每周", "每周|每星期"), ("每月", "每月|每个月"), ("每年", "每年|每个年度")]
-NEGATIVE_CONDITIONS = "不超过|不多于|不高于|不足|未满|不少于|不低于"   # 它们说的是界限，不是否定
-EXCLUSIVE = [{"以下", "以上"}, {"之前", "之后"}, {"当天", "次日"}, {"或", "并且"}, {"每天", "每周", "每月", "每年"}]
+LIST_MARKER = r"(?m)^\s*(?:#+|[-*•·●▪]|\d{1,2}[.、)）](?!\d)|[（(]\d{1,2}[)）]|第[一二三四五六七八九十]+[、，,：:])\s*"
 
 
 def chinese_number(text):
-    """“十四”→14，“两”→2，“一百零五”→105，“一万二千”→12000。"""
+    """“十四”→14，“两”→2，“一百零五”→105，“一万二千”→12000，“七五”→75（七五折），“零点五”→0.5。"""
+    if "点" in text:
+        whole, _, decimals = text.partition("点")
+        return chinese_number(whole or "零") + float("0." + "".join(str(CN_DIGITS[char]) for char in decimals))
     if "万" in text:
         high, _, low = text.partition("万")
         return chinese_number(high or "一") * 10000 + (chinese_number(low) if low else 0)
+    if len(text) > 1 and not re.search("[十百千]", text):   # 一个个念的数字：七五、二零二五
+        return int("".join(str(CN_DIGITS[char]) for char in text))
     value, digit = 0, 0
     for char in text:
         if char in "十百千":
@@ -344,15 +634,12 @@ def chinese_number(text):
 
 def plain_number(text):
     """例："1,000" -> "1000"；"03" -> "3"；"7.0" -> "7"；"12.50" -> "12.5"。同一个数只有一种写法，才好比较。"""
-    number = text.replace(",", "")
-    if "." in number:
-        number = number.rstrip("0").rstrip(".")
-    return str(float(number)) if "." in number else str(int(number))
+    number = float(str(text).replace(",", ""))
+    return str(int(number)) if number == int(number) else f"{number:.6f}".rstrip("0")
 
 
 def unit_after(text, start):
-    """text 从 start 起（跳过空格）是不是一个单位：返回 (算作的单位, 单位的结束位置)，不是就返回 (None, start)。
-    英文单位后面不能紧跟字母（“GB”是单位，“Good”里的“G”不是）。"""
+    """text 从 start 起（跳过空格）是不是一个单位：返回 (算作的单位, 单位的结束位置)，不是就返回 (None, start)。"""
     match = re.compile(UNIT).match(text, start)
     if not match:
         return None, start
@@ -360,10 +647,9 @@ def unit_after(text, start):
 
 
 def quantities_in(text):
-    """草稿或片段里的数量：[(种类, 值, 原文写法)]，先日期、时间、星期，再百分数、中文数字和阿拉伯数字。
-    种类是“日期”“时间”“星期”，或数字后面的单位（没有单位是 ""）。
+    """文字里的数量：[(种类, 值, 原文写法)]。种类是“日期”“时间”“星期”，或数字后面的单位（没有单位是 ""）。
     "试用期 7 天，3 月 1 日 7:30 起" -> [("日期", (None, 3, 1), "3 月 1 日"), ("时间", 450, "7:30"), ("天", "7", "7 天")]
-    一样的值写法不同也相同：03 = 3，1,000 = 1000，１４ = 14，七天 = 7 天，一周 = 1 周，百分之二十 = 20%。"""
+    一样的值写法不同也相同：03 = 3，1,000 = 1000，七天 = 7 天，1.2 万 = 12000，百分之二十 = 20%，八折 = 付 80%。"""
     text = nfkc(text)
     found = []
 
@@ -383,26 +669,44 @@ def quantities_in(text):
         found.extend(("星期", day, text[start:end]) for day in range(first, last + 1))
         text = text[:start] + " " * (end - start) + text[end:]
     take(WEEKDAY, "星期", lambda m: WEEKDAYS[m.group(1)])
-    take(r"百分之(" + CN_NUMBER + ")", "%", lambda m: str(chinese_number(m.group(1))))
+    take(r"百分之(" + CN_NUMBER + ")", "%", lambda m: plain_number(chinese_number(m.group(1))))
+    half = r"(\d+|[一二两三四五六七八九十]+)?个?半个?(小时|天|年|月)"   # 半小时 = 0.5 小时，两个半小时 = 2.5 小时
+    for match in re.finditer(half, text):
+        whole = match.group(1) or "0"
+        found.append((match.group(2), plain_number((int(whole) if whole.isdigit() else chinese_number(whole)) + 0.5),
+                      match.group()))
+    text = re.sub(half, lambda m: " " * len(m.group()), text)
     for start, end, unit, value in chinese_numbers(text):
         found.append((unit, value, text[start:end].strip()))
         text = text[:start] + " " * (end - start) + text[end:]
-    for match in re.finditer(NUMBER, text):
+    for match in re.finditer("(" + NUMBER + r")(\s*万)?", text):   # 1.2 万元 = 12000 元
         unit, end = unit_after(text, match.end())
-        found.append((unit or "", plain_number(match.group()), text[match.start():end].strip()))
-    return found
+        number = float(match.group(1).replace(",", "")) * (10000 if match.group(2) else 1)
+        found.append((unit or "", plain_number(number), text[match.start():end].strip()))
+    return [discount_as_percent(quantity) for quantity in found]
+
+
+def discount_as_percent(quantity):
+    """“8 折”“八五折”“7.5 折”记成付原价的百分之几：("折", "80", "8 折")、("折", "85", "八五折")。"""
+    kind, value, shown = quantity
+    if kind != "折":
+        return quantity
+    number = float(value)
+    return kind, plain_number(number * 10 if number < 10 else number), shown
 
 
 def chinese_numbers(text):
-    """“七天”“十四个”“两项”这样带单位的中文数字：[(起, 止, 单位, 值)]。单独的“一”只在计时、计钱、计重的单位前面
+    """带单位的中文数字（七天、十四个、两项、七五折）：[(起, 止, 单位, 值)]。单独的“一”只在计时、计钱、计重的单位前面
     才算（见 ONE_COUNTS），“第一天”这样的序数、“换一天”“某一天”这样的泛指不算。"""
     found = []
     for match in re.finditer(CN_NUMBER, text):
         unit, end = unit_after(text, match.end())
         before = text[match.start() - 1:match.start()]
+        if re.search(r"\d\s*$", text[:match.start()]):   # “1.2 万元”的“万”属于前面的阿拉伯数字
+            continue
         if unit is None or before == "第" or (match.group() == "一" and (unit not in ONE_COUNTS or before in "换另某哪这那同")):
             continue
-        found.append((match.start(), end, unit, str(chinese_number(match.group()))))
+        found.append((match.start(), end, unit, plain_number(chinese_number(match.group()))))
     return found
 
 
@@ -412,21 +716,24 @@ def clock_text(minutes):
 
 
 def clock_minutes(match):
-    """“下午 3 点半”“晚上 7:30” -> 从零点算起的分钟（930、1170）；下午、傍晚、晚上的 1–11 点加 12 小时。"""
+    """“下午 3 点半”“晚上 7:30” -> 从零点算起的分钟（930、1170）；下午、晚上的 1–11 点加 12 小时；
+    夜里、凌晨的 12 点是 0 点（记成 0，和 24:00 相同）。"""
     part = match.group(1)
     hour = int(match.group(2)) if match.group(2).isdigit() else chinese_number(match.group(2))   # “九点”也是 9 点
-    if ":" in match.group() or "：" in match.group():
+    if ":" in match.group():
         minute = int(match.group(3))
     else:
         minute = 30 if match.group(3) == "半" else int(match.group(4) or 0)
-    if part in ("下午", "傍晚", "晚上", "夜里") and hour < 12:
+    if part in ("下午", "傍晚", "晚上", "夜里", "夜间") and hour < 12:
         hour += 12
-    return hour * 60 + minute if hour <= 24 and minute < 60 else None
+    if part in ("夜里", "夜间", "半夜", "凌晨", "晚上") and hour == 12:
+        hour = 0
+    return (hour * 60 + minute) % (24 * 60) if hour <= 24 and minute < 60 else None
 
 
 def weekday_ranges(text):
     """“周一至周五”“星期一到星期六”：返回 [(起, 止, 第一天, 最后一天)]。"""
-    pattern = WEEKDAY + r"\s*(?:至|到|-|－|~|～|—)\s*" + WEEKDAY
+    pattern = WEEKDAY + r"\s*(?:至|到|-|－|~|～|—|–)\s*" + WEEKDAY
     return [(m.start(), m.end(), WEEKDAYS[m.group(1)], WEEKDAYS[m.group(2)]) for m in re.finditer(pattern, text)
             if WEEKDAYS[m.group(1)] <= WEEKDAYS[m.group(2)]]
 
@@ -439,8 +746,8 @@ def numbers_in(text):
 def tokens(text):
     """比较用的单位：一个英文词或数字一个，一个汉字一个。数字先统一写法（03 → 3、1,000 → 1000、七天 → 7天），
     同一件事换个写法，二元组也相同。"""
-    text = re.sub(r"百分之(" + CN_NUMBER + ")", lambda m: f"{chinese_number(m.group(1))}%", nfkc(text))
-    text = re.sub(ISO_DATE, lambda m: f"{int(m.group(1))}年{int(m.group(2))}月{int(m.group(3))}日", text)   # 2025-06-18 -> 2025年6月18日
+    text = re.sub(r"百分之(" + CN_NUMBER + ")", lambda m: f"{plain_number(chinese_number(m.group(1)))}%", nfkc(text))
+    text = re.sub(ISO_DATE, lambda m: f"{int(m.group(1))}年{int(m.group(2))}月{int(m.group(3))}日", text)
     for pattern in (CLOCK, HOUR):   # “晚上 7 点”“19:00”都写成 19:00
         text = re.sub(pattern, lambda m: clock_text(clock_minutes(m)) or m.group(), text)
     for start, _, _, value in reversed(chinese_numbers(text)):   # 只换中文数字，单位留着
@@ -462,44 +769,103 @@ def split_sentences(text):
     return sentences + ([text[start:].strip()] if text[start:].strip() else [])
 
 
-def split_clauses(text):
-    """按逗号、分号、顿号、句号和“并且、而且、另外、此外”切成分句。"""
-    return [clause.strip() for clause in re.split(CLAUSE_BREAK, text) if clause.strip()]
-
-
 def strip_markers(text):
-    """去掉引用标记和列表序号（[1]、^[2]、①、行首的“1.”），它们不是事实里的数字。"""
-    text = re.sub(r"\^?\[\d+\]|[\u2460-\u2473]", " ", text)
-    return re.sub(r"(?m)^\s*\d+[.、)）]\s*", "", text)
+    """去掉引用标记、列表序号和 Markdown 的加粗（[1]、^[2]、①、行首的“1.”“- ”“## ”、**），它们不是事实。"""
+    text = re.sub(r"\^?\[\d+\]|[\u2460-\u2473]|\*\*", " ", text)
+    return re.sub(LIST_MARKER, "", text)
 
 
-def bigrams(text):
-    units = tokens(text)
-    return set(zip(units, units[1:]))
+def same_value(value, other):
+    return isinstance(value, str) and value == other
 
 
-def overlap(pairs, source):
-    """一组二元组里，有多大比例也出现在一个片段（标题加正文）里。"""
-    return len(pairs & bigrams(source["title"] + " " + source["text"])) / len(pairs)
+def supports(known, kind, value):
+    """片段里的数量 known 能不能支持草稿的一个数量。片段里没写单位的数字，支持任何单位（百分数除外）；
+    草稿没写单位的数字，片段里有这个数就算；换算得过来的也算（一周 = 7 天）；日期没写年份时只比月和日。"""
+    years = {known_value[0] for known_kind, known_value, _ in known if known_kind == "日期" and known_value[0]}
+    with_unit = {known_kind for known_kind, known_value, _ in known if known_value == value and known_kind}
+    if kind and kind not in ("日期", "时间", "星期") and with_unit and kind not in with_unit and \
+            not any(same_quantity(kind, value, other, value) for other in with_unit):
+        return False   # 片段里这个数带着别的单位（3 个工作日），草稿写成 3 小时：不算支持
+    for known_kind, known_value, _ in known:
+        if kind == "日期" and known_kind == "日期":
+            # 片段里“2025 年 1 月 28 日至 2 月 4 日”的 2 月 4 日没写年份，它也是 2025 年
+            possible_years = {known_value[0]} if known_value[0] else years
+            if value[1:] == known_value[1:] and (value[0] is None or value[0] in possible_years):
+                return True
+        elif known_kind == kind == "时间" or known_kind == kind == "星期":
+            if known_value == value:
+                return True
+        elif kind not in ("日期", "时间", "星期") and known_kind not in ("日期", "时间", "星期") and \
+                same_quantity(kind, value, known_kind, known_value):
+            return True
+    return False
 
 
-def check_grounding(draft, sources, hits, question=""):
-    """返回问题列表；空列表表示链接、数量、引文、分句都能在引用的片段里找到依据，意思也没有说反。
-    question 是用户的问题：草稿复述问题里的话（“部署以后也不会……”）不算新说法。"""
-    cited = [hit for source in sources for hit in hits if hit["id"] == source]
-    if len(draft) > MAX_DRAFT_CHARS:
-        return [f"草稿有 {len(draft)} 个字，超过逐句核对的上限 {MAX_DRAFT_CHARS} 字，请人工复核"]
-    for hit in hits:   # 草稿里提到的片段编号、引用标记和列表序号都不算事实
-        draft = draft.replace(hit["id"], " ")
-    draft = strip_markers(draft)
-    # 第 05 课加上的一条（instruction_like 在第 05 课那一节）：引用的片段里藏着指令，草稿再像样也要人看
-    suspicious = [f"引用的片段 {hit['id']} 里有像是给模型下指令的文字，草稿可能照着它写了" for hit in cited
-                  if instruction_like(hit["title"] + " " + hit["text"])]
-    links = check_links(draft, cited)
-    draft = re.sub(LINK, " ", draft)   # 链接单独核对，里面的数字不再重复报
-    problems = (suspicious + links + check_numbers(draft, cited, question) + check_quotes(draft, cited)
-                + check_sentences(draft, cited, hits, question) + check_meaning(draft, cited))
-    return list(dict.fromkeys(problems))   # 同一句话、同一段引文重复出现，只报一次
+def same_quantity(kind, value, known_kind, known_value):
+    """两个数量说的是不是同一个量：值相同、单位相同（一边没写单位也算，百分数除外）；
+    换算得过来（1 周 = 7 天，0.5 小时 = 30 分钟）；打折和百分数（8 折 = 付 80% = 优惠 20%）。"""
+    if known_value == value and (known_kind == kind or kind == "" or (known_kind == "" and kind != "%")):
+        return True
+    number, known_number = float(value), float(known_value)
+    if {kind, known_kind} == {"折", "%"}:
+        return number in (known_number, 100 - known_number)
+    for (big, small), factor in CONVERSIONS.items():
+        if (kind, known_kind) == (big, small) and abs(number * factor - known_number) < 1e-6:
+            return True
+        if (kind, known_kind) == (small, big) and abs(known_number * factor - number) < 1e-6:
+            return True
+    return False
+
+
+def am_or_pm(kind, value, shown):
+    """没写上午下午的“9 点半”也可能是晚上 9 点半：返回另一个可能的时间 [21:30 的分钟数]，别的情况返回 []。"""
+    if kind == "时间" and "点" in shown and shown[0].isdigit() and value < 720:
+        return [value + 720]
+    return []
+
+
+def one_step_results(operands, kind):
+    """用两个数一步能算出的结果：[(结果, 算式)]。加减要同一种单位；乘除是单价 × 件数、天数或人数（件数来自问题
+    或同一个分句）；百分数和折扣是“原价 × 百分之几”“原价 × (1 − 百分之几)”“100% − 百分之几”；时长是两个钟点相减。"""
+    results = []
+    for index, (first, first_kind, first_from) in enumerate(operands):
+        if kind == "%" and first_kind in ("%", "折"):
+            results.append((100 - first, f"100% − {fmt(first)}%"))
+        for other, (second, second_kind, second_from) in enumerate(operands):
+            if index == other:
+                continue
+            if first_kind == second_kind == "时间" and kind in ("小时", "分钟") and second > first:
+                minutes = second - first
+                results.append((minutes / 60 if kind == "小时" else minutes, f"{clock_text(int(second))} − {clock_text(int(first))}"))
+            if first_kind in (kind, "") and second_kind in (kind, "") and "时间" not in (first_kind, second_kind):
+                results += [(first + second, f"{fmt(first)} + {fmt(second)}"), (first - second, f"{fmt(first)} − {fmt(second)}")]
+            if first_kind in (kind, "") and second_from in ("问题", "这句") and second_kind not in ("%", "折", "时间", kind):
+                results.append((first * second, f"{fmt(first)} × {fmt(second)}"))
+                if second:
+                    results.append((first / second, f"{fmt(first)} ÷ {fmt(second)}"))
+            if first_kind in (kind, "") and first_kind != "时间" and second_kind in ("%", "折"):
+                results.append((first * second / 100, f"{fmt(first)} × {fmt(second)}%"))
+                results.append((first * (100 - second) / 100, f"{fmt(first)} × (1 − {fmt(second)}%)"))
+    return results
+
+
+def fmt(number):
+    return plain_number(round(number, 4))
+
+
+def computed(value, kind, operands):
+    """value 是不是 operands 里两个数一步算出来的（见 one_step_results）。"""
+    return any(abs(value - result) < 0.01 for result, _ in one_step_results(operands, kind))
+
+
+def nearest_computation(value, kind, operands):
+    """和草稿写的数最接近的一步算式，例如 "39 × 2 = 78"；差得太远（超过一半）就不猜，返回 None。"""
+    results = [(abs(value - result), how, result) for result, how in one_step_results(operands, kind) if result > 0]
+    if not results:
+        return None
+    distance, how, result = min(results, key=lambda item: item[0])   # 一样近的，取草稿里先写的那种算法
+    return f"{how} = {fmt(result)}" if distance <= value / 2 else None
 
 
 def link_key(link):
@@ -512,220 +878,171 @@ def link_key(link):
     return scheme.casefold(), host.casefold(), slash + path
 
 
-def check_links(draft, cited):
-    """草稿里的链接必须和引用的片段里的某个链接完全相同（协议、主机、路径都一样），只是其中一段也不行：
-    模型编出来或截短的链接最容易把客户带到错误的地方。草稿没写 https:// 时，只要主机和路径相同就算。"""
-    known = {link_key(link) for hit in cited for link in re.findall(LINK, nfkc(hit["title"] + " " + hit["text"]))}
+# 意思相反的说法：否定词管着后面的话（见 negated）。先去掉看着像否定、其实不是的词
+NOT_NEGATION = r"不同|不仅|不论|不管|不断|不错|不久|不过|无论|未来|别的|别人|分别|区别|特别|级别|类别|非常|没问题|没关系|不好意思"
+NEGATION = r"从不|从未|并非|不能|不可以|不可|不得|不会|不用|不必|不需要|不要|不予|不支持|无需|无须|禁止|严禁|停止|暂停|请勿|切勿|没有|没|未|不|无|别|勿"
+NEGATION_REACH = 6   # 否定词只管它后面 6 个字以内的说法：“未使用的套餐可全额退款”里的“未”不管“全额”
+NEGATIVE_CONDITIONS = "不超过|不多于|不高于|不足|未满|不少于|不低于|不到"   # 它们说的是界限，不是否定
+# 条件词，按类别。同一组里的类别互相排斥：草稿用了一类、对应的原文分句用的是同组的另一类，意思就变了。
+# “以内”一类也包括“之前”（7 天内、到期前），“以上”一类也包括“之后”（超过 7 天、7 天后）：退款、退票规则里它们正好相反
+CONDITIONS = {"以内": "不超过|不多于|不高于|不足|未满|不到|以下|以内|之内|至多|最多|最高|低于|少于|小于|之前|以前",
+              "以上": "不少于|不低于|超过|多于|高于|以上|至少|最少|大于|之后|以后|逾期|过后",
+              "当天": "当天|当日", "次日": "次日|第二天|隔天|翌日",
+              "或": "或者|或是|或|任选|任一|之一", "并且": "并且|(?<![而并])且|同时满足|均需|均须",
+              "每天": "每天|每日", "每周": "每周|每星期", "每月": "每月|每个月", "每年": "每年|每个年度"}
+AFTER_UNIT = {"内": "以内", "前": "以内", "后": "以上"}   # 只在单位后面才算：“7 天内”“24 小时前”“30 天后”
+EXCLUSIVE = [{"以内", "以上"}, {"当天", "次日"}, {"或", "并且"}, {"每天", "每周", "每月", "每年"}]
+# 谁来做、谁来付：“由商家承担”“由顾客自行支付”
+ROLE = r"由\s*([^\W\d_]{1,6}?)\s*(?:自己|自行|全额|全部|统一|另行)?(承担|支付|负责|垫付|提供|办理|申请|发起|出具|寄回|赔付|补足|退还)"
+# 说得绝对的词，和原文里限定范围的话：“一律可退”对“但定制商品除外”
+CUSTOMER = r"您|你|客户|顾客|用户|买家|消费者|会员|乘客|游客|学员|本人|受检者|旅客"   # “由您承担”就是“由客户承担”
+UNIVERSAL = r"一经|一律|全部|所有|全都|全程|任何|一经|无论|均可|均不|都可以|都能|都不|都免费|都享|不限|统一|永久"
+CONDITION_LIMIT = r"(?:超过|不足|未满|以内|以上)\s*\d+|\d+\s*(?:天|小时|个月|日)(?:内|以内|之内|后|以后)"   # 超过 15 天、15 天内
+SCOPE = r"(?:仅限?|只有|只限|首次|首单|部分)([^\W_]{2,4})|(前\s*(?:\d+|[一二两三四五六七八九十]+)\s*个?(?:小时|天|次|名|位|单|月|年|分钟|周|晚))"
+LIMITER = (r"除[^，。；]{0,12}?(?:外|以外|之外)|但|仅|只有|只限|只能|限|部分|首次|首单|不含|不包括|例外|"
+           r"前\s*(?:\d+|[一二两三四五六七八九十]+)\s*个?(?:小时|天|次|名|位|单|月|年|分钟|周|晚)")
+
+
+def flipped_condition(sentence, cited, context):
+    """条件词换成了相反的（以上/以内、之前/之后、当天/次日、或/并且、每天/每周……）：和原文里说同一件事的分句比，
+    原文用的是同组另一类、又没有一个同样像的分句用草稿这一类，才指出。"""
     problems = []
-    for link in dict.fromkeys(link.rstrip(".,;:!?)]}'\"") for link in re.findall(LINK, nfkc(draft))):
-        scheme, host, path = link_key(link)
-        if (scheme, host, path) not in known and not (scheme == "" and any(k[1:] == (host, path) for k in known)):
-            problems.append(f"链接 {link} 不在引用的片段 {'、'.join(hit['id'] for hit in cited)} 中")
+    for clause in sentence.clauses:
+        if clause.original is None:
+            continue
+        for word, other in changed_conditions(clause.text, clause.original.text):
+            if not any(word_class(word) in conditions(candidate.text) for candidate in clause.similar):
+                problems.append(f"条件变了（原文是“{other}”，草稿写成“{word}”）：{both(clause)}")
     return problems
 
 
-def check_numbers(draft, cited, question=""):
-    """每个数量都要出现在被引用的片段里：数字连同单位（7 天不等于 7 周），日期、时间、星期按值比较。
-    引用了几个片段时，说它的分句还要像在说含这个数的那个片段的事（否则多引一个片段就能挪用别处的数字）。
-    问题里的数量（“15 公斤的金毛”）草稿可以复述；没写上午下午的“9 点半”，下午的 21:30 也算。"""
-    problems, ids = [], "、".join(hit["id"] for hit in cited)
-    asked = {value for _, value, _ in quantities_in(question)}   # 客户自己给的数，换个量词复述也行（25 个人 / 25 人）
-    in_chunk = {hit["id"]: quantities_in(hit["title"] + " " + hit["text"]) for hit in cited}   # 每个片段只读一次
-    # 算账用的数：片段里的、问题里的，以及草稿里已经核对过的（一步一步算下去）
-    pool = [float(value) for quantities in in_chunk.values() for _, value, _ in quantities if isinstance(value, str)]
-    pool += [float(value) for value in asked if isinstance(value, str)]
-    worked_out = set()
-    for clause in re.split(PHRASE_BREAK, draft):
-        pairs = bigrams(clause)
-        for kind, value, shown in quantities_in(clause):
-            number = float(value) if isinstance(value, str) else None   # 日期、时间、星期不参加算账
-            if value in asked or number in worked_out or (number is not None and re.search(ARITHMETIC, clause)
-                                                          and computed(number, pool)):
-                if number is not None:
-                    pool.append(number)
-                    worked_out.add(number)   # 算出来的数，后面再提到（“所以违约金是 237 元”）也算
+def flipped_polarity(sentence, cited, context):
+    """同一个说法，一边有否定词管着、另一边没有（“从不自动发送”对“会自动发送”，“不予退款”对“可以退款”）。
+    先和引用的片段全文比；同一个片段里可以和不可以都有时（退款、折扣规则常见），再和对应的原文分句比。"""
+    problems = []
+    mine = negated(sentence.text)
+    for words, phrase, next_char in context.source_negations:
+        plain = plainly_said(sentence.text, phrase, next_char)
+        if plain and phrase not in {p for _, p, _ in mine} and not plainly_said(context.source, phrase):
+            problems.append(f"意思可能说反了：原文是「{words}」，草稿写成「{plain}」")
+    for words, phrase, next_char in mine:
+        plain = plainly_said(context.source, phrase, next_char)
+        if plain and phrase not in {p for _, p, _ in context.source_negations} and not plainly_said(sentence.text, phrase):
+            problems.append(f"意思可能说反了：原文是「{plain}」，草稿写成「{words}」")
+    for clause in sentence.clauses:
+        if clause.original is None:
+            continue
+        original, theirs = clause.original.text, {p for c in clause.similar for _, p, _ in negated(c.text)}
+        for words, phrase, _ in negated(clause.text):
+            plain = plainly_said(original, phrase)
+            if plain and phrase not in theirs:
+                problems.append(f"意思可能说反了：原文是「{plain}」，草稿写成「{words}」")
+        for words, phrase, _ in negated(original):
+            plain = plainly_said(clause.text, phrase)
+            if plain and phrase not in {p for _, p, _ in negated(clause.text)} and \
+                    not any(plainly_said(c.text, phrase) for c in clause.similar):
+                problems.append(f"意思可能说反了：原文是「{words}」，草稿写成「{plain}」")
+    return problems
+
+
+def swapped_role(sentence, cited, context):
+    """谁来承担、谁来办换了人：草稿“由顾客承担”，说同一件事的原文分句是“由商家承担”。"""
+    problems = []
+    for clause in sentence.clauses:
+        for verb, who in roles(clause.text).items():
+            theirs = [(c, roles(c.text)[verb]) for c in clause.similar if verb in roles(c.text)]
+            if theirs and all(other != who and (who == "客户" or who not in c.text) for c, other in theirs):
+                problems.append(f"由谁{verb}变了：原文是「由{theirs[0][1]}{verb}」，草稿写成「由{who}{verb}」")
+    return problems
+
+
+def dropped_limit(sentence, cited, context):
+    """丢了原文的限定：原文说“但…除外”“仅限…”“前 2 小时”，草稿整句没有任何限定，却说“一律”“全部”“都”，
+    或者把原文分句里的“前 N 小时”“部分”“仅”直接去掉（前 2 小时免费 → 停车免费）。"""
+    problems = []
+    if re.search(LIMITER, sentence.text):
+        return []
+    for clause in sentence.clauses:
+        if clause.original is None:
+            continue
+        limit = re.search(LIMITER + "|" + CONDITION_LIMIT, clause.original.sentence)
+        universal = re.search(UNIVERSAL, sentence.text)
+        if limit and universal and universal.group() not in clause.original.sentence:
+            problems.append(f"原文有限定「{limit.group()}」，草稿却说「{universal.group()}」：{both(clause)}")
+        scope = re.search(SCOPE, clause.original.text)
+        if not universal and scope and not kept(scope, sentence):
+            problems.append(f"原文这一句有限定「{scope.group()}」，草稿没有：{both(clause)}")
+    return problems
+
+
+def kept(scope, sentence):
+    """原文的限定在草稿这句里还在不在：“仅限新用户”要有“新用户”，“前 2 小时”要有 2 小时这个数。"""
+    if scope.group(1):
+        return scope.group(1) in sentence.text
+    wanted = [value for _, value, _ in quantities_in(scope.group(2))]
+    return any(value in wanted for clause in sentence.clauses for _, value, _ in clause.quantities)
+
+
+def moved_number(sentence, cited, context):
+    """数字挪到了另一档：草稿“单人 299 元”，原文说同一件事的分句是“单人 199 元”（299 是双人的价钱）。
+    这个值片段里有（所以数量检查不报），可最像的原文分句里是同一种单位的另一个值。"""
+    problems = []
+    for clause in sentence.clauses:
+        for kind, value, shown in clause.quantities:
+            if kind in ("", "时间", "星期") or not supports(context.known, kind, value) or \
+                    any(supports(c.quantities, kind, value) for c in clause.closest):
                 continue
-            values = [value] + am_or_pm(kind, value, shown)
-            holders = [hit for hit in cited if any(supports(in_chunk[hit["id"]], kind, v) for v in values)]
-            if holders and number is not None:
-                pool.append(number)
-            if not holders:
-                problems.append(missing_quantity(kind, value, shown, in_chunk, ids))
-            elif len(cited) > 1 and len(pairs) >= 3 and max(overlap(pairs, hit) for hit in holders) < NUMBER_CONTEXT:
-                problems.append(f"数字 {plain_shown(kind, value, shown)} 只在 {'、'.join(h['id'] for h in holders)} 里出现，"
-                                f"可这一句说的不像是那里的事：「{one_line(clause, 31)}」")
+            rivals = [c for c in clause.closest if any(q[0] == kind for q in c.quantities)]
+            holders = [c for c in context.clauses if supports(c.quantities, kind, value)]
+            if rivals and not any(more_like(clause, holder, rivals[0], value) for holder in holders):
+                other = next(q for q in rivals[0].quantities if q[0] == kind)
+                problems.append(f"数量「{shown}」在原文对应的那一句里是「{other[2]}」：{both(clause)}")
     return problems
 
 
-def am_or_pm(kind, value, shown):
-    """没写上午下午的“9 点半”也可能是晚上 9 点半：返回另一个可能的时间 [21:30 的分钟数]，别的情况返回 []。"""
-    if kind == "时间" and "点" in shown and shown[0].isdigit() and value < 720:
-        return [value + 720]
-    return []
-
-
-def computed(value, pool):
-    """value 是不是 pool 里两个数一步算出来的：和、差、积，或者一个数的百分之几（790 的 30% 是 237）。"""
-    for first in pool:
-        for second in pool:
-            if any(abs(value - result) < 0.01 for result in (first + second, first - second, first * second,
-                                                               first * second / 100)):
-                return True
-    return False
-
-
-def supports(known, kind, value):
-    """片段里的数量 known 能不能支持草稿的一个数量。片段里没写单位的数字，支持任何单位（百分数除外）；
-    草稿没写单位的数字，片段里有这个数就算；日期没写年份时，只比月和日。"""
-    years = {known_value[0] for known_kind, known_value, _ in known if known_kind == "日期" and known_value[0]}
-    with_unit = {known_kind for known_kind, known_value, _ in known if known_value == value and known_kind}
-    if kind and kind not in ("日期", "时间", "星期") and with_unit and kind not in with_unit:
-        return False   # 片段里这个数带着别的单位（3 个工作日），草稿写成 3 小时：不算支持
-    for known_kind, known_value, _ in known:
-        if kind == "日期" and known_kind == "日期":
-            # 片段里“2025 年 1 月 28 日至 2 月 4 日”的 2 月 4 日没写年份，它也是 2025 年
-            possible_years = {known_value[0]} if known_value[0] else years
-            if value[1:] == known_value[1:] and (value[0] is None or value[0] in possible_years):
-                return True
-        elif known_value == value and (known_kind == kind or kind == "" or (known_kind == "" and kind != "%")):
-            return True
-    return False
-
-
-def plain_shown(kind, value, shown):
-    """问题里怎样称呼一个数量：没有单位的写数字（“30”“30%”），带单位的、日期时间写原文（“7 周”“3 月 1 日”）。"""
-    if kind in ("", "%"):
-        return value + ("%" if kind == "%" else "")
-    return shown
-
-
-def missing_quantity(kind, value, shown, in_chunk, ids):
-    """片段里没有这个数量时的说明。这个数字片段里根本没有，就说“数字 30 不在……”；数字有、单位不同，就把两种写法都说出来。"""
-    if kind in ("日期", "时间", "星期"):
-        return f"{kind}「{shown}」不在引用的片段 {ids} 中"
-    same_number = [known_shown for quantities in in_chunk.values() for known_kind, known_value, known_shown in quantities
-                   if known_value == value and "%" not in (kind, known_kind)]
-    if kind and same_number:
-        return f"数量「{shown}」和引用的片段 {ids} 不同：片段里写的是「{same_number[0]}」"
-    if not re.search(r"\d", shown):   # 草稿里写的是中文数字（一周、十五元）：照原样说，免得学生找不到“1”
-        return f"数量「{shown}」不在引用的片段 {ids} 中"
-    return f"数字 {value}{'%' if kind == '%' else ''} 不在引用的片段 {ids} 中"
-
-
-def check_quotes(draft, cited):
-    """「」『』“” 里的引文要在引用的片段里原样出现；相似度 ≥ QUOTE_NEAR 的算“近似”，更低的算“找不到”。"""
-    import difflib   # 只有这里用到（比较引文和原文的相似度）
+def unsupported_clause(sentence, cited, context):
+    """整句有依据，逗号后面却追加了一个片段里没有的分句（“……7 天，须提前一天预约”）：分句里说事实的字
+    （客套话、引文、数字和虚字不算）有 NEW_CHARS 个以上、而且一大半在引用的片段和问题里都没出现过。"""
+    if len(sentence.pairs) >= MIN_BIGRAMS and len(sentence.pairs & context.cited_pairs) < SUPPORT_THRESHOLD * len(sentence.pairs):
+        return []   # 整句都没有依据：unsupported_sentence 已经指出了
     problems = []
-    for quote in dict.fromkeys(next(group for group in match.groups() if group) for match in re.finditer(QUOTE, draft)):
-        wanted, best, best_window = tokens(quote), 0.0, []
-        if not wanted:   # 只剩链接（已单独核对）或标点
+    for clause in sentence.clauses:
+        if re.search(QUOTE, clause.text):   # 引文由 altered_quote 核对，引出它的话不是事实
             continue
-        for hit in cited:
-            units = tokens(hit["title"] + " " + hit["text"])
-            for size in range(max(1, len(wanted) - 2), len(wanted) + 3):   # 窗口放宽 ±2，多一个字少一个字也能对上
-                for start in range(max(1, len(units) - size + 1)):
-                    window = units[start:start + size]
-                    ratio = 1.0 if window == wanted else difflib.SequenceMatcher(None, wanted, window).ratio()
-                    if ratio > best:
-                        best, best_window = ratio, window
-        shown = one_line(quote, 31)
-        if best == 1.0:
-            continue
-        if best >= QUOTE_NEAR:
-            changed = sorted(numbers_in("".join(wanted)) - numbers_in(" ".join(best_window)))
-            problems.append(f"引文近似，需对照原文：「{shown}」（相似度 {best:.2f}）"
-                            + (f"；引文里的数字 {'、'.join(changed)} 和原文不同" if changed else ""))
-        else:
-            problems.append(f"引文在引用的片段中找不到：「{shown}」")
-    return problems
-
-
-def check_sentences(draft, cited, hits, question=""):
-    """整句在引用的片段里找不到依据，就指出这句话；整句有依据（或者短得不做整句检查），再逐个看它的分句
-    （逗号、分号、“并且”“另外”隔开的）有没有依据：“……7 天，须提前一天预约”不能靠前半句混过去。"""
-    problems = []
-    for sentence in dict.fromkeys(split_sentences(draft)):
-        pairs = bigrams(re.sub(COURTESY, " ", sentence))
-        best = max(overlap(pairs, hit) for hit in cited) if len(pairs) >= MIN_BIGRAMS else None
-        if best is None or best >= SUPPORT_THRESHOLD:   # 短句不做整句检查；整句有依据：都再逐个分句看
-            problems += unsupported_clauses(clauses_of(sentence), cited, question)
-            continue
-        shown = one_line(sentence, 31)
-        problem = f"这句话在引用的片段里找不到依据：「{shown}」（重合度 {best:.0%}）"
-        others = [(overlap(pairs, hit), hit["id"]) for hit in hits if hit not in cited]
-        better = max(others, default=(0, None))
-        if better[0] >= SUPPORT_THRESHOLD:
-            problem += f"；这句话更像来自 {better[1]}"
-        problems.append(problem)
-    return problems
-
-
-def clauses_of(sentence):
-    """句子的分句，引出引文的那一段（“规则写得很清楚：「……」”里冒号前面的话）不算：它只是在说下面要引用原文。"""
-    return split_clauses(re.sub(r"[^，,；;。！？!?]*[：:]\s*(?=[「『“])", " ", sentence))
-
-
-def unsupported_clauses(clauses, cited, question=""):
-    """分句里说事实的字（客套话、引文、数字和“的、是、在、您”这类虚字不算）有 NEW_CHARS 个以上、
-    而且超过一半在引用的片段和问题里都没出现过：这多半是模型自己加的一句，例如“……7 天，须提前一天预约”。
-    改写会换语序、换虚字，说事实的字大多还是原文里的；复述问题里的话也不算新说法。"""
-    seen = set(nfkc(question + " ".join(hit["title"] + hit["text"] for hit in cited)).casefold())
-    problems = []
-    for clause in clauses:
-        text = re.sub("|".join((DATE, CLOCK, HOUR)), " ", nfkc(re.sub(COURTESY + "|" + QUOTE, " ", clause))).casefold()
+        text = re.sub(COURTESY + "|" + REASONING, " ", clause.text)
+        text = re.sub("|".join((DATE, CLOCK, HOUR)), " ", text).casefold()
         content = [char for char in re.findall(r"[^\W\d_]", text) if char not in FUNCTION_CHARS]
-        new = [char for char in content if char not in seen]
+        new = [char for char in content if char not in context.seen]
         if len(new) >= NEW_CHARS and len(new) * 2 > len(content):
-            problems.append(f"这个分句在引用的片段里找不到依据：「{one_line(clause, 31)}」")
+            problems.append(f"这个分句在引用的片段里找不到依据：「{one_line(clause.text, 31)}」")
     return problems
 
 
-def check_meaning(draft, cited):
-    """意思有没有变，四项：
-    1. 否定（flipped）：原文“从不自动发送”，草稿却是没有否定的“会自动发送”，或者反过来；
-    2. 数字挪到了别的名词上（moved_between_nouns）：“季卡 299 元”，原文季卡是 799 元；
-    3. 草稿的每个分句找出原文里最像它的分句（二元组至少一半相同），比较条件词（以上/以下、之前/之后、当天/次日、
-       或/并且、每天/每周/每月/每年）和同一种单位的数量——原文那一句用的是相反的词或另一个值，才指出；
-    4. 两个分句把说法对调了（swapped）。引文里的话也照样比较：引文本来就该和原文一样。"""
-    problems = flipped(draft, cited) + moved_between_nouns(draft, cited)
-    originals = [clause.strip() for hit in cited for clause in re.split(PHRASE_BREAK, hit["text"]) if clause.strip()]
-    original_pairs = {original: bigrams(original) for original in originals}   # 每个原文分句的二元组只算一次
-    known = [quantity for hit in cited for quantity in quantities_in(hit["title"] + " " + hit["text"])]
-    matched = []   # [(草稿的分句, 最像它的原文分句)]
-    for clause in re.split(PHRASE_BREAK, draft):
-        pairs = bigrams(clause)
-        if len(pairs) < 3 or not originals:
-            continue
-        scored = sorted(((len(pairs & original_pairs[other]) / len(pairs), other) for other in originals), reverse=True)
-        score, original = scored[0]
-        if score < CLAUSE_MATCH:
-            continue
-        similar = [other for value, other in scored if value >= CLAUSE_MATCH]   # 像它的原文分句可能不止一个
-        matched.append((clause, original))
-        both = f"草稿「{one_line(clause.strip('「」『』“” '), 31)}」，原文「{one_line(original, 31)}」"
-        for word, other in changed_conditions(clause, original):
-            if not any(word_class(word) in conditions(candidate) for candidate in similar):
-                problems.append(f"条件变了（原文是“{other}”，草稿写成“{word}”）：{both}")
-        for shown, other in changed_amounts(clause, original, known):
-            if not any(same_amount(shown, candidate) for candidate in similar):
-                problems.append(f"数量「{shown}」和原文的「{other}」不同：{both}")
-    return problems + swapped(matched)
-
-
-def swapped(matched):
-    """两个分句互换了说法：草稿分句甲对应原文 A、乙对应原文 B，可甲里有只属于 B 的字，乙里有只属于 A 的字，
-    而且这些字都离开了原来的位置。“客服人员只负责写草稿……由助手检查”就是把“助手”和“客服人员”对调了。"""
+def swapped_clauses(sentence, cited, context):
+    """同一句里两个分句互换了说法：甲对应原文 A、乙对应原文 B，甲里却有只属于 B 的字、乙里有只属于 A 的字。
+    “客服人员只负责写回复草稿……由助手检查”就是把“助手”和“客服人员”对调了。"""
     problems = []
-    for first in range(len(matched)):
-        for second in range(first + 1, len(matched)):
-            (mine_a, theirs_a), (mine_b, theirs_b) = matched[first], matched[second]
-            if theirs_a == theirs_b:
-                continue
-            a, b, source_a, source_b = bigrams(mine_a), bigrams(mine_b), bigrams(theirs_a), bigrams(theirs_b)
-            if (a & (source_b - source_a)) - b and (b & (source_a - source_b)) - a:
-                problems.append(f"两处说法可能对调了：草稿「{one_line(mine_a.strip(), 21)}」「{one_line(mine_b.strip(), 21)}」，"
-                                f"原文「{one_line(theirs_a, 21)}」「{one_line(theirs_b, 21)}」")
+    matched = [clause for clause in sentence.clauses if clause.original is not None]
+    for first, second in [(a, b) for index, a in enumerate(matched) for b in matched[index + 1:]]:
+        a, b, source_a, source_b = first.pairs, second.pairs, first.original.pairs, second.original.pairs
+        if first.original is not second.original and (a & (source_b - source_a)) - b and (b & (source_a - source_b)) - a:
+            problems.append(f"两处说法可能对调了：草稿「{one_line(first.text, 21)}」「{one_line(second.text, 21)}」，"
+                            f"原文「{one_line(first.original.text, 21)}」「{one_line(second.original.text, 21)}」")
     return problems
+
+
+def more_like(clause, holder, rival, moved):
+    """草稿分句是不是其实在说 holder（含这个值的原文分句）而不是 rival：它别的数量和 holder 对得上的更多，
+    或者它有 holder 独有的词、又没有 rival 独有的词。"""
+    def matching(other):   # 这个值以外的数量
+        return sum(supports(other.quantities, kind, value) for kind, value, _ in clause.quantities if value != moved)
+    if matching(holder) > matching(rival):
+        return True
+    return bool(clause.masked & (holder.masked - rival.masked)) and not clause.masked & (rival.masked - holder.masked)
+
+
+def both(clause):
+    return f"草稿「{one_line(clause.text.strip('「」『』“” '), 31)}」，原文「{one_line(clause.original.text, 31)}」"
 
 
 def negated(text):
@@ -747,45 +1064,32 @@ def without_false_negations(text):
 
 def plainly_said(text, phrase, next_char=None):
     """phrase 在 text 里有没有不带否定的说法：同一个分句里、它前面没有否定词；给了 next_char 时，它后面紧跟的字也要是
-    next_char（说的是同一样东西：“自动发送”对“自动发送”，不是“包含的”对“包含在”）。返回那一处连同前面两个字的写法，
-    没有就是 None。“不可以开通”“不能用借记卡或现金支付”里的“开通”“支付”是被否定的，“团队可以开通”里的不是。"""
+    next_char（说的是同一样东西）。返回那一处连同前面两个字的写法，没有就是 None。"""
     cleaned = without_false_negations(text)
     for match in re.finditer(re.escape(phrase), text):
         if cleaned[match.start():match.end()] != phrase:   # 在“不超过”这类条件词里面，不算
             continue
-        clause_start = max([m.end() for m in re.finditer(PHRASE_BREAK, text[:match.start()])], default=0)
+        clause_start = max([m.end() for m in re.finditer(CLAUSE_BREAK, text[:match.start()])] +
+                           [match.start() - NEGATION_REACH, 0])
         following = re.match(r"[^\W\d_]?", text[match.end():]).group().strip("了吗呢吧啊呀哦嘛")   # 语气词不算
         if not re.search(NEGATION, cleaned[clause_start:match.start()]) and next_char in (None, following):
             return text[max(0, match.start() - 2):match.end()].strip()
     return None
 
 
-def flipped(draft, cited):
-    """同一个说法，一边有否定词管着、另一边只有不带否定的说法。比较的是否定词后面的两个字和再后面的一个字，
-    所以“不会自动发送”和“从不自动发送”算同一个意思，“会自动发送”就反了。引用的几个片段合起来算：
-    哪个片段里有过同样的说法都行。"""
-    source = "\n".join(hit["text"] for hit in cited)
-    mine, theirs = negated(draft), negated(source)
-    problems = []
-    for words, phrase, next_char in theirs:
-        plain = plainly_said(draft, phrase, next_char)
-        if plain and phrase not in {p for _, p, _ in mine} and not plainly_said(source, phrase):
-            problems.append(f"意思可能说反了：原文是「{words}」，草稿写成「{plain}」")
-    for words, phrase, next_char in mine:
-        plain = plainly_said(source, phrase, next_char)
-        if plain and phrase not in {p for _, p, _ in theirs} and not plainly_said(draft, phrase):
-            problems.append(f"意思可能说反了：原文是「{plain}」，草稿写成「{words}」")
-    return problems
-
-
 def conditions(text):
-    """文字里用到的条件词：{"以上": "超过", …}（类别 -> 原文写法）。所有条件词按长短排好一起找，
-    长的先认：“不少于”是“以上”一类，不会被认成里面的“少于”。"""
-    words = sorted((word for _, group in CONDITIONS for word in group.split("|")), key=len, reverse=True)
+    """文字里用到的条件词：{"以上": "超过", …}（类别 -> 原文写法）。所有条件词按长短排好一起找，长的先认：
+    “不少于”是“以上”一类，不会被认成里面的“少于”；单位后面的“内、前、后”也算（见 AFTER_UNIT）。"""
+    words = sorted((word for group in CONDITIONS.values() for word in group.split("|")), key=len, reverse=True)
     found = {}
-    for match in re.finditer("|".join(words), text):
+    for match in re.finditer("|".join(words) + r"|(?<=[天日时月年周次晚])[内前后]", text):
         found.setdefault(word_class(match.group()), match.group())
     return found
+
+
+def word_class(word):
+    """条件词属于哪一类：“超过” -> "以上"，“内” -> "以内"。"""
+    return AFTER_UNIT.get(word) or next(name for name, group in CONDITIONS.items() if re.fullmatch(group, word))
 
 
 def changed_conditions(clause, original):
@@ -799,85 +1103,42 @@ def changed_conditions(clause, original):
     return changed
 
 
-def moved_between_nouns(draft, cited):
-    """数字挪到了别的名词上：草稿“季卡 299 元”，原文“月卡 299 元、季卡 799 元”。看数字前面紧挨着的两个字（季卡），
-    原文里这两个字后面也跟着同一种单位的数量、却全都不是这个值，就指出来。"""
-    source = nfkc("\n".join(hit["text"] for hit in cited))
-    problems = []
-    owned = owned_quantities(source)
-    for owner, kind, value, shown in owned_quantities(nfkc(draft)):
-        values = [(known_value, known_shown) for known_owner, known_kind, known_value, known_shown
-                  in owned if known_owner == owner and known_kind == kind]
-        # 这个值在原文里属于哪个名词：草稿里连那个名词都没提，才是把数字挪了过来（“经济型车押金 3000 元”不算）
-        real_owners = [known_owner for known_owner, known_kind, known_value, _ in owned
-                       if known_kind == kind and known_value == value]
-        if values and value not in [known_value for known_value, _ in values] and real_owners \
-                and not any(real in nfkc(draft) for real in real_owners):
-            problems.append(f"数量「{owner}{shown}」和原文不同：原文里「{owner}」后面是「{values[0][1]}」")
-    return problems
+def roles(text):
+    """{动作: 由谁}：“运费由商家承担” -> {"承担": "商家"}；“由您自行支付” -> {"支付": "客户"}（称呼客户的词都算客户）。"""
+    return {verb: "客户" if re.fullmatch(CUSTOMER, who) else who for who, verb in re.findall(ROLE, text)}
 
 
-def owned_quantities(text):
-    """带单位的数字和它前面紧挨着的两个汉字：“季卡 799 元” -> [("季卡", "元", "799", "799 元")]。"""
-    found = []
-    for match in re.finditer(r"([^\W\d_]{2})\s*(" + NUMBER + ")", text):
-        unit, end = unit_after(text, match.end())
-        if unit:
-            found.append((match.group(1), unit, plain_number(match.group(2)), text[match.start(2):end].strip()))
-    return found
+class Rule:
+    """规则表的一行：规则函数（名字就是它找的毛病）、它抓什么、一个例子，以及 grounding_eval.py 量出来的
+    measured = (标注集上标出的错误回答, 标注集上误标的如实回答, 盲测集上标出的错误回答, 盲测集上误标的如实回答)。
+    level：refuses 的规则拒绝整份回答；标出的回答里至少 RELIABLE 真的有错，改成 needs_review；其余只写进 hints。"""
+
+    def __init__(self, find, catches, example, measured, refuses=False):
+        self.find, self.name, self.catches, self.example, self.measured = find, find.__name__, catches, example, measured
+        right, wrong = measured[0] + measured[2], measured[1] + measured[3]
+        self.level = "rejected" if refuses else "needs_review" if right >= RELIABLE * (right + wrong) else "hint"
+
+    def __repr__(self):
+        return self.name
 
 
-def word_class(word):
-    """条件词属于哪一类：“超过” -> "以上"。"""
-    return next(name for name, words in CONDITIONS if re.fullmatch(words, word))
-
-
-def same_amount(shown, text):
-    """text 里有没有和 shown（比如“15 元”）种类、值都相同的数量。"""
-    return any(quantity[:2] == mine[:2] for mine in quantities_in(shown) for quantity in quantities_in(text))
-
-
-def char_before(text, shown):
-    """shown 在 text 里第一次出现时，前面紧挨着的那个字（跳过空格）。"""
-    at = nfkc(text).find(nfkc(shown))
-    return nfkc(text)[:at].rstrip()[-1:] if at > 0 else ""
-
-
-def changed_amounts(clause, original, known):
-    """同一种单位、原文是另一个值：[(草稿的写法, 原文的写法)]。“寄件费 3 元”对“寄件费 12 元”，“8 核”对“4 核”。
-    只看片段里别处确实有的数量（known 是引用的片段里全部的数量）：片段里根本没有的，check_numbers 已经指出来了。"""
-    theirs, mine = quantities_in(original), quantities_in(clause)
-    if any(not supports(theirs, kind, value) and supports(known, kind, value) and kind in ("", "日期")
-           for kind, value, _ in mine):
-        return []   # 草稿这句里还有别的数（型号“iPhone 14”）和这句原文对不上：说的是原文里另一样东西，不在这里比
-    changed = []
-    for kind, value, shown in mine:
-        if not supports(known, kind, value):
-            continue
-        same_kind = [(known_value, known_shown) for known_kind, known_value, known_shown in theirs if known_kind == kind]
-        if kind and same_kind and value not in [known_value for known_value, _ in same_kind]:
-            if kind != "日期" or not any(value[1:] == known[1:] for known, _ in same_kind):
-                owner = char_before(clause, shown)   # “寄件费 3 元”对“寄件费 12 元”：数字前面是同一个字，才算说的是同一个数
-                for known_value, known_shown in same_kind:
-                    if owner and owner == char_before(original, known_shown):
-                        changed.append((shown, known_shown))
-                        break
-    return changed
-
-
-def mark_grounding(result, hits):
-    """格式检查通过之后：列出没被引用的命中片段（只是信息），再核对 draft 的出处，对不上就把 status 改成
-    needs_review。返回退出码。"""
-    result["uncited_hits"] = [hit["id"] for hit in hits if hit["id"] not in result["sources"]]
-    if result["status"] != "draft":
-        return EXIT_OK
-    problems = check_grounding(result["draft"], result["sources"], hits, result["question"])
-    if not problems:
-        print("核对出处：数量、链接、引文和句子都能在引用的片段里找到，意思也没有说反。", file=sys.stderr)
-        return EXIT_OK
-    print(f"核对出处：{len(problems)} 处需要人工复核。", *(f"  - {p}" for p in problems), sep="\n", file=sys.stderr)
-    result.update(status="needs_review", problems=problems)
-    return EXIT_REVIEW
+# 规则表：check_grounding 按这个顺序把每句话交给每条规则。前五条是核心（第 04 课正文），其余是扩展规则。
+# measured 由 python checks/grounding_eval.py --rules 量出（标注集 grounding_cases.json、盲测集 grounding_holdout.json）；
+# checks/test_grounding.py 核对这里写的数和实测相同。
+RULES += [
+    Rule(unsent_id, "正文里写了没发送的片段编号", "试用 7 天 [D04#1]（只发送了 D01#1）", (33, 0, 6, 0), refuses=True),
+    Rule(unsupported_number, "数字、单位、日期时间、算错的数", "试用 30 天（原文 7 天）", (172, 8, 22, 7)),
+    Rule(changed_link, "改过或编出来的链接", "help.example.com/trial（原文 …/trial-terms）", (37, 0, 6, 0)),
+    Rule(altered_quote, "引号里改过的原文", "“从不主动发送”（原文“从不自动发送”）", (4, 0, 0, 0)),
+    Rule(unsupported_sentence, "编出来的句子、出处写错", "到期后会自动转成付费的正式版", (51, 11, 5, 2)),
+    Rule(flipped_condition, "条件词反了", "超过 15 天可以退款（原文 15 天内）", (48, 1, 4, 0)),
+    Rule(flipped_polarity, "说反了（可以↔不予）", "15 天内不能申请退款（原文可以）", (38, 4, 5, 2)),
+    Rule(swapped_role, "谁来承担、谁来办换了", "运费由顾客承担（原文由商家承担）", (3, 0, 1, 0)),
+    Rule(dropped_limit, "丢了例外或限定、说得过宽", "一律可以退款（原文：但定制商品除外）", (8, 2, 5, 0)),
+    Rule(moved_number, "数字挪到另一档", "单人 299 元（原文单人 199 元、双人 299 元）", (37, 6, 6, 4)),
+    Rule(unsupported_clause, "整句有依据，却追加了一个分句", "试用 7 天，须提前一天预约", (43, 9, 4, 5)),
+    Rule(swapped_clauses, "两个分句的说法对调", "客服人员写草稿……由助手检查", (26, 0, 2, 0)),
+]
 
 
 # ---------- 第 05 课：不可信的资料（指令、两个版本、常见词、太长）和 --trace ----------
@@ -909,6 +1170,15 @@ def instruction_like(text):
     text = nfkc(text).casefold().translate(ZERO_WIDTH)
     text = re.sub(r"(?<=[^\x00-\x7f])\s+(?=[^\x00-\x7f])", "", re.sub(r"\s+", " ", text))
     return [found.group() for pattern in INSTRUCTION_PATTERNS for found in re.finditer(pattern, text)]
+
+
+def obeys_hidden_instruction(sentence, cited, context):
+    """第 04 课规则表里的一条，由这一课加上：引用的片段里藏着像给模型下指令的文字，草稿再像样也要人看。"""
+    return [f"引用的片段 {hit['id']} 里有像是给模型下指令的文字，草稿可能照着它写了" for hit in cited
+            if instruction_like(hit["title"] + " " + hit["text"])]
+
+
+RULES.append(Rule(obeys_hidden_instruction, "引用的片段里藏着指令", "片段里写着“忽略之前的指令”", (0, 0, 0, 0)))
 
 
 def shingles(text, size=4):
@@ -1036,7 +1306,7 @@ def run(argv):
     result = {"question": question, "status": "retrieved" if hits else "no_hits", "model_called": False, "hits": hits}
     code = EXIT_OK
     if not args["retrieve_only"]:
-        result.update(draft=None, sources=[], uncited_hits=[], problems=[])
+        result.update(draft=None, sources=[], uncited_hits=[], problems=[], hints=[])
     if not args["retrieve_only"] and hits:   # 零命中：不读密钥，不发请求，也不检查保存的回答
         started = time.perf_counter()
         materials = build_materials(hits)
@@ -1053,7 +1323,7 @@ def run(argv):
         except NoAnswer as failure:
             started = time.perf_counter()
             print(failure, file=sys.stderr)
-            result.update(status=failure.status, problems=failure.problems)
+            result.update(status=failure.status, problems=failure.problems, draft=None, sources=[], uncited_hits=[], hints=[])
             if args["check_draft"] is None:   # 检查保存的回答时没有请求模型，model_called 保持 false
                 result["model_called"] = failure.model_called
             code = failure.exit_code

@@ -18,13 +18,18 @@ from kit_helpers import parse_tool_options, run_tool
 
 import retrieval_qa
 from reply_assistant import KitError
-from retrieval_qa import bigrams, tokens
+from retrieval_qa import tokens
 
 QUESTIONS = Path(__file__).resolve().parent / "eval_questions.json"
 BM25_K1, BM25_B = 1.5, 0.75   # BM25 的常用默认值，没有为这份资料调过
 
 
 # ---------- 对比用的 BM25：字二元组当作词 ----------
+
+def bigrams(text):
+    units = tokens(text)
+    return set(zip(units, units[1:]))
+
 
 def bm25_retrieve(question, documents, limit=retrieval_qa.MAX_HITS):
     """和关键词路由同样最多取 3 条；得分为 0 的不算命中，同分按 id 排。"""

@@ -1,14 +1,15 @@
 """出处核对的实测：把人工标注的回答交给 retrieval_qa.py --check-draft，和标注对比。
 
-    $ python checks/grounding_eval.py              # 标注集：混淆矩阵、各类的检出率、精确率和召回率
+    $ python checks/grounding_eval.py              # 标注集：混淆矩阵、各类错误被标出多少、精确率和召回率
+    $ python checks/grounding_eval.py --rules      # 规则表：每条规则抓到多少、误标多少、单独抓到多少、花多少时间
     $ python checks/grounding_eval.py --details    # 再列出每一条判错的回答和程序给出的理由
-    $ python checks/grounding_eval.py --holdout    # 留出集：如实的回答被误标多少、不如实的回答抓到多少
+    $ python checks/grounding_eval.py --holdout    # 留出集：如实的回答被误标多少（按写法）、每类错误抓到多少
 
 标注（expected）是人按规则写的：这份回答应当通过（draft）、资料不足（missing）、需要复核（needs_review）
-还是被拒绝（rejected）。“被标出”指 needs_review 或 rejected。不联网，不需要密钥。
-标注集（grounding_cases.json）是写检查的人边写规则边用的；资料除了发布版，还有 grounding_documents.json 里的
-酒店、健身房、快递三个领域。留出集（grounding_holdout.json）是另外两个领域、由没看过规则的人写的，
-规则定下来以后只量过一次，没有照着它改规则。
+还是被拒绝（rejected）。“被标出”指 needs_review 或 rejected；hints 里的提示不改变状态，不算标出。
+标注集（grounding_cases.json）的资料除了发布版，还有 grounding_documents.json 里的其他领域。
+留出集（grounding_holdout.json）是另外三个领域、由没看过规则的人按聊天模型的写法写的，规则定下来以后只量过一次。
+不联网，不需要密钥。
 """
 import contextlib
 import functools
@@ -16,7 +17,8 @@ import io
 import json
 import sys
 import tempfile
-from collections import Counter, defaultdict
+import time
+from collections import defaultdict
 from pathlib import Path
 from unittest import mock
 
@@ -29,7 +31,25 @@ DOCUMENT_SETS = Path(__file__).resolve().parent / "grounding_documents.json"   #
 HOLDOUT = Path(__file__).resolve().parent / "grounding_holdout.json"
 VERDICTS = ["draft", "missing", "needs_review", "rejected"]
 FLAGGED = {"needs_review", "rejected"}
-FAITHFUL = {"faithful_copy", "faithful_paraphrase", "faithful_format", "faithful_two_chunks", "polite_closing"}   # 如实的回答
+CORE = 5   # 规则表的前五条是核心规则（第 04 课正文）
+# 标注里的类别，用第 04 课的说法归成几类（同一类的几个旧名字是不同时候写标注的人起的）
+KIND_NAMES = {
+    "faithful_copy": "如实·照抄", "faithful_paraphrase": "如实·改写", "faithful_format": "如实·换了格式",
+    "faithful_two_chunks": "如实·两个片段", "polite_closing": "如实·客套话", "faithful": "如实·聊天写法",
+    "changed_number": "改了数字", "laundered_number": "改了数字", "unit_change": "换了单位", "unit_conversion": "换了单位",
+    "wrong_arithmetic": "算错了", "moved_number": "数字挪到另一档", "tier_swap": "数字挪到另一档",
+    "polarity": "说反了", "threshold": "条件词反了", "condition_flip": "条件词反了", "conjunction": "条件词反了",
+    "date_time": "日期时间改了", "link_changed": "链接改了", "altered_quote": "引文改了",
+    "appended_condition": "追加的分句", "invented_clause": "追加的分句", "comma_clause": "追加的分句",
+    "invented": "编的句子", "invented_sentence": "编的句子", "short_invented": "编的句子", "wrong_source": "出处写错",
+    "swapped_subject": "主语或付钱的人换了", "role_swap": "主语或付钱的人换了",
+    "dropped_exception": "丢了例外", "overgeneralised": "说得过宽", "mixed": "几处都错",
+    "id_marker": "越界编号", "out_of_set": "越界编号", "no_content": "没有内容", "missing": "资料不足"}
+LEGEND = ("说明：“标出”= needs_review 或 rejected（hints 不算）。如实的回答被标出是误标；其余各类是错误的回答，"
+          "被标出是抓到。")
+STYLE_NAMES = {"copy": "照抄", "paraphrase": "改写", "polite": "客套的开头结尾", "list": "列表", "merged": "合并两个片段",
+               "long": "四五句的长回答", "restated_number": "数字换了写法", "computed": "算出来的数",
+               "not_in_docs": "“资料里没有提到…”"}
 
 
 def load_cases():
@@ -54,6 +74,26 @@ def load_holdout():
     return cases, {domain["name"]: domain["documents"] for domain in data["domains"]}
 
 
+class Result:
+    """一条回答的结果：标注（case）、程序的判定（status）、problems、hints，以及每条规则找到的问题（findings：
+    [(规则名, 问题)]；硬规则先拒绝了、草稿太长或是 missing 时为 None：这时出处核对没有逐句进行）。"""
+
+    def __init__(self, case, output, findings):
+        self.case, self.status, self.findings = case, output["status"], findings
+        self.problems, self.hints = output.get("problems", []), output.get("hints", [])
+
+    @property
+    def faithful(self):
+        return self.case["expected"] == "draft"
+
+    def status_with(self, rules):
+        """只用 rules 这几条规则（按它们在规则表里的 level）时，这条回答会是什么状态。"""
+        if self.findings is None:
+            return self.status
+        levels = {rule.level for rule in rules if any(name == rule.name for name, _ in self.findings)}
+        return "rejected" if "rejected" in levels else "needs_review" if "needs_review" in levels else "draft"
+
+
 def run_case(case, directory, document_sets):
     """真的走一遍 --check-draft（在进程内运行，省去启动子进程的时间）。返回输出的 JSON 对象。"""
     answer = Path(directory) / "answer.json"
@@ -65,80 +105,162 @@ def run_case(case, directory, document_sets):
     return json.loads(out.getvalue())
 
 
-def evaluate(cases=None, document_sets=None):
-    """返回 [(case, 实际的 status, problems)]。默认量标注集。"""
+def evaluate(cases=None, document_sets=None, timings=None):
+    """返回 [Result]。默认量标注集。给了 timings（字典）时，累计每条规则花的秒数。"""
     if cases is None:
         cases, document_sets = load_cases(), json.loads(DOCUMENT_SETS.read_text(encoding="utf-8"))
-    results = []
+    results, seen = [], []
+    original = retrieval_qa.grounding_findings
+
+    def recording(*args, **kwargs):   # 记下每条规则找到了什么：规则表的实测数字就从这里来
+        findings = original(*args, **kwargs)
+        seen.append([(rule.name, problem) for rule, problem in findings])
+        return findings
+
+    timed = [mock.patch.object(rule, "find", timer(rule.find, rule.name, timings)) for rule in retrieval_qa.RULES] \
+        if timings is not None else []
     # 同一份资料文件每条回答都要读一遍；读出来的内容每次都一样，所以记住它（资料的警告反正不看），量得快一倍
     remembered = functools.lru_cache(maxsize=None)(retrieval_qa.load_documents)
-    with tempfile.TemporaryDirectory() as directory, mock.patch.object(retrieval_qa, "load_documents", remembered):
+    with tempfile.TemporaryDirectory() as directory, mock.patch.object(retrieval_qa, "load_documents", remembered), \
+            mock.patch.object(retrieval_qa, "grounding_findings", recording), contextlib.ExitStack() as stack:
+        for patch in timed:
+            stack.enter_context(patch)
         for case in cases:
+            seen.clear()
             output = run_case(case, directory, document_sets)
-            results.append((case, output["status"], output.get("problems", [])))
+            results.append(Result(case, output, seen[0] if seen else None))
     return results
 
 
+def timer(find, name, timings):
+    def timed(*args):
+        started = time.perf_counter()
+        try:
+            return find(*args)
+        finally:
+            timings[name] = timings.get(name, 0.0) + time.perf_counter() - started
+    return timed
+
+
 def catch_rate(results, kinds):
-    chosen = [actual in FLAGGED for case, actual, _ in results if case["kind"] in kinds]
+    chosen = [result.status in FLAGGED for result in results if result.case["kind"] in kinds]
     return sum(chosen), len(chosen)
+
+
+def faithful_flagged(results, status=lambda result: result.status):
+    marks = [status(result) in FLAGGED for result in results if result.faithful]
+    return sum(marks), len(marks)
+
+
+def errors_caught(results, status=lambda result: result.status):
+    """不如实的回答（标注为 needs_review）被标出多少。"""
+    marks = [status(result) in FLAGGED for result in results if result.case["expected"] == "needs_review"]
+    return sum(marks), len(marks)
+
+
+def by_kind(results):
+    """{第 04 课的说法: [是否被标出]}，如实的几类在前。"""
+    groups = defaultdict(list)
+    for result in results:
+        groups[KIND_NAMES.get(result.case["kind"], result.case["kind"])].append(result.status in FLAGGED)
+    return dict(sorted(groups.items(), key=lambda item: (not item[0].startswith("如实"), item[0])))
 
 
 def report(results, details=False):
     lines = ["混淆矩阵（行：标注，列：程序的判定）", "标注".ljust(14) + "".join(v.rjust(14) for v in VERDICTS)]
-    matrix = Counter((case["expected"], actual) for case, actual, _ in results)
     for expected in VERDICTS:
-        lines.append(expected.ljust(16) + "".join(str(matrix[expected, actual]).rjust(14) for actual in VERDICTS))
-    truth = [(case["expected"] in FLAGGED, actual in FLAGGED) for case, actual, _ in results]
+        row = [sum(1 for r in results if r.case["expected"] == expected and r.status == actual) for actual in VERDICTS]
+        lines.append(expected.ljust(16) + "".join(str(count).rjust(14) for count in row))
+    truth = [(r.case["expected"] in FLAGGED, r.status in FLAGGED) for r in results]
     true_positive = sum(1 for should, did in truth if should and did)
     flagged = sum(1 for _, did in truth if did)
     should_flag = sum(1 for should, _ in truth if should)
     lines += ["", f"“需要复核或拒绝”的精确率：{true_positive}/{flagged} = {true_positive / flagged:.0%}",
               f"“需要复核或拒绝”的召回率：{true_positive}/{should_flag} = {true_positive / should_flag:.0%}", "",
-              "各类回答被标出的比例："]
-    by_kind = defaultdict(list)
-    for case, actual, _ in results:
-        by_kind[case["kind"]].append(actual in FLAGGED)
-    for kind, marks in by_kind.items():
-        lines.append(f"  {kind:<20} {sum(marks)}/{len(marks)}")
-    wrong = [(case, actual, problems) for case, actual, problems in results if actual != case["expected"]]
+              "各类回答被标出的比例：", LEGEND]
+    lines += [f"  {name}：{sum(marks)}/{len(marks)}" for name, marks in by_kind(results).items()]
+    wrong = [r for r in results if r.status != r.case["expected"]]
     lines += ["", f"与标注不一致：{len(wrong)} 条（共 {len(results)} 条）"]
     if details:
-        for case, actual, problems in wrong:
-            lines.append(f"  [{case['kind']}] 标注 {case['expected']}，判定 {actual}：{case['answer']['draft']}")
-            lines.extend(f"      {problem}" for problem in problems)
-            lines.append(f"      标注理由：{case['why']}")
+        lines += detail_lines(wrong)
+    return "\n".join(lines)
+
+
+def detail_lines(results):
+    lines = []
+    for r in results:
+        lines.append(f"  [{KIND_NAMES.get(r.case['kind'], r.case['kind'])}] 标注 {r.case['expected']}，判定 {r.status}："
+                     f"{r.case['answer']['draft']}")
+        lines.extend(f"      {problem}" for problem in r.problems)
+        lines.extend(f"      （提示）{hint}" for hint in r.hints)
+        lines.append(f"      标注理由：{r.case['why']}")
+    return lines
+
+
+def rule_figures(results, rule):
+    """一条规则在一组结果上的实测：(标出的错误回答, 误标的如实回答, 只有它标出的错误回答)。"""
+    fired = [r for r in results if r.findings and any(name == rule.name for name, _ in r.findings)]
+    others = [other for other in retrieval_qa.RULES if other is not rule]
+    caught = [r for r in fired if not r.faithful and r.case["expected"] in FLAGGED]
+    alone = [r for r in caught if r.status_with(others) not in FLAGGED]
+    return len(caught), sum(1 for r in fired if r.faithful), len(alone)
+
+
+def rules_report(labelled, holdout, timings, answers):
+    """规则表：每条规则在标注集和留出集上的实测，和写在 retrieval_qa.RULES 里的数对照；再比较只用核心规则和用全部规则。"""
+    lines = [f"规则表（retrieval_qa.py 的 RULES；核心规则是前 {CORE} 条）。抓到 = 标出的错误回答，误标 = 标出的如实回答，",
+             "单独 = 去掉这条规则就不再被标出的错误回答；level：rejected 拒绝、needs_review 改状态、hint 只作提示。",
+             f"{'规则':<26}{'level':<14}{'标注集 抓到/误标/单独':<22}{'留出集 抓到/误标/单独':<22}{'每份回答':>10}  抓什么"]
+    for rule in retrieval_qa.RULES:
+        mine, theirs = rule_figures(labelled, rule), rule_figures(holdout, rule)
+        per_answer = timings.get(rule.name, 0.0) * 1000 / max(answers, 1)
+        lines.append(f"{rule.name:<26}{rule.level:<14}{'{}/{}/{}'.format(*mine):<22}{'{}/{}/{}'.format(*theirs):<22}"
+                     f"{per_answer:>7.3f} ms  {rule.catches}")
+    lines += ["", "只用核心规则 → 全部规则（按表里的 level）："]
+    for name, results in (("标注集", labelled), ("留出集", holdout)):
+        core, every = retrieval_qa.RULES[:CORE], retrieval_qa.RULES
+        lines.append(f"  {name}：如实的回答被误标 {'{}/{}'.format(*faithful_flagged(results, lambda r: r.status_with(core)))}"
+                     f" → {'{}/{}'.format(*faithful_flagged(results, lambda r: r.status_with(every)))}；"
+                     f"错误的回答被标出 {'{}/{}'.format(*errors_caught(results, lambda r: r.status_with(core)))}"
+                     f" → {'{}/{}'.format(*errors_caught(results, lambda r: r.status_with(every)))}")
     return "\n".join(lines)
 
 
 def holdout_figures(results):
     """留出集的三个数：(如实的回答被标出, 如实的回答总数)、(不如实的被标出, 总数)、(该拒绝的被拒绝, 总数)。"""
-    faithful = [actual in FLAGGED for case, actual, _ in results if case["expected"] == "draft"]
-    subtle = [actual in FLAGGED for case, actual, _ in results if case["expected"] == "needs_review"]
-    refused = [actual == "rejected" for case, actual, _ in results if case["expected"] == "rejected"]
-    return (sum(faithful), len(faithful)), (sum(subtle), len(subtle)), (sum(refused), len(refused))
+    refused = [r.status == "rejected" for r in results if r.case["expected"] == "rejected"]
+    return faithful_flagged(results), errors_caught(results), (sum(refused), len(refused))
 
 
 def holdout_report(results, details=False):
     (false_alarms, faithful), (caught, subtle), (refused, should_refuse) = holdout_figures(results)
     lines = [f"如实的回答被误标：{false_alarms}/{faithful} = {false_alarms / faithful:.1%}",
              f"不如实的回答被标出：{caught}/{subtle} = {caught / subtle:.1%}",
-             f"该拒绝的（正文里的越界编号、没有内容）被拒绝：{refused}/{should_refuse}", "", "各类："]
-    by_kind = defaultdict(list)
-    for case, actual, _ in results:
-        by_kind[case["kind"]].append(actual in FLAGGED)
-    lines += [f"  {kind:<20} 标出 {sum(marks)}/{len(marks)}" for kind, marks in by_kind.items()]
+             f"该拒绝的（正文里的越界编号、没有内容）被拒绝：{refused}/{should_refuse}", "", "各类：", LEGEND]
+    lines += [f"  {name}：标出 {sum(marks)}/{len(marks)}" for name, marks in by_kind(results).items()]
+    styles = defaultdict(list)
+    for r in results:
+        if r.faithful:
+            for style in r.case.get("styles", []):
+                styles[style].append(r.status in FLAGGED)
+    if styles:
+        lines += ["", "如实的回答按写法（一份回答可以有几种写法）："]
+        lines += [f"  {STYLE_NAMES.get(style, style)}：误标 {sum(marks)}/{len(marks)}" for style, marks in styles.items()]
     if details:
-        for case, actual, problems in results:
-            if (actual in FLAGGED) != (case["expected"] in FLAGGED):
-                lines.append(f"  [{case['kind']}] 标注 {case['expected']}，判定 {actual}：{case['answer']['draft']}")
-                lines.extend(f"      {problem}" for problem in problems)
+        lines += detail_lines([r for r in results if (r.status in FLAGGED) != (r.case["expected"] in FLAGGED)])
     return "\n".join(lines)
 
 
 def main(argv):
-    options = parse_tool_options(argv, "用法：python checks/grounding_eval.py [--details] [--holdout]", __doc__,
-                                 flags=("--details", "--holdout"))
+    options = parse_tool_options(argv, "用法：python checks/grounding_eval.py [--rules | --holdout] [--details]", __doc__,
+                                 flags=("--details", "--holdout", "--rules"))
+    if options["--rules"]:
+        timings = {}
+        labelled = evaluate(timings=timings)
+        cases, documents = load_holdout()
+        holdout = evaluate(cases, documents, timings=timings)
+        print(rules_report(labelled, holdout, timings, len(labelled) + len(holdout)))
+        return 0
     if options["--holdout"]:
         cases, documents = load_holdout()
         print(f"留出集：checks/{HOLDOUT.name}（{len(documents)} 个领域，{len(cases)} 份回答）")

@@ -117,5 +117,20 @@ class ConstantSourceTest(unittest.TestCase):
                 self.assertNotIn("种子教程", source(script))
 
 
+class LessonFourCoreTest(unittest.TestCase):
+    def test_the_lesson_04_core_reads_in_one_sitting_before_its_optional_divider(self):
+        lines = source("retrieval_qa.py").splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith("# ---------- 第 04 课："))
+        divider = next(i for i, line in enumerate(lines) if line.startswith("# ---------- 第 04 课 · 扩展规则（选读）"))
+        self.assertGreater(divider, start)
+        self.assertLessEqual(divider - start, 200, "第 04 课的核心超过 200 行")
+        core = "\n".join(lines[start:divider])
+        for name in ("def check_grounding", "def sentences_of", "def unsent_id", "def unsupported_number", "def changed_link",
+                     "def altered_quote", "def unsupported_sentence", "def mark_grounding"):
+            with self.subTest(name=name):
+                self.assertIn(name, core)
+        self.assertLess(core.index("def check_grounding"), core.index("def unsupported_number"))   # 入口在前
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -51,7 +51,7 @@ class FlowTest(StandInCase):
         code, result, err = self.ask()
         self.assertEqual(code, 0, err)
         self.assertEqual(list(result), ["question", "status", "model_called", "hits", "draft", "sources",
-                                        "uncited_hits", "problems", "note"])
+                                        "uncited_hits", "problems", "hints", "note"])
         self.assertEqual((result["status"], result["model_called"]), ("draft", True))
         self.assertEqual((result["draft"], result["sources"], result["problems"]), (GOOD["draft"], ["D01#1"], []))
         self.assertIn("命中 1 个片段", err)   # 检索结果先给人看
