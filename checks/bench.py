@@ -92,6 +92,10 @@ def main(argv):
     draft, sources, hits = grounding_sample()
     grounding = median_ms(lambda: retrieval_qa.check_grounding(draft, sources, hits), repeat=100)
     rows.append(("出处核对：3 个片段、5 句话", f"{grounding:.2f} ms", "≤ 5 ms", grounding <= 5))
+    for size, target in ((500, 10), (2000, 50)):   # 草稿越长越慢，但应当和长度成正比（每句只切一次词）
+        long_draft = (draft * (size // len(draft) + 1))[:size]
+        spent = median_ms(lambda: retrieval_qa.check_grounding(long_draft, sources, hits), repeat=10)
+        rows.append((f"出处核对：3 个片段、{size} 字的草稿", f"{spent:.1f} ms", f"≤ {target} ms", spent <= target))
     if not options["--no-suite"]:
         started = time.perf_counter()
         done = subprocess.run([sys.executable, "-W", "error", str(ROOT / "checks" / "run_checks.py")],
