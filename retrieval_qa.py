@@ -300,8 +300,10 @@ def check_grounding(draft, sources, hits, question=""):
     found = {"rejected": [], "needs_review": [], "hint": []}
     for rule, problem in grounding_findings(draft, sources, hits, question):
         found[rule.level].append(problem)
-    status = "rejected" if found["rejected"] else "needs_review" if found["needs_review"] else "draft"
-    return {"status": status, "problems": found.get(status, []), "hints": found["hint"]}
+    if found["rejected"]:
+        return {"status": "rejected", "problems": found["rejected"], "hints": found["hint"]}
+    status = "needs_review" if found["needs_review"] else "draft"
+    return {"status": status, "problems": found["needs_review"], "hints": found["hint"]}
 
 
 def grounding_findings(draft, sources, hits, question=""):
@@ -331,7 +333,7 @@ def sentences_of(draft, context):
         if re.search(NOT_IN_DOCUMENTS, body):   # 说资料里没有的那一句里，提问的分句也不是事实
             parts = [part for part in parts if not re.search(ASKING, part)]
         clauses = [Clause(shown_like(part, piece), context) for part in parts if is_claim(part)]
-        sentences.append(Sentence(piece, clauses, context))   # 没有要核对的分句，链接、引文和编号也照样要查
+        sentences.append(Sentence(piece, clauses))   # 没有要核对的分句，链接、引文和编号也照样要查
     return sentences
 
 
@@ -361,9 +363,8 @@ def unsupported_number(sentence, cited, context):
     problems = []
     for clause in sentence.clauses:
         for quantity in clause.quantities:
-            if context.miscomputed(quantity, clause):
-                problems.append(context.explain_missing(quantity, clause))
-            elif not (context.supports(quantity) or context.accepts_computed(quantity, clause)):
+            found = context.supports(quantity) or context.accepts_computed(quantity, clause)
+            if not found or context.miscomputed(quantity, clause):
                 problems.append(context.explain_missing(quantity, clause))
     return problems
 
@@ -403,7 +404,7 @@ def altered_quote(sentence, cited, context):
 
 
 def unsupported_sentence(sentence, cited, context):
-    """整句的字二元组（相邻两个字，客套话和引文不算）有多大比例出现在引用的片段里：这个重合度低于
+    """整句的字二元组（相邻两个字；客套话不算，数字都换成 #）有多大比例出现在引用的片段里：这个重合度低于
     SUPPORT_THRESHOLD，这句话多半不是从片段来的。没被引用的命中片段能达到阈值时，说它更像来自哪个片段。"""
     pairs = sentence.pairs
     if len(pairs) < MIN_BIGRAMS:
@@ -451,7 +452,7 @@ NEW_CHARS = 4              # 一个分句里有 4 个以上说事实的字是片
 ARITHMETIC = r"一共|总共|合计|共计|总价|总额|算下来|加起来|折后|优惠后|实付|[=＝×*+＋]|乘以|加上|减去"
 # 虚字：只管语气和连接，不说事实。比较“这个分句是不是新说法”时不算它们
 FUNCTION_CHARS = set("的地得了着过是在也就都会要这那个些您你我们他她它有和或与及而但如果为把被让给对向从到还再又很更最已将可以呢吗吧啊呀哦嘛其该每之所")
-REASONING = r"所以|因此|也就是说|属于|符合|范围内|这一档|即|按照|根据|换句话说|总的来说|简单来说|需要注意的是|注意"
+REASONING = r"所以|因此|也就是说|属于|符合|范围内|这一档|即|按照|根据|换句话说|总的来说|简单来说"
 
 
 class Chunk:
@@ -460,8 +461,7 @@ class Chunk:
     def __init__(self, hit):
         self.id = hit["id"]
         self.text = nfkc(hit["title"] + "\n" + hit["text"])
-        self.sentences = split_sentences(self.text)
-        self.clauses = [Clause(part, sentence=sentence, chunk_id=self.id) for sentence in self.sentences
+        self.clauses = [Clause(part, sentence=sentence) for sentence in split_sentences(self.text)
                         for part in re.split(CLAUSE_BREAK, sentence) if part.strip()]
         self.pairs = set().union(*(clause.masked for clause in self.clauses))   # 数字换成 #：措辞由句子检查管，数由数量检查管
         self.quantities = quantities_in(self.text)
@@ -472,11 +472,11 @@ class Clause:
     """一个分句：原文、切好的词、二元组（数字换成 # 的另算一份，用来找“说的是同一件事”的原文分句）、里面的数量。
     草稿的分句还记下原文里说同一件事的分句 similar、最像的 original 和一样像的 closest（见 Context.align）。"""
 
-    def __init__(self, text, context=None, sentence="", chunk_id=None):
-        self.text, self.sentence, self.chunk_id = text.strip(), sentence, chunk_id
+    def __init__(self, text, context=None, sentence=""):
+        self.text, self.sentence = text.strip(), sentence   # sentence：片段的分句记下它所在的整句（看限定词用）
         units = tokens(re.sub(COURTESY + "|" + REASONING, " ", self.text))
         masked = ["#" if unit[0].isdigit() else unit for unit in units]
-        self.units, self.pairs, self.masked = units, set(zip(units, units[1:])), set(zip(masked, masked[1:]))
+        self.pairs, self.masked = set(zip(units, units[1:])), set(zip(masked, masked[1:]))
         self.quantities = quantities_in(self.text)
         scored = context.align(self) if context else []
         self.similar = [other for _, other in scored]   # 最像的在前
@@ -487,7 +487,7 @@ class Clause:
 class Sentence:
     """草稿的一句话：原文 text、要核对的分句 clauses、全句（客套话除外，数字换成 #）的二元组 pairs。"""
 
-    def __init__(self, text, clauses, context):
+    def __init__(self, text, clauses):
         self.text, self.clauses = text, clauses
         self.pairs = set().union(*(clause.masked for clause in clauses))
 
@@ -524,8 +524,8 @@ class Context:
     def supports(self, quantity):
         """这个数量在引用的片段里有（换个写法也算，见 same_quantity），或者是客户在问题里给的数。"""
         kind, value, shown = quantity
-        return any(same_value(value, asked_value) for _, asked_value, _ in self.asked) or \
-            any(supports(self.known, kind, option) for option in [value] + am_or_pm(kind, value, shown))
+        return any(isinstance(value, str) and value == asked for _, asked, _ in self.asked) or \
+            any(found_in(self.known, kind, option) for option in [value] + am_or_pm(kind, value, shown))
 
     def accepts_computed(self, quantity, clause):
         """一步算出来的数（和、差、积、百分之几、打几折、两个钟点之间的时长）：算对了就接受。"""
@@ -535,7 +535,8 @@ class Context:
     def miscomputed(self, quantity, clause):
         """“一共”“合计”“=”后面的钱数或时长算错了：就算片段里别处恰好有这个数，也要指出（学 5 小时一共 45 元）。"""
         kind, value, shown = quantity
-        shows_sum = re.search(r"(?:" + ARITHMETIC + r")[^，。；]{0,6}$", clause.text[:clause.text.find(shown)])
+        text = nfkc(clause.text)   # 数量的写法 shown 是规范化过的
+        shows_sum = shown in text and re.search(r"(?:" + ARITHMETIC + r")[^，。；]{0,6}$", text[:text.find(shown)])
         if not shows_sum or kind not in ("元", "小时", "分钟", "天", "月", "年", "%") or not isinstance(value, str):
             return False
         operands = self.operands(quantity, clause)
@@ -576,9 +577,9 @@ class Context:
                     window = units[start:start + size]
                     if window == wanted:
                         return 1.0, window
-                    matcher = difflib.SequenceMatcher(None, wanted, window)
-                    if matcher.real_quick_ratio() > best and matcher.quick_ratio() > best and matcher.ratio() > best:
-                        best, best_window = matcher.ratio(), window
+                    ratio = difflib.SequenceMatcher(None, wanted, window).ratio()
+                    if ratio > best:
+                        best, best_window = ratio, window
         return best, best_window
 
 
@@ -775,12 +776,8 @@ def strip_markers(text):
     return re.sub(LIST_MARKER, "", text)
 
 
-def same_value(value, other):
-    return isinstance(value, str) and value == other
-
-
-def supports(known, kind, value):
-    """片段里的数量 known 能不能支持草稿的一个数量。片段里没写单位的数字，支持任何单位（百分数除外）；
+def found_in(known, kind, value):
+    """数量清单 known（片段或分句里的）里有没有草稿的这个数量。片段里没写单位的数字，支持任何单位（百分数除外）；
     草稿没写单位的数字，片段里有这个数就算；换算得过来的也算（一周 = 7 天）；日期没写年份时只比月和日。"""
     years = {known_value[0] for known_kind, known_value, _ in known if known_kind == "日期" and known_value[0]}
     with_unit = {known_kind for known_kind, known_value, _ in known if known_value == value and known_kind}
@@ -989,11 +986,11 @@ def moved_number(sentence, cited, context):
     problems = []
     for clause in sentence.clauses:
         for kind, value, shown in clause.quantities:
-            if kind in ("", "时间", "星期") or not supports(context.known, kind, value) or \
-                    any(supports(c.quantities, kind, value) for c in clause.closest):
+            if kind in ("", "时间", "星期") or not found_in(context.known, kind, value) or \
+                    any(found_in(c.quantities, kind, value) for c in clause.closest):
                 continue
             rivals = [c for c in clause.closest if any(q[0] == kind for q in c.quantities)]
-            holders = [c for c in context.clauses if supports(c.quantities, kind, value)]
+            holders = [c for c in context.clauses if found_in(c.quantities, kind, value)]
             if rivals and not any(more_like(clause, holder, rivals[0], value) for holder in holders):
                 other = next(q for q in rivals[0].quantities if q[0] == kind)
                 problems.append(f"数量「{shown}」在原文对应的那一句里是「{other[2]}」：{both(clause)}")
@@ -1035,7 +1032,7 @@ def more_like(clause, holder, rival, moved):
     """草稿分句是不是其实在说 holder（含这个值的原文分句）而不是 rival：它别的数量和 holder 对得上的更多，
     或者它有 holder 独有的词、又没有 rival 独有的词。"""
     def matching(other):   # 这个值以外的数量
-        return sum(supports(other.quantities, kind, value) for kind, value, _ in clause.quantities if value != moved)
+        return sum(found_in(other.quantities, kind, value) for kind, value, _ in clause.quantities if value != moved)
     if matching(holder) > matching(rival):
         return True
     return bool(clause.masked & (holder.masked - rival.masked)) and not clause.masked & (rival.masked - holder.masked)
