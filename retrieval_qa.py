@@ -21,6 +21,7 @@
 """
 
 
+import functools
 import json
 import os
 import re
@@ -266,14 +267,16 @@ def misspelt_field(record, field):
 # 核心（第 04 课逐行讲）在前：入口 check_grounding、切句、五条核心规则、mark_grounding。
 # 扩展规则、数量的各种写法和规则表（每条规则抓什么、实测抓到多少、误标多少）在后面的“选读”。
 
-SUPPORT_THRESHOLD = 0.3    # 句子与引用片段的字二元组重合度下限：低于它多半是引错了来源或编出来的
+SUPPORT_THRESHOLD = 0.25   # 句子与引用片段的字二元组重合度下限：低于它多半是引错了来源或编出来的
 MIN_BIGRAMS = 8            # 少于 8 个二元组的句子不做整句检查（如“资料 [2] 提到”）：太短，重合度没有意义
 QUOTE_NEAR = 0.85          # 引文相似度 ≥0.85 算“近似”：也要人工对照，相似度高不代表没改数字
-RELIABLE = 0.8             # 一条规则标出的回答里至少八成真有错，它才改状态；不到的只写进 hints（实测选的取值，见第 04 课）
+RELIABLE = 0.75            # 一条规则标出的回答里至少 75% 真有错，它才改状态；不到的只写进 hints（实测选的取值，见第 04 课）
 MAX_DRAFT_CHARS = 2000     # 回复草稿不会这么长；更长的不逐句核对，直接交给人
+MAX_DRAFT_NUMBERS = 100    # 数字（含中文数字）或引文多到这个份上，也不像回复草稿，逐个核对又要几百毫秒：同样交给人
+MAX_DRAFT_QUOTES = 5
 QUOTE = r"「([^」]+)」|『([^』]+)』|“([^”]+)”"
 # 链接：http(s)://…、www.…，以及 evil.example/gift 这样的裸域名（先转成半角再找）
-LINK = r"(?i)(?:https?://|www\.)[!-~]+|[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,}(?:/[a-z0-9\-._~/?#=&%+:@]*)?"
+LINK = r"(?i)(?:https?://|www\.)[!-~]+|(?<![a-z0-9.-])[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,}(?:/[a-z0-9\-._~/?#=&%+:@]*)?"
 RULES = []                 # 规则表：每条规则一行（见本节末尾的“选读”），第 05 课再加一条；check_grounding 按顺序用它们
 ID_IN_TEXT = r"[\[【［]\s*([A-Za-z][\w#.\-]*\d[\w#.\-]*)\s*[\]】］]"   # 正文里括号中的片段编号 [D04#1]；[1] 不算
 SENTENCE_END = r"[。！？!?\n]|\.(?=\s|$)"
@@ -294,9 +297,9 @@ def check_grounding(draft, sources, hits, question=""):
     """草稿逐句对照引用的片段。返回 {"status", "problems", "hints"}：status 是 draft（没发现问题）、
     needs_review（可靠的规则发现了问题）或 rejected（正文里写了没发送的编号，整份回答不能用）。
     不够可靠的规则（见 RELIABLE）找到的问题放进 hints，不改变 status。question 是用户的问题：复述它不算编造。"""
-    if len(draft) > MAX_DRAFT_CHARS:
-        return {"status": "needs_review", "hints": [],
-                "problems": [f"草稿有 {len(draft)} 个字，超过逐句核对的上限 {MAX_DRAFT_CHARS} 字，请人工复核"]}
+    too_much = too_much_to_check(draft)
+    if too_much:
+        return {"status": "needs_review", "problems": [too_much], "hints": []}
     found = {"rejected": [], "needs_review": [], "hint": []}
     for rule, problem in grounding_findings(draft, sources, hits, question):
         found[rule.level].append(problem)
@@ -306,12 +309,25 @@ def check_grounding(draft, sources, hits, question=""):
     return {"status": status, "problems": found["needs_review"], "hints": found["hint"]}
 
 
+def too_much_to_check(draft):
+    """太长、数字或引文太多的草稿不逐句核对：返回给人看的说明；正常的草稿返回 None。"""
+    numbers = re.findall(r"\d+|[零一二两三四五六七八九十百千万半]+", draft)
+    for count, limit, counted, unit in ((len(draft), MAX_DRAFT_CHARS, "个字", "字"),
+                                        (len(numbers), MAX_DRAFT_NUMBERS, "个数字", "个"),
+                                        (len(re.findall(QUOTE, draft)), MAX_DRAFT_QUOTES, "处引文", "处")):
+        if count > limit:
+            return f"草稿有 {count} {counted}，超过逐句核对的上限 {limit} {unit}，请人工复核"
+    return None
+
+
 def grounding_findings(draft, sources, hits, question=""):
     """[(规则, 问题)]：每个句子交给规则表里的每条规则；同一个问题只报一次。"""
     cited = [hit for source in sources for hit in hits if hit["id"] == source]
     context = Context(cited, hits, question)
     sentences = sentences_of(draft, context)
-    context.drafted = [quantity for sentence in sentences for clause in sentence.clauses for quantity in clause.quantities]
+    context.drafted = [(quantity, clause) for sentence in sentences for clause in sentence.clauses
+                       for quantity in clause.quantities]
+    context.position = {id(quantity): index for index, (quantity, _) in enumerate(context.drafted)}   # 按“是哪一个”找，同样的数会写好几次
     findings = []
     for sentence in sentences:
         for rule in RULES:
@@ -324,23 +340,26 @@ def sentences_of(draft, context):
     （“具体规则如下：”“规则写明：「…」”）、行首的列表序号和引用标记。每个分句只切一次词（见 Clause）。"""
     sentences = []
     for piece in split_sentences(strip_markers(draft)):
+        if not re.search(r"[^\W_]", piece):   # 只有标点和空白（“。。。”），没有可核对的东西
+            continue
         body = re.sub(LINK, " ", nfkc(piece))   # 链接由 changed_link 整个核对；里面的冒号和点不能拿来切分句
         body = re.sub(ID_IN_TEXT, " ", body)   # 片段编号不是事实（没发送的编号由 unsent_id 拒绝）
         for hit_id in context.sent:
             body = body.replace(hit_id, " ")
-        body = re.sub(r"[^，。；！？!?]*[:：](?!\d)", " ", body)   # 冒号前面是引子，不是事实
+        body = re.sub(r"(?:^|(?<=[，。；！？!?]))[^，。；！？!?]*[:：](?!\d)", " ", body)   # 冒号前面是引子，不是事实
         parts = re.split(CLAUSE_BREAK, body)
         if re.search(NOT_IN_DOCUMENTS, body):   # 说资料里没有的那一句里，提问的分句也不是事实
             parts = [part for part in parts if not re.search(ASKING, part)]
-        clauses = [Clause(shown_like(part, piece), context) for part in parts if is_claim(part)]
+        normal = nfkc(piece)
+        clauses = [Clause(shown_like(part, piece, normal), context) for part in parts if is_claim(part)]
         sentences.append(Sentence(piece, clauses))   # 没有要核对的分句，链接、引文和编号也照样要查
     return sentences
 
 
-def shown_like(part, piece):
-    """分句按草稿原来的写法给人看（全角逗号还是全角逗号）：在原句里找得到同样的字就用原句里的那一段。"""
-    start = nfkc(piece).find(part.strip())
-    return piece[start:start + len(part.strip())] if start >= 0 and len(nfkc(piece)) == len(piece) else part
+def shown_like(part, piece, normal):
+    """分句按草稿原来的写法给人看（全角逗号还是全角逗号）：在原句里找得到同样的字就用原句里的那一段。normal 是 nfkc(piece)。"""
+    start = normal.find(part.strip())
+    return piece[start:start + len(part.strip())] if start >= 0 and len(normal) == len(piece) else part
 
 
 def is_claim(clause):
@@ -404,12 +423,12 @@ def altered_quote(sentence, cited, context):
 
 
 def unsupported_sentence(sentence, cited, context):
-    """整句的字二元组（相邻两个字；客套话不算，数字都换成 #）有多大比例出现在引用的片段里：这个重合度低于
+    """整句的字二元组（相邻两个字；客套话不算，数字都换成 #）有多大比例出现在引用的片段（和问题）里：重合度低于
     SUPPORT_THRESHOLD，这句话多半不是从片段来的。没被引用的命中片段能达到阈值时，说它更像来自哪个片段。"""
     pairs = sentence.pairs
     if len(pairs) < MIN_BIGRAMS:
         return []
-    score = len(pairs & context.cited_pairs) / len(pairs)
+    score = len(pairs & context.supporting_pairs) / len(pairs)
     if score >= SUPPORT_THRESHOLD:
         return []
     problem = f"这句话在引用的片段里找不到依据：「{one_line(sentence.text, 31)}」（重合度 {score:.0%}）"
@@ -449,6 +468,7 @@ def mark_grounding(result, hits):
 CLAUSE_MATCH = 0.5         # 分句和原文某个分句的二元组（数字不算）有一半相同，才算“说的是同一件事”，才比较意思
 NEW_CHARS = 4              # 一个分句里有 4 个以上说事实的字是片段里没有的、又占了一大半，就单独指出这个分句
 # 草稿里在替客户算账的字样：有它们时，算错的数会连同该有的算式一起指出
+OPERAND_REACH = 8          # 算账只用草稿里这个数前后各 8 个数（和问题里的数）：真算式的数都写在附近，也免得数字一多就越算越慢
 ARITHMETIC = r"一共|总共|合计|共计|总价|总额|算下来|加起来|折后|优惠后|实付|[=＝×*+＋]|乘以|加上|减去"
 # 虚字：只管语气和连接，不说事实。比较“这个分句是不是新说法”时不算它们
 FUNCTION_CHARS = set("的地得了着过是在也就都会要这那个些您你我们他她它有和或与及而但如果为把被让给对向从到还再又很更最已将可以呢吗吧啊呀哦嘛其该每之所")
@@ -500,7 +520,8 @@ class Context:
         self.cited_ids = "、".join(hit["id"] for hit in cited)
         self.chunks = {hit["id"]: Chunk(hit) for hit in hits}
         self.cited = [self.chunks[hit["id"]] for hit in cited]
-        self.cited_pairs = set().union(*(chunk.pairs for chunk in self.cited))
+        # 句子检查的依据：引用的片段，加上客户的问题（复述问题“您已经用了 20 天”不算编造）
+        self.supporting_pairs = set().union(Clause(question).masked, *(chunk.pairs for chunk in self.cited))
         self.clauses = [clause for chunk in self.cited for clause in chunk.clauses]
         self.known = [quantity for chunk in self.cited for quantity in chunk.quantities]
         self.asked = quantities_in(nfkc(question))
@@ -508,7 +529,8 @@ class Context:
         self.links = {link_key(link) for chunk in self.cited for link in re.findall(LINK, chunk.text)}
         self.source = "\n".join(chunk.text for chunk in self.cited)
         self.source_negations = negated(self.source)
-        self.drafted = []   # 草稿里的全部数量（grounding_findings 切好句子后填上）：算账只用草稿和问题里出现过的数
+        self.drafted = []   # 草稿里的全部数量和它所在的分句，按写的顺序（grounding_findings 切好句子后填上）
+        self.position = {}
 
     def uncited(self):
         return [chunk for chunk in self.chunks.values() if chunk not in self.cited]
@@ -522,15 +544,15 @@ class Context:
                 if score >= CLAUSE_MATCH]
 
     def supports(self, quantity):
-        """这个数量在引用的片段里有（换个写法也算，见 same_quantity），或者是客户在问题里给的数。"""
+        """这个数量在引用的片段里或客户的问题里有（换个写法也算，见 same_quantity）；问题里的数字不管单位都算。"""
         kind, value, shown = quantity
         return any(isinstance(value, str) and value == asked for _, asked, _ in self.asked) or \
-            any(found_in(self.known, kind, option) for option in [value] + am_or_pm(kind, value, shown))
+            any(found_in(where, kind, option) for where in (self.known, self.asked) for option in [value] + am_or_pm(kind, value, shown))
 
     def accepts_computed(self, quantity, clause):
         """一步算出来的数（和、差、积、百分之几、打几折、两个钟点之间的时长）：算对了就接受。"""
         kind, value, _ = quantity
-        return isinstance(value, str) and computed(float(value), kind, self.operands(quantity, clause))
+        return (isinstance(value, str) or kind == "时间") and computed(float(value), kind, self.operands(quantity, clause))
 
     def miscomputed(self, quantity, clause):
         """“一共”“合计”“=”后面的钱数或时长算错了：就算片段里别处恰好有这个数，也要指出（学 5 小时一共 45 元）。"""
@@ -543,11 +565,14 @@ class Context:
         return not computed(float(value), kind, operands) and nearest_computation(float(value), kind, operands) is not None
 
     def operands(self, quantity, clause):
-        """能拿来算账的数：[(值, 单位, 从哪来)]——草稿里别处写出的数、问题里的数，以及同一个分句里的数（“两张一共 78 元”）。"""
-        def usable(quantities, origin):
-            return [(float(q[1]), q[0], origin) for q in quantities if q is not quantity
-                    and (isinstance(q[1], str) or q[0] == "时间")]
-        return usable(self.drafted, "草稿") + usable(self.asked, "问题") + usable(clause.quantities, "这句")
+        """能拿来算账的数：[(值, 单位, 从哪来)]——草稿里这个数前后各 OPERAND_REACH 个数（同一个分句里的记作“这句”，
+        如“两张一共 78 元”），以及问题里的数。"""
+        position = self.position[id(quantity)]
+        nearby = self.drafted[max(0, position - OPERAND_REACH):position + OPERAND_REACH + 1]
+        found = [(other, "这句" if where is clause else "草稿") for other, where in nearby if other is not quantity]
+        found += [(other, "问题") for other in self.asked]
+        return [(float(value), kind, origin) for (kind, value, _), origin in found
+                if isinstance(value, str) or kind == "时间"]
 
     def explain_missing(self, quantity, clause):
         """片段里没有这个数量时的说明：算式写错了就给出该有的算式；数字有、单位不同就两种写法都说出来。"""
@@ -567,13 +592,16 @@ class Context:
         return f"数字 {value}{'%' if kind == '%' else ''} 不在引用的片段 {self.cited_ids} 中"
 
     def closest_passage(self, wanted):
-        """引用的片段里和引文最像的一段：(相似度, 那一段的词)。窗口放宽 ±2，多一个字少一个字也能对上。"""
+        """引用的片段里和引文最像的一段：(相似度, 那一段的词)。不把片段的每个位置都比一遍：先让 difflib 找出引文和
+        片段对得上的几段，只在这些位置附近比，窗口放宽 ±2（多一个字少一个字也能对上）。原样出现时相似度是 1.0。"""
         import difflib   # 只有这里用到
         best, best_window = 0.0, []
         for chunk in self.cited:
             units = chunk.units
-            for size in range(max(1, len(wanted) - 2), len(wanted) + 3):
-                for start in range(max(1, len(units) - size + 1)):
+            blocks = difflib.SequenceMatcher(None, units, wanted, autojunk=False).get_matching_blocks()
+            starts = sorted({max(0, block.a - block.b + shift) for block in blocks if block.size for shift in range(-2, 3)})
+            for start in starts:
+                for size in range(max(1, len(wanted) - 2), len(wanted) + 3):
                     window = units[start:start + size]
                     if window == wanted:
                         return 1.0, window
@@ -594,11 +622,11 @@ UNITS = {"个工作日": "个工作日", "工作日": "个工作日", "个小时
          "毫米": "毫米", "米": "米", "毫升": "毫升", "ml": "毫升", "升": "升", "美元": "美元", "块钱": "元", "块": "元", "元": "元", "%": "%",
          "tb": "TB", "gb": "GB", "g": "GB", "mb": "MB", "kb": "KB", "核": "核", "席位": "席位", "个": "个", "位": "人", "名": "人",
          "人": "人", "次": "次", "条": "条", "项": "项", "张": "张", "份": "份", "台": "台", "件": "件", "节": "节",
-         "家": "家", "倍": "倍", "折": "折", "岁": "岁", "斤": "斤", "期": "期", "晚": "晚", "间": "间", "度": "度", "座": "座"}
+         "家": "家", "倍": "倍", "折": "折", "周岁": "岁", "岁": "岁", "斤": "斤", "期": "期", "晚": "晚", "间": "间", "度": "度", "座": "座"}
 UNIT = r"(?i) *(" + "|".join(sorted(map(re.escape, UNITS), key=len, reverse=True)) + r")(?![a-z])"   # 长的先认
 # 换算：大单位 = 倍数 × 小单位。“一周”和“7 天”、“半小时”和“30 分钟”说的是同一段时间
 CONVERSIONS = {("周", "天"): 7, ("天", "小时"): 24, ("小时", "分钟"): 60, ("年", "月"): 12, ("公斤", "克"): 1000,
-               ("公斤", "斤"): 2, ("公里", "米"): 1000, ("升", "毫升"): 1000, ("TB", "GB"): 1024, ("GB", "MB"): 1024}
+               ("公斤", "斤"): 2, ("公里", "米"): 1000, ("米", "厘米"): 100, ("升", "毫升"): 1000, ("TB", "GB"): 1024, ("GB", "MB"): 1024}
 # 一周、一天、一个月……：“一”后面是这些计时、计钱、计重的单位才算数字 1；“一个问题”“一台服务器”里的“一”只是“一个”的意思
 ONE_COUNTS = {"周", "天", "月", "年", "小时", "分钟", "秒", "个工作日", "元", "公斤", "公里", "倍", "晚"}
 WEEKDAYS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "日": 7, "天": 7}
@@ -610,7 +638,7 @@ CLOCK = PART_OF_DAY + r"\s*(\d{1,2})\s*:\s*(\d{2})"
 HOUR = PART_OF_DAY + r"\s*(\d{1,2}|[一二两三四五六七八九十]{1,3})\s*点\s*(半|(\d{1,2})\s*分)?"
 TOKEN = r"[a-z0-9]+(?:\.[0-9]+)*|[^\W_]"   # 一个英文词或数字算一个单位，一个汉字算一个单位
 ABBREVIATION = r"(?i)(?:\be\.g|\bi\.e|\betc|\bvs)$"
-LIST_MARKER = r"(?m)^\s*(?:#+|[-*•·●▪]|\d{1,2}[.、)）](?!\d)|[（(]\d{1,2}[)）]|第[一二三四五六七八九十]+[、，,：:])\s*"
+LIST_MARKER = r"(?m)^[^\S\n]*(?:#+|[-*•·●▪]|\d{1,2}[.、)）](?!\d)|[（(]\d{1,2}[)）]|第[一二三四五六七八九十]+[、，,：:])\s*"
 
 
 def chinese_number(text):
@@ -636,6 +664,8 @@ def chinese_number(text):
 def plain_number(text):
     """例："1,000" -> "1000"；"03" -> "3"；"7.0" -> "7"；"12.50" -> "12.5"。同一个数只有一种写法，才好比较。"""
     number = float(str(text).replace(",", ""))
+    if number in (float("inf"), float("-inf")):   # 几百位长的数字串：原样比较
+        return str(text)
     return str(int(number)) if number == int(number) else f"{number:.6f}".rstrip("0")
 
 
@@ -652,14 +682,16 @@ def quantities_in(text):
     "试用期 7 天，3 月 1 日 7:30 起" -> [("日期", (None, 3, 1), "3 月 1 日"), ("时间", 450, "7:30"), ("天", "7", "7 天")]
     一样的值写法不同也相同：03 = 3，1,000 = 1000，七天 = 7 天，1.2 万 = 12000，百分之二十 = 20%，八折 = 付 80%。"""
     text = nfkc(text)
-    found = []
+    if not re.search(r"[\d零一二两三四五六七八九十百千万半周期拜]", text):   # 没有数字、“半”、星期的分句（大多数）没有数量
+        return []
+    found = []   # [(在文字里的位置, 数量)]：最后按位置排好，数量的先后就是写的先后
 
     def take(pattern, kind, value_of):   # 找到一种写法就记下，再把它从文字里抹掉，免得里面的数字再算一遍
         nonlocal text
         for match in re.finditer(pattern, text):
             value = value_of(match)
             if value is not None:
-                found.append((kind, value, match.group().strip()))
+                found.append((match.start(), (kind, value, match.group().strip())))
         text = re.sub(pattern, lambda m: " " * len(m.group()), text)
 
     take(DATE, "日期", lambda m: (int(m.group(1)) if m.group(1) else None, int(m.group(2)), int(m.group(3))))
@@ -667,24 +699,25 @@ def quantities_in(text):
     take(CLOCK, "时间", clock_minutes)
     take(HOUR, "时间", clock_minutes)
     for start, end, first, last in weekday_ranges(text):   # 周一至周五：周一到周五每一天都算写过
-        found.extend(("星期", day, text[start:end]) for day in range(first, last + 1))
+        found.extend((start, ("星期", day, text[start:end])) for day in range(first, last + 1))
         text = text[:start] + " " * (end - start) + text[end:]
     take(WEEKDAY, "星期", lambda m: WEEKDAYS[m.group(1)])
     take(r"百分之(" + CN_NUMBER + ")", "%", lambda m: plain_number(chinese_number(m.group(1))))
-    half = r"(\d+|[一二两三四五六七八九十]+)?个?半个?(小时|天|年|月)"   # 半小时 = 0.5 小时，两个半小时 = 2.5 小时
+    # 半小时 = 0.5 小时，两个半小时 = 2.5 小时；只从一串数字的第一个字开始找，免得一长串数字每个位置都从头试一遍
+    half = r"(?<![\d一二两三四五六七八九十])(\d+|[一二两三四五六七八九十]+)?个?半个?(小时|天|年|月)"
     for match in re.finditer(half, text):
         whole = match.group(1) or "0"
-        found.append((match.group(2), plain_number((int(whole) if whole.isdigit() else chinese_number(whole)) + 0.5),
-                      match.group()))
+        found.append((match.start(), (match.group(2), plain_number((int(whole) if whole.isdigit() else chinese_number(whole)) + 0.5),
+                                      match.group())))
     text = re.sub(half, lambda m: " " * len(m.group()), text)
     for start, end, unit, value in chinese_numbers(text):
-        found.append((unit, value, text[start:end].strip()))
+        found.append((start, (unit, value, text[start:end].strip())))
         text = text[:start] + " " * (end - start) + text[end:]
     for match in re.finditer("(" + NUMBER + r")(\s*万)?", text):   # 1.2 万元 = 12000 元
         unit, end = unit_after(text, match.end())
-        number = float(match.group(1).replace(",", "")) * (10000 if match.group(2) else 1)
-        found.append((unit or "", plain_number(number), text[match.start():end].strip()))
-    return [discount_as_percent(quantity) for quantity in found]
+        number = plain_number(float(match.group(1).replace(",", "")) * 10000) if match.group(2) else plain_number(match.group(1))
+        found.append((match.start(), (unit or "", number, text[match.start():end].strip())))
+    return [discount_as_percent(quantity) for _, quantity in sorted(found, key=lambda item: item[0])]
 
 
 def discount_as_percent(quantity):
@@ -720,6 +753,8 @@ def clock_minutes(match):
     """“下午 3 点半”“晚上 7:30” -> 从零点算起的分钟（930、1170）；下午、晚上的 1–11 点加 12 小时；
     夜里、凌晨的 12 点是 0 点（记成 0，和 24:00 相同）。"""
     part = match.group(1)
+    if match.group(2) == "一" and not part and match.group().strip().endswith("点"):
+        return None   # “浅一点”“快一点”是“稍微”，不是 1 点（“凌晨一点”“一点半”才是钟点）
     hour = int(match.group(2)) if match.group(2).isdigit() else chinese_number(match.group(2))   # “九点”也是 9 点
     if ":" in match.group():
         minute = int(match.group(3))
@@ -807,11 +842,10 @@ def same_quantity(kind, value, known_kind, known_value):
     number, known_number = float(value), float(known_value)
     if {kind, known_kind} == {"折", "%"}:
         return number in (known_number, 100 - known_number)
-    for (big, small), factor in CONVERSIONS.items():
-        if (kind, known_kind) == (big, small) and abs(number * factor - known_number) < 1e-6:
-            return True
-        if (kind, known_kind) == (small, big) and abs(known_number * factor - number) < 1e-6:
-            return True
+    if (kind, known_kind) in CONVERSIONS:   # 草稿用大单位：1 周 = 7 天
+        return abs(number * CONVERSIONS[kind, known_kind] - known_number) < 1e-6
+    if (known_kind, kind) in CONVERSIONS:   # 草稿用小单位：168 小时 = 7 天
+        return abs(known_number * CONVERSIONS[known_kind, kind] - number) < 1e-6
     return False
 
 
@@ -823,27 +857,34 @@ def am_or_pm(kind, value, shown):
 
 
 def one_step_results(operands, kind):
-    """用两个数一步能算出的结果：[(结果, 算式)]。加减要同一种单位；乘除是单价 × 件数、天数或人数（件数来自问题
-    或同一个分句）；百分数和折扣是“原价 × 百分之几”“原价 × (1 − 百分之几)”“100% − 百分之几”；时长是两个钟点相减。"""
+    """用两个数一步能算出的结果：[(结果, 算式的写法, 算式里的数)]，算式要给人看时才由 formula 写出来。
+    加减要同一种单位；乘除是单价 × 件数、天数或人数（件数来自问题或同一个分句）；百分数和折扣是“原价 × 百分之几”
+    “原价 × (1 − 百分之几)”“100% − 百分之几”；时长是两个钟点相减，钟点加减一段时长还是钟点。"""
     results = []
     for index, (first, first_kind, first_from) in enumerate(operands):
         if kind == "%" and first_kind in ("%", "折"):
-            results.append((100 - first, f"100% − {fmt(first)}%"))
+            results.append((100 - first, "100% − {}%", (first,)))
         for other, (second, second_kind, second_from) in enumerate(operands):
             if index == other:
                 continue
+            if first_kind == kind == "时间" and second_kind in ("小时", "分钟"):   # 闭园 21:00 前 1 小时 = 20:00
+                minutes = second * 60 if second_kind == "小时" else second
+                duration = f"{fmt(second)} {second_kind}"
+                results += [((first + minutes) % 1440, "{} + {}", (clock_text(int(first)), duration)),
+                            ((first - minutes) % 1440, "{} − {}", (clock_text(int(first)), duration))]
             if first_kind == second_kind == "时间" and kind in ("小时", "分钟") and second > first:
                 minutes = second - first
-                results.append((minutes / 60 if kind == "小时" else minutes, f"{clock_text(int(second))} − {clock_text(int(first))}"))
+                results.append((minutes / 60 if kind == "小时" else minutes, "{} − {}",
+                                (clock_text(int(second)), clock_text(int(first)))))
             if first_kind in (kind, "") and second_kind in (kind, "") and "时间" not in (first_kind, second_kind):
-                results += [(first + second, f"{fmt(first)} + {fmt(second)}"), (first - second, f"{fmt(first)} − {fmt(second)}")]
+                results += [(first + second, "{} + {}", (first, second)), (first - second, "{} − {}", (first, second))]
             if first_kind in (kind, "") and second_from in ("问题", "这句") and second_kind not in ("%", "折", "时间", kind):
-                results.append((first * second, f"{fmt(first)} × {fmt(second)}"))
+                results.append((first * second, "{} × {}", (first, second)))
                 if second:
-                    results.append((first / second, f"{fmt(first)} ÷ {fmt(second)}"))
+                    results.append((first / second, "{} ÷ {}", (first, second)))
             if first_kind in (kind, "") and first_kind != "时间" and second_kind in ("%", "折"):
-                results.append((first * second / 100, f"{fmt(first)} × {fmt(second)}%"))
-                results.append((first * (100 - second) / 100, f"{fmt(first)} × (1 − {fmt(second)}%)"))
+                results.append((first * second / 100, "{} × {}%", (first, second)))
+                results.append((first * (100 - second) / 100, "{} × (1 − {}%)", (first, second)))
     return results
 
 
@@ -851,18 +892,24 @@ def fmt(number):
     return plain_number(round(number, 4))
 
 
+def formula(template, numbers):
+    """("{} × {}", (39.0, 2.0)) -> "39 × 2"；钟点已经是写好的文字。"""
+    return template.format(*(fmt(number) if isinstance(number, float) else number for number in numbers))
+
+
 def computed(value, kind, operands):
     """value 是不是 operands 里两个数一步算出来的（见 one_step_results）。"""
-    return any(abs(value - result) < 0.01 for result, _ in one_step_results(operands, kind))
+    return any(abs(value - result) < 0.01 for result, _, _ in one_step_results(operands, kind))
 
 
 def nearest_computation(value, kind, operands):
     """和草稿写的数最接近的一步算式，例如 "39 × 2 = 78"；差得太远（超过一半）就不猜，返回 None。"""
-    results = [(abs(value - result), how, result) for result, how in one_step_results(operands, kind) if result > 0]
+    results = [(abs(value - result), result, template, numbers)
+               for result, template, numbers in one_step_results(operands, kind) if result > 0]
     if not results:
         return None
-    distance, how, result = min(results, key=lambda item: item[0])   # 一样近的，取草稿里先写的那种算法
-    return f"{how} = {fmt(result)}" if distance <= value / 2 else None
+    distance, result, template, numbers = min(results, key=lambda item: item[0])   # 一样近的，取草稿里先写的那种算法
+    return f"{formula(template, numbers)} = {fmt(result)}" if distance <= value / 2 else None
 
 
 def link_key(link):
@@ -986,7 +1033,7 @@ def moved_number(sentence, cited, context):
     problems = []
     for clause in sentence.clauses:
         for kind, value, shown in clause.quantities:
-            if kind in ("", "时间", "星期") or not found_in(context.known, kind, value) or \
+            if kind in ("", "日期", "时间", "星期") or not found_in(context.known, kind, value) or \
                     any(found_in(c.quantities, kind, value) for c in clause.closest):
                 continue
             rivals = [c for c in clause.closest if any(q[0] == kind for q in c.quantities)]
@@ -1000,7 +1047,7 @@ def moved_number(sentence, cited, context):
 def unsupported_clause(sentence, cited, context):
     """整句有依据，逗号后面却追加了一个片段里没有的分句（“……7 天，须提前一天预约”）：分句里说事实的字
     （客套话、引文、数字和虚字不算）有 NEW_CHARS 个以上、而且一大半在引用的片段和问题里都没出现过。"""
-    if len(sentence.pairs) >= MIN_BIGRAMS and len(sentence.pairs & context.cited_pairs) < SUPPORT_THRESHOLD * len(sentence.pairs):
+    if len(sentence.pairs) >= MIN_BIGRAMS and len(sentence.pairs & context.supporting_pairs) < SUPPORT_THRESHOLD * len(sentence.pairs):
         return []   # 整句都没有依据：unsupported_sentence 已经指出了
     problems = []
     for clause in sentence.clauses:
@@ -1066,8 +1113,8 @@ def plainly_said(text, phrase, next_char=None):
     for match in re.finditer(re.escape(phrase), text):
         if cleaned[match.start():match.end()] != phrase:   # 在“不超过”这类条件词里面，不算
             continue
-        clause_start = max([m.end() for m in re.finditer(CLAUSE_BREAK, text[:match.start()])] +
-                           [match.start() - NEGATION_REACH, 0])
+        reach = max(match.start() - NEGATION_REACH, 0)   # 否定词只管后面 NEGATION_REACH 个字，而且不跨分句
+        clause_start = max([reach + m.end() for m in re.finditer(CLAUSE_BREAK, text[reach:match.start()])] + [reach])
         following = re.match(r"[^\W\d_]?", text[match.end():]).group().strip("了吗呢吧啊呀哦嘛")   # 语气词不算
         if not re.search(NEGATION, cleaned[clause_start:match.start()]) and next_char in (None, following):
             return text[max(0, match.start() - 2):match.end()].strip()
@@ -1123,18 +1170,18 @@ class Rule:
 # measured 由 python checks/grounding_eval.py --rules 量出（标注集 grounding_cases.json、盲测集 grounding_holdout.json）；
 # checks/test_grounding.py 核对这里写的数和实测相同。
 RULES += [
-    Rule(unsent_id, "正文里写了没发送的片段编号", "试用 7 天 [D04#1]（只发送了 D01#1）", (33, 0, 6, 0), refuses=True),
-    Rule(unsupported_number, "数字、单位、日期时间、算错的数", "试用 30 天（原文 7 天）", (172, 8, 22, 7)),
-    Rule(changed_link, "改过或编出来的链接", "help.example.com/trial（原文 …/trial-terms）", (37, 0, 6, 0)),
+    Rule(unsent_id, "正文里写了没发送的片段编号", "试用 7 天 [D04#1]（只发送了 D01#1）", (45, 0, 6, 0), refuses=True),
+    Rule(unsupported_number, "数字、单位、日期时间、算错的数", "试用 30 天（原文 7 天）", (224, 18, 27, 6)),
+    Rule(changed_link, "改过或编出来的链接", "help.example.com/trial（原文 …/trial-terms）", (49, 0, 6, 0)),
     Rule(altered_quote, "引号里改过的原文", "“从不主动发送”（原文“从不自动发送”）", (4, 0, 0, 0)),
-    Rule(unsupported_sentence, "编出来的句子、出处写错", "到期后会自动转成付费的正式版", (51, 11, 5, 2)),
-    Rule(flipped_condition, "条件词反了", "超过 15 天可以退款（原文 15 天内）", (48, 1, 4, 0)),
-    Rule(flipped_polarity, "说反了（可以↔不予）", "15 天内不能申请退款（原文可以）", (38, 4, 5, 2)),
-    Rule(swapped_role, "谁来承担、谁来办换了", "运费由顾客承担（原文由商家承担）", (3, 0, 1, 0)),
-    Rule(dropped_limit, "丢了例外或限定、说得过宽", "一律可以退款（原文：但定制商品除外）", (8, 2, 5, 0)),
-    Rule(moved_number, "数字挪到另一档", "单人 299 元（原文单人 199 元、双人 299 元）", (37, 6, 6, 4)),
-    Rule(unsupported_clause, "整句有依据，却追加了一个分句", "试用 7 天，须提前一天预约", (43, 9, 4, 5)),
-    Rule(swapped_clauses, "两个分句的说法对调", "客服人员写草稿……由助手检查", (26, 0, 2, 0)),
+    Rule(unsupported_sentence, "编出来的句子、出处写错", "到期后会自动转成付费的正式版", (47, 11, 4, 1)),
+    Rule(flipped_condition, "条件词反了", "超过 15 天可以退款（原文 15 天内）", (58, 1, 4, 0)),
+    Rule(flipped_polarity, "说反了（可以↔不予）", "15 天内不能申请退款（原文可以）", (46, 8, 3, 1)),
+    Rule(swapped_role, "谁来承担、谁来办换了", "运费由顾客承担（原文由商家承担）", (4, 0, 0, 0)),
+    Rule(dropped_limit, "丢了例外或限定、说得过宽", "一律可以退款（原文：但定制商品除外）", (18, 4, 5, 2)),
+    Rule(moved_number, "数字挪到另一档", "单人 299 元（原文单人 199 元、双人 299 元）", (48, 11, 5, 4)),
+    Rule(unsupported_clause, "整句有依据，却追加了一个分句", "试用 7 天，须提前一天预约", (61, 23, 6, 10)),
+    Rule(swapped_clauses, "两个分句的说法对调", "客服人员写草稿……由助手检查", (30, 0, 1, 0)),
 ]
 
 
@@ -1162,11 +1209,12 @@ INSTRUCTION_PATTERNS = [
 ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
 
 
+@functools.lru_cache(maxsize=64)   # 出处核对时每句话都要问一遍引用的片段：同一段文字只查一次
 def instruction_like(text):
-    """像是给模型下指令的片段：“忽略 以上 指令” -> ["忽略以上指令"]（先统一全角、大小写、零宽字符和汉字间空白）。"""
+    """像是给模型下指令的片段：“忽略 以上 指令” -> ("忽略以上指令",)（先统一全角、大小写、零宽字符和汉字间空白）。"""
     text = nfkc(text).casefold().translate(ZERO_WIDTH)
     text = re.sub(r"(?<=[^\x00-\x7f])\s+(?=[^\x00-\x7f])", "", re.sub(r"\s+", " ", text))
-    return [found.group() for pattern in INSTRUCTION_PATTERNS for found in re.finditer(pattern, text)]
+    return tuple(found.group() for pattern in INSTRUCTION_PATTERNS for found in re.finditer(pattern, text))
 
 
 def obeys_hidden_instruction(sentence, cited, context):

@@ -127,7 +127,7 @@ class SentenceTest(unittest.TestCase):
 
     def test_thresholds_are_named_constants(self):
         self.assertEqual((retrieval_qa.SUPPORT_THRESHOLD, retrieval_qa.MIN_BIGRAMS, retrieval_qa.QUOTE_NEAR),
-                         (0.3, 8, 0.85))
+                         (0.25, 8, 0.85))   # 课文和 README 写的就是这几个数
 
     def test_unsupported_sentence_is_named_by_its_first_30_characters(self):
         draft = "体验版试用期 7 天。另外我们为每位新客户都提供一对一的上门培训服务和全天候的电话支持，欢迎随时联系。"
@@ -295,6 +295,29 @@ class SpellingAndContextTest(unittest.TestCase):
                          ["日期「2026-04-01」不在引用的片段 H1 中"])
         live = hit("K1", "直播课每周二 20:00–21:30 上课。")
         self.assertEqual(problems_of("直播课每周二晚上 8 点开始，9 点半下课。", ["K1"], [live]), [])   # 9 点半 也可以是 21:30
+
+    def test_a_bit_is_not_one_oclock_and_age_is_not_weeks(self):
+        dental = hit("T5", "浅龋补牙一般不需要麻醉；需要局部麻醉的，每次加收 80 元。")
+        self.assertEqual(problems_of("浅一点的龋齿不需要打麻药；需要局部麻醉的话，每次加收 80 元。", ["T5"], [dental]), [])
+        self.assertIn("时间「凌晨一点」不在引用的片段 T5 中", problems_of("凌晨一点也可以来补牙。", ["T5"], [dental]))
+        senior = hit("K9", "60 周岁以上老人购买普通座享 8 折。")
+        self.assertEqual(problems_of("60 岁以上的老人买普通座打八折。", ["K9"], [senior]), [])   # 周岁就是岁，不是星期
+        self.assertEqual(problems_of("70 周岁以上的老人买普通座打八折。", ["K9"], [senior]), ["数字 70 不在引用的片段 K9 中"])
+
+    def test_the_customers_own_dates_times_and_units_count_as_given(self):
+        night = hit("W5", "每天 1:30 至 9:00 暂停配送，可以下预约单。")
+        self.assertEqual(problems_of("凌晨两点在暂停配送的时段里，可以下预约单。", ["W5"], [night], "凌晨两点还能点外卖吗？"), [])
+        self.assertIn("时间「凌晨两点」不在引用的片段 W5 中", problems_of("凌晨两点在暂停配送的时段里。", ["W5"], [night]))
+        cloud = hit("W2", "超级会员月付 30 元，年付 298 元。")
+        self.assertEqual(problems_of("按月付 30 元 × 12 个月 = 360 元，年付 298 元。", ["W2"], [cloud], "年付比月付一年省多少？"), [])
+        kids = hit("F4", "身高 1.2 米以下的儿童由成人陪同可免票。")
+        self.assertEqual(problems_of("身高 120 厘米以下的儿童由成人陪同可以免票。", ["F4"], [kids]), [])
+
+    def test_a_clock_time_one_step_from_another_is_computed(self):
+        park = hit("L3", "开放时间 9:00–21:00，闭园前 1 小时停止入园。")
+        self.assertEqual(problems_of("开放到晚上九点，闭园前 1 小时停止入园，也就是晚上八点以后不能入园。", ["L3"], [park]), [])
+        self.assertIn("时间「晚上七点」不在引用的片段 L3 中",
+                      problems_of("开放到晚上九点，闭园前 1 小时停止入园，也就是晚上七点以后不能入园。", ["L3"], [park]))
 
     def test_chinese_hours_and_iso_dates_match_their_other_spellings(self):
         hours = hit("W3", "每天 9:00 开始配送，到次日 1:30 结束；活动时间 2025-06-18 至 2025-06-20。")
@@ -503,13 +526,16 @@ class LabelledSetTest(unittest.TestCase):
             self.assertIn(case["expected"], {"draft", "missing"} | FLAGGED)
 
 
-# 上一版出处核对（第二版）在这份留出集上的结果：如实的回答误标 50/90，2026-12-01 用上一版的代码量的
-PREVIOUS_FALSE_ALARMS = (50, 90)
+# 第二版出处核对（提交 07bf348）在这份留出集上的结果：如实的回答误标 62/94，2026-12-01 用那一版的代码量的
+PREVIOUS_FALSE_ALARMS = (62, 94)
+# 规则定下以后在这份集上只量过一次的结果（README 也写着）：误标 14/94，标出 51/79。以后改规则不能比它差
+MEASURED_ONCE = {"false_alarms": 14, "caught": 51}
 
 
 class HoldoutTest(unittest.TestCase):
     """checks/grounding_holdout.json：三个新领域、由没看过规则的人按聊天模型的写法写的回答，规则定下以后才量。
-    issue 17 的目标（误标 ≤ 8%、抓到 ≥ 75%）没有达到；这里守住的是：比上一版误标少得多、抓到至少六成、该拒绝的全拒绝。"""
+    issue 17 的目标（误标 ≤ 8%、抓到 ≥ 75%）没有达到；这里守住的是：比第二版误标少得多、不比只量一次时差、
+    抓到至少六成、该拒绝的全拒绝。"""
 
     @classmethod
     def setUpClass(cls):
@@ -531,6 +557,11 @@ class HoldoutTest(unittest.TestCase):
     def test_false_alarms_are_well_below_the_previous_version(self):
         (flagged, faithful), _, _ = holdout_figures(self.results)
         self.assertLess(flagged / faithful, PREVIOUS_FALSE_ALARMS[0] / PREVIOUS_FALSE_ALARMS[1] / 3, f"{flagged}/{faithful}")
+
+    def test_no_worse_than_when_it_was_measured_once(self):
+        (flagged, _), (caught, _), _ = holdout_figures(self.results)
+        self.assertLessEqual(flagged, MEASURED_ONCE["false_alarms"])
+        self.assertGreaterEqual(caught, MEASURED_ONCE["caught"])
 
     def test_at_least_60_percent_of_unfaithful_answers_are_caught(self):
         _, (caught, subtle), _ = holdout_figures(self.results)
@@ -642,6 +673,58 @@ class ChatStyleTest(unittest.TestCase):
         self.assertEqual(problems_of("退换货的运费由您自己承担。", ["P1"], [shipping]),
                          ["由谁承担变了：原文是「由商家承担」，草稿写成「由客户承担」"])
         self.assertEqual(problems_of("退换货的运费由商家承担。", ["P1"], [shipping]), [])
+
+class OddDraftTest(unittest.TestCase):
+    """不像回复的草稿：不管是什么字，都给出结论、不抛异常；数字、引文多到不像回复的，整份交给人（见 too_much_to_check）。
+    这里不量时间（时间见 checks/bench.py），只核对让时间和草稿长度成正比的那几条规矩。"""
+
+    PIECES = ("a", "。", " ", "1", "1.", "1,", "\n", "「", "「a」", "一", "十", "万", "http://a", "a.", "7 天，", "一共 8 元。",
+              "可以不予", "以内超过", "周一至周日，", "资料里没有提到", "半小时", "由客户承担，", "9 点，", "百分之五，")
+
+    def test_every_odd_draft_gets_a_verdict(self):
+        for piece in self.PIECES:
+            for size in (40, 400, 2000):
+                draft = (piece * (size // len(piece) + 1))[:size]
+                with self.subTest(piece=piece, size=size):
+                    result = check_grounding(draft, ["T1"], [TRIAL])
+                    self.assertIn(result["status"], ("draft", "needs_review"))
+
+    def test_a_digit_string_hundreds_long_is_compared_as_written(self):
+        # 400 个 1 当作浮点数是无穷大，以前在这里抛出 OverflowError
+        self.assertEqual(problems_of("编号 " + "1" * 400 + "。", ["T1"], [TRIAL]), [f"数字 {'1' * 400} 不在引用的片段 T1 中"])
+
+    def test_too_many_numbers_or_quotes_go_to_a_person(self):
+        numbers = "，".join(f"第{n}条 {n} 元" for n in range(1, 52))   # 每条两个数：第 n 条、n 元，一共 102 个
+        self.assertEqual(check_grounding(numbers, ["T1"], [TRIAL]),
+                         {"status": "needs_review", "hints": [],
+                          "problems": ["草稿有 102 个数字，超过逐句核对的上限 100 个，请人工复核"]})
+        quotes = "原文写着「试用期」。" * 6
+        self.assertEqual(check_grounding(quotes, ["T1"], [TRIAL])["problems"],
+                         ["草稿有 6 处引文，超过逐句核对的上限 5 处，请人工复核"])
+        self.assertEqual(check_grounding("原文写着「试用期」。" * 5, ["T1"], [TRIAL])["status"], "draft")
+
+    def test_arithmetic_uses_only_the_numbers_written_nearby(self):
+        prices = hit("P9", "单人票 39 元，双人票 70 元。")
+        near = "单人票 39 元，买两张一共 78 元。"
+        self.assertEqual(problems_of(near, ["P9"], [prices], "买两张单人票多少钱？"), [])
+        reach = retrieval_qa.OPERAND_REACH
+        filler = "，".join(f"第 {n} 点" for n in range(reach + 1))   # 中间隔着 OPERAND_REACH + 1 个数
+        far = f"单人票 39 元。{filler}。买两张一共 78 元。"
+        self.assertIn("数字 78 不在引用的片段 P9 中", problems_of(far, ["P9"], [prices], "买两张单人票多少钱？"))
+
+    def test_quotes_are_compared_near_the_passages_they_share_with_a_chunk(self):
+        # 只在引文和片段对得上的地方附近比：片段再长，比较的次数也只和引文有关
+        long_chunk = hit("L1", "这一段和试用无关。" * 300 + "助手只负责写回复草稿，从不自动发送。")
+        import difflib
+        calls = []
+        real_ratio = difflib.SequenceMatcher.ratio
+        with mock.patch.object(difflib.SequenceMatcher, "ratio", autospec=True,
+                               side_effect=lambda self: calls.append(1) or real_ratio(self)):
+            problems = problems_of("规则说“助手只负责写回复草稿，从不主动发送”。", ["L1"], [long_chunk])
+        self.assertEqual(len(problems), 1)
+        self.assertTrue(problems[0].startswith("引文近似，需对照原文"), problems[0])
+        self.assertLessEqual(len(calls), 25 * len("助手只负责写回复草稿从不主动发送"))
+
 
 class SampleHitsTest(unittest.TestCase):
     def test_labelled_questions_hit_what_the_labels_assume(self):

@@ -104,6 +104,14 @@ class RunnerTest(unittest.TestCase):
                          ["lesson.md:1: 课文展示的记录 D02#1 和此时 retrieval_documents.json 里的不一样"])
 
 
+    def test_a_code_excerpt_must_appear_in_its_file(self):
+        good = self.lesson("```python from=retrieval_qa.py\ndef check_grounding(draft, sources, hits, question=\"\"):\n```\n")
+        self.assertEqual(check_markdown(good), ([], 0))
+        bad = self.lesson("```python from=retrieval_qa.py\ndef check_grounding(draft, sources):\n```\n")
+        self.assertEqual(check_markdown(bad)[0], ["lesson.md:1: 课文摘录的代码在 retrieval_qa.py 里找不到（代码改了，课文要跟着改）"])
+        plain = self.lesson("```python\nprint('只是示意，不核对')\n```\n")
+        self.assertEqual(check_markdown(plain), ([], 0))
+
 class ReadmeTest(unittest.TestCase):
     TEST_COMMAND = "python -W error checks/run_checks.py"
 

@@ -14,6 +14,7 @@
 - ```json remove=FILE 块：删除 FILE 中与块里记录 id 相同的那条。
 - <!-- transcript: backup -->：记下套件此刻的样子（课文里“先备份”的那一步）。
 - <!-- transcript: restore -->：恢复到上一次 backup 的样子；之前没有 backup 就恢复成套件原样。
+- ```python from=FILE 块：课文里摘录的代码，必须在 FILE 里原样出现（连续的几行，缩进也一样）：课文和代码不会走样。
 - 普通的 ```json 块若是一条带 id 和 keywords 的记录，它必须和那一刻资料文件里的同一条记录完全一样，
   remove= 块写出了整条记录时也一样：课文里展示的资料不能和文件走样。
 比较时只统一换行符、去掉行尾空白；唯一的例外是 --trace 行里的耗时（“[trace] 资料  1.5 ms”里的 1.5），
@@ -73,8 +74,10 @@ def block_kind(language, info):
         return "listing", "retrieval_documents.json"
     for word in info.split():
         name, _, value = word.partition("=")
-        if name in ("file", "edit", "remove") and value:
+        if name in ("file", "edit", "remove") and value and language == "json":
             return name, value
+        if name == "from" and value and language == "python":
+            return "excerpt", value
     return None, None
 
 
@@ -143,6 +146,10 @@ def run_command(command, expected, kit):
 def apply_edit(kind, argument, content, kit):
     """执行一个文件步骤；课文展示的记录和文件不一致时返回说明，否则返回 None。"""
     target = kit / argument
+    if kind == "excerpt":
+        if content not in target.read_text(encoding="utf-8"):
+            return f"课文摘录的代码在 {argument} 里找不到（代码改了，课文要跟着改）"
+        return None
     if kind == "file":
         target.write_text(content, encoding="utf-8", newline="\n")
         return None
