@@ -512,13 +512,18 @@ class Sentence:
         self.pairs = set().union(*(clause.masked for clause in clauses))
 
 
+@functools.lru_cache(maxsize=256)   # 评测时上千份回答引用同一批片段，每个只准备一次：grounding_eval.py 从 2.5 s 降到 2.0 s
+def prepared_chunk(hit_id, title, text):
+    return Chunk({"id": hit_id, "title": title, "text": text})
+
+
 class Context:
     """一次核对里各条规则共用的东西：引用的片段（每个只准备一次）、允许的编号、问题里的数、草稿前面算出的数。"""
 
     def __init__(self, cited, hits, question):
         self.sent = {hit["id"] for hit in hits}
         self.cited_ids = "、".join(hit["id"] for hit in cited)
-        self.chunks = {hit["id"]: Chunk(hit) for hit in hits}
+        self.chunks = {hit["id"]: prepared_chunk(hit["id"], hit["title"], hit["text"]) for hit in hits}
         self.cited = [self.chunks[hit["id"]] for hit in cited]
         # 句子检查的依据：引用的片段，加上客户的问题（复述问题“您已经用了 20 天”不算编造）
         self.supporting_pairs = set().union(Clause(question).masked, *(chunk.pairs for chunk in self.cited))
@@ -812,26 +817,21 @@ def strip_markers(text):
 
 
 def found_in(known, kind, value):
-    """数量清单 known（片段或分句里的）里有没有草稿的这个数量。片段里没写单位的数字，支持任何单位（百分数除外）；
-    草稿没写单位的数字，片段里有这个数就算；换算得过来的也算（一周 = 7 天）；日期没写年份时只比月和日。"""
-    years = {known_value[0] for known_kind, known_value, _ in known if known_kind == "日期" and known_value[0]}
-    with_unit = {known_kind for known_kind, known_value, _ in known if known_value == value and known_kind}
-    if kind and kind not in ("日期", "时间", "星期") and with_unit and kind not in with_unit and \
-            not any(same_quantity(kind, value, other, value) for other in with_unit):
+    """数量清单 known（片段或分句里的）里有没有草稿的这个数量。时间、星期按值比；日期没写年份时只比月和日；
+    片段里没写单位的数字，支持任何单位（百分数除外）；草稿没写单位的数字，片段里有这个数就算；换算得过来的也算（一周 = 7 天）。"""
+    if kind in ("时间", "星期"):
+        return any(known_kind == kind and known_value == value for known_kind, known_value, _ in known)
+    if kind == "日期":
+        # 片段里“2025 年 1 月 28 日至 2 月 4 日”的 2 月 4 日没写年份，它也是 2025 年
+        years = {known_value[0] for known_kind, known_value, _ in known if known_kind == "日期" and known_value[0]}
+        return any(known_kind == "日期" and value[1:] == known_value[1:] and
+                   (value[0] is None or value[0] in ({known_value[0]} if known_value[0] else years))
+                   for known_kind, known_value, _ in known)
+    amounts = [(known_kind, known_value) for known_kind, known_value, _ in known if known_kind not in ("日期", "时间", "星期")]
+    with_unit = {known_kind for known_kind, known_value in amounts if known_value == value and known_kind}
+    if kind and with_unit and kind not in with_unit and not any(same_quantity(kind, value, other, value) for other in with_unit):
         return False   # 片段里这个数带着别的单位（3 个工作日），草稿写成 3 小时：不算支持
-    for known_kind, known_value, _ in known:
-        if kind == "日期" and known_kind == "日期":
-            # 片段里“2025 年 1 月 28 日至 2 月 4 日”的 2 月 4 日没写年份，它也是 2025 年
-            possible_years = {known_value[0]} if known_value[0] else years
-            if value[1:] == known_value[1:] and (value[0] is None or value[0] in possible_years):
-                return True
-        elif known_kind == kind == "时间" or known_kind == kind == "星期":
-            if known_value == value:
-                return True
-        elif kind not in ("日期", "时间", "星期") and known_kind not in ("日期", "时间", "星期") and \
-                same_quantity(kind, value, known_kind, known_value):
-            return True
-    return False
+    return any(same_quantity(kind, value, known_kind, known_value) for known_kind, known_value in amounts)
 
 
 def same_quantity(kind, value, known_kind, known_value):
@@ -1001,16 +1001,19 @@ def swapped_role(sentence, cited, context):
 
 
 def dropped_limit(sentence, cited, context):
-    """丢了原文的限定：原文说“但…除外”“仅限…”“前 2 小时”，草稿整句没有任何限定，却说“一律”“全部”“都”，
-    或者把原文分句里的“前 N 小时”“部分”“仅”直接去掉（前 2 小时免费 → 停车免费）。"""
+    """丢了原文的限定：原文说“但…除外”“仅限…”“前 2 小时”（在对应的那一句；片段里没有草稿的全称词时，片段的别处也算），
+    草稿整句没有任何限定，却说“一律”“全部”“都”，或者把原文分句里的“前 N 小时”“部分”“仅”直接去掉
+    （前 2 小时免费 → 停车免费）。"""
     problems = []
     if re.search(LIMITER, sentence.text):
         return []
     for clause in sentence.clauses:
         if clause.original is None:
             continue
-        limit = re.search(LIMITER + "|" + CONDITION_LIMIT, clause.original.sentence)
         universal = re.search(UNIVERSAL, sentence.text)
+        limit = re.search(LIMITER + "|" + CONDITION_LIMIT, clause.original.sentence)
+        if universal and not limit and universal.group() not in context.source:   # 限定写在片段的另一句里
+            limit = re.search(LIMITER + "|" + CONDITION_LIMIT, context.source)
         if limit and universal and universal.group() not in clause.original.sentence:
             problems.append(f"原文有限定「{limit.group()}」，草稿却说「{universal.group()}」：{both(clause)}")
         scope = re.search(SCOPE, clause.original.text)
@@ -1178,7 +1181,7 @@ RULES += [
     Rule(flipped_condition, "条件词反了", "超过 15 天可以退款（原文 15 天内）", (58, 1, 4, 0)),
     Rule(flipped_polarity, "说反了（可以↔不予）", "15 天内不能申请退款（原文可以）", (46, 8, 3, 1)),
     Rule(swapped_role, "谁来承担、谁来办换了", "运费由顾客承担（原文由商家承担）", (4, 0, 0, 0)),
-    Rule(dropped_limit, "丢了例外或限定、说得过宽", "一律可以退款（原文：但定制商品除外）", (18, 4, 5, 2)),
+    Rule(dropped_limit, "丢了例外或限定、说得过宽", "一律可以退款（原文：但定制商品除外）", (23, 5, 7, 2)),
     Rule(moved_number, "数字挪到另一档", "单人 299 元（原文单人 199 元、双人 299 元）", (48, 11, 5, 4)),
     Rule(unsupported_clause, "整句有依据，却追加了一个分句", "试用 7 天，须提前一天预约", (61, 23, 6, 10)),
     Rule(swapped_clauses, "两个分句的说法对调", "客服人员写草稿……由助手检查", (30, 0, 1, 0)),

@@ -405,6 +405,13 @@ class ConditionTest(unittest.TestCase):
                           "原文「每位会员每月可带 1 位朋友」"])
 
 
+    def test_a_universal_word_against_a_limit_elsewhere_in_the_chunk_is_named(self):
+        repair = hit("H4", "小家电支持寄修，保修期内往返运费由厂家承担。大家电仅提供上门维修。")
+        problems = problems_of("所有家电都支持寄修，保修期内往返运费由厂家承担。", ["H4"], [repair])
+        self.assertTrue(any(p.startswith("原文有限定「仅」，草稿却说「所有」") for p in problems), problems)
+        tickets = hit("L1", "所有门票须实名预约，每个证件每天限购 5 张。")   # 片段自己也说“所有”：不算丢了限定
+        self.assertEqual(problems_of("所有门票须实名预约。", ["L1"], [tickets]), [])
+
 class AppendedClauseTest(unittest.TestCase):
     def test_an_invented_clause_cannot_ride_on_a_supported_sentence(self):
         # 追加分句这条规则在实测里不到 RELIABLE，所以它找到的写进 hints；数量检查照样改状态
