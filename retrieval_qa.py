@@ -262,10 +262,10 @@ def misspelt_field(record, field):
 
 
 # ---------- 第 04 课：核对出处——草稿的每句话能不能在引用的片段里找到依据 ----------
-# 第 02 课的硬规则只管格式和编号；编号合法不等于事实正确。这一节把草稿切成句子，每句话交给规则表 RULES 里的
-# 每一条规则，和引用的片段对照。每条规则的样子都一样：rule(sentence, cited, context) -> 找到的问题（中文句子的列表）。
-# 核心（第 04 课逐行讲）在前：入口 check_grounding、切句、五条核心规则、mark_grounding。
-# 扩展规则、数量的各种写法和规则表（每条规则抓什么、实测抓到多少、误标多少）在后面的“选读”。
+# 第 02 课的硬规则只管格式和编号；编号合法不等于事实正确。这一节把草稿切成句子，每句话交给规则表 RULES 的每一行
+# （Rule：find 是规则函数 rule(sentence, cited, context) -> 找到的问题，level 决定问题进 problems 还是 hints）。
+# 核心在前：check_grounding、切句、五条核心规则、mark_grounding。它们用到的 Context（引用的片段只准备一次）、Clause、
+# Sentence、quantities_in、Rule 和规则表在后面的“选读”；nfkc 在第 03 课，one_line、rejected 在 model_reply_assistant.py。
 
 SUPPORT_THRESHOLD = 0.25   # 句子与引用片段的字二元组重合度下限：低于它多半是引错了来源或编出来的
 MIN_BIGRAMS = 8            # 少于 8 个二元组的句子不做整句检查（如“资料 [2] 提到”）：太短，重合度没有意义
@@ -453,7 +453,7 @@ def mark_grounding(result, hits):
         print(f"提示（不改变状态）：{len(verdict['hints'])} 处可以再看一眼。", *(f"  - {h}" for h in verdict["hints"]),
               sep="\n", file=sys.stderr)
     if verdict["status"] == "draft":
-        print("核对出处：数量、链接、引文和句子都能在引用的片段里找到，意思也没有说反。", file=sys.stderr)
+        print("核对出处：数量、链接、引文和句子都能在引用的片段里找到，没有发现说反的地方。", file=sys.stderr)
         return EXIT_OK
     print(f"核对出处：{len(verdict['problems'])} 处需要人工复核。", *(f"  - {p}" for p in verdict["problems"]),
           sep="\n", file=sys.stderr)
