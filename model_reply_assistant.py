@@ -140,9 +140,15 @@ def describe(value):
 # ---------- 第一步：请求谁，用哪个密钥 ----------
 
 def model_target(environ=None):
-    """返回 {"url", "model", "official"}。没设 LOCAL_MODEL_URL 就请求 DeepSeek 官方地址，否则请求本机模型。"""
+    """返回 {"url", "model", "official"}。LOCAL_MODEL_ 开头的变量一个都没有，才请求 DeepSeek 官方地址；
+    设置了 LOCAL_MODEL_URL 就请求本机模型；设置了别的 LOCAL_MODEL_ 变量、或者 LOCAL_MODEL_URL 是空的，是用法错误（退出码 2）。"""
     environ = os.environ if environ is None else environ
     local = environ.get("LOCAL_MODEL_URL", "").strip()
+    others = [name for name in ("LOCAL_MODEL_NAME", "LOCAL_MODEL_API_KEY") if name in environ]
+    if not local and ("LOCAL_MODEL_URL" in environ or others):   # 想用本机模型，地址却是空的：绝不悄悄改发官方地址
+        named = "LOCAL_MODEL_URL 是空的" if "LOCAL_MODEL_URL" in environ else f"设置了 {'、'.join(others)}，却没有设置 LOCAL_MODEL_URL"
+        raise kit_error(f"{named}：要用本机模型，请写上地址（例如 http://127.0.0.1:11434/v1）；"
+                        "要用 DeepSeek，请把 LOCAL_MODEL_ 开头的变量都删掉（unset）。资料和密钥都没有发出。")
     if not local:
         return {"url": ENDPOINT, "model": environ.get("DEEPSEEK_MODEL", "").strip() or DEFAULT_MODEL, "official": True}
     base = local_base_url(local)
@@ -186,8 +192,26 @@ def local_base_url(url):
         hint = "请直接写 127.0.0.1。" if host.startswith("::ffff:") else ""
         raise kit_error(f"LOCAL_MODEL_URL 只能指向本机（127.0.0.1、::1 或 localhost），"
                        f"现在是 {url}。资料不会发给其他机器。{hint}")
+    if host == "localhost":   # 名字要解析，hosts 文件缺了这一行或 DNS 不可信时可能指向别处：解析一次，每个地址都得是本机
+        address = resolved_localhost(port)
+        host = host if parts.scheme == "https" else address   # http 直接连解析出的地址；https 留着名字，证书要对得上它
     shown_host = f"[{host}]" if ":" in host else host
     return f"{parts.scheme}://{shown_host}:{port}{parts.path.rstrip('/')}"
+
+
+def resolved_localhost(port):
+    """把 localhost 解析一次：每个地址都在本机才用，返回其中的 IPv4 地址（没有就是 ::1），http 直接连它，不再解析第二次。
+    例：解析到 ::1 和 127.0.0.1 -> "127.0.0.1"；解析到 10.0.0.5 -> 用法错误（退出码 2），什么也不发。"""
+    import socket   # 只在本机模式、地址写的是 localhost 时才用到
+    use_instead = "请把 LOCAL_MODEL_URL 里的 localhost 换成 127.0.0.1。资料不会发出。"
+    try:
+        addresses = [info[4][0] for info in socket.getaddrinfo("localhost", port, proto=socket.IPPROTO_TCP)]
+    except OSError:
+        raise kit_error(f"这台机器解析不出 localhost。{use_instead}") from None
+    outside = [address for address in addresses if not is_loopback(address)]
+    if outside or not addresses:
+        raise kit_error(f"这台机器上的 localhost 指向 {'、'.join(dict.fromkeys(outside)) or '（没有地址）'}，不是本机。{use_instead}")
+    return next((address for address in addresses if ":" not in address), addresses[0])
 
 
 def split_host_port(netloc, default_port):
@@ -207,7 +231,8 @@ def split_host_port(netloc, default_port):
 
 
 def is_loopback(host):
-    """localhost、127.0.0.0/8、::1。其他一律不算，包括 ::ffff:127.0.0.1（各版本 Python 对它的判断不同，这里统一拒绝）。"""
+    """localhost（连接前再由 resolved_localhost 解析核对）、127.0.0.0/8、::1。其他一律不算，包括 ::ffff:127.0.0.1
+    （各版本 Python 对它的判断不同，这里统一拒绝）。"""
     import ipaddress   # 只在检查本机地址时才用到
     if host == "localhost":
         return True

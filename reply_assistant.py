@@ -6,6 +6,7 @@
 中间一节是三个脚本共用的一层“外壳”：退出码、报错格式、命令行解析和入口；最后是本课的小程序 run()。
 后面的 model_reply_assistant.py（第 02 课）和 retrieval_qa.py（第 03–05 课）都从这里导入，这个文件本身不再改动。
 """
+import errno
 import json
 import os
 import sys
@@ -60,9 +61,10 @@ def build_messages(question, materials=None):
 # ---------- 三个脚本共用的外壳：退出码、错误、命令行、入口 ----------
 # 第 01 课只用到其中一点点（解析一个问题、打印），第 02 课起的脚本用到全部。
 
-# 0 正常，1 需要人工复核，2 用法或资料文件错误，3 模型调用失败，4 模型回答被拒绝，130 被中断
+# 0 正常，1 需要人工复核，2 用法或资料文件错误，3 模型调用失败，4 模型回答被拒绝，
+# 5 结果写不出去（stdout 被关掉、磁盘满、读的一方走了；不和任何 status 的退出码相同），130 被中断
 EXIT_OK, EXIT_REVIEW, EXIT_USAGE = 0, 1, 2
-EXIT_MODEL_FAILED, EXIT_REJECTED, EXIT_INTERRUPTED = 3, 4, 130
+EXIT_MODEL_FAILED, EXIT_REJECTED, EXIT_OUTPUT, EXIT_INTERRUPTED = 3, 4, 5, 130
 
 
 class KitError(Exception):
@@ -124,7 +126,10 @@ def parse_command_line(argv, usage, flags=None, value_options=None):
 
 
 def use_utf8_streams():
-    """Windows 控制台和管道里也按 UTF-8 收发中文。"""
+    """Windows 控制台和管道里也按 UTF-8 收发中文。stderr 被关掉（2>&-）时，提示和警告写进空设备：
+    不然 print(file=None) 会把它们写到 stdout，混进 JSON。"""
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(encoding="utf-8", errors="replace")
@@ -147,19 +152,39 @@ def ask_question(prompt="问题："):
 
 
 def run_cli(run, argv=None):
-    """三个脚本共用的入口：UTF-8 输出；KitError 变成一行中文和它的退出码；Ctrl-C 退出 130；下游提前关闭管道时安静退出。"""
+    """三个脚本共用的入口：UTF-8 输出；KitError 变成一行中文和它的退出码；Ctrl-C 退出 130；
+    结果写不出去时退出码 5（见 output_lost），绝不是 1：调用的脚本会以为有一份待复核的草稿。"""
     use_utf8_streams()
+    if sys.stdout is None:   # 启动时 stdout 就被关掉了（>&-）：结果没处写，什么也不做（不读密钥、不调用模型）
+        print(error_line("标准输出被关掉了，结果没处可写，什么也没做。"), file=sys.stderr)
+        return EXIT_OUTPUT
     try:
-        return run(sys.argv[1:] if argv is None else argv)
+        code = run(sys.argv[1:] if argv is None else argv)
+        sys.stdout.flush()
+        return code
     except KitError as error:
         print(error, file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         print("\n已中断（Ctrl-C）。", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except BrokenPipeError:   # 例如 … | head：把 stdout 指向空设备，免得退出时再报错
+    except OSError as error:
+        if error.filename is not None:   # 读写某个文件失败却没被转成中文说明：这是 bug，照常报出来
+            raise
+        return output_lost(error)
+
+
+def output_lost(error):
+    """往 stdout 写失败了：磁盘满（> /dev/full）、读的一方走了（… | head）。读的一方自己走的就安静地走，
+    别的原因在 stderr 上说一句；stdout 换成空设备，免得退出时冲缓冲区再报一次错。返回退出码 5。"""
+    try:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
+    except (OSError, ValueError):   # stdout 不是真的文件（检查里换成了 StringIO）
+        pass
+    if not isinstance(error, BrokenPipeError):
+        reason = {errno.ENOSPC: "设备或磁盘已满"}.get(error.errno, "系统说")
+        print(error_line(f"写不了输出：{reason}（{error.strerror or error}）。"), file=sys.stderr)
+    return EXIT_OUTPUT
 
 
 def write_json(result):

@@ -263,27 +263,25 @@ def parse_tool_options(argv, usage, help_text, flags=(), values=(), positionals=
 
 
 def run_tool(main, argv=None):
-    """工具共用的入口：输出用 UTF-8；用法错误一行中文、退出码 2；下游提前关闭管道（… | head）时安静退出；
-    写不了输出（比如 > /dev/full、磁盘满）时说一句中文，退出码 1；Ctrl-C 退出码 130。都不打印 traceback。"""
-    for stream in (sys.stdout, sys.stderr):
-        stream.reconfigure(encoding="utf-8", errors="replace")
+    """工具共用的入口，和三个脚本同一套外壳（reply_assistant.py）：输出用 UTF-8，stderr 被关掉时提示写进空设备；
+    用法错误一行中文、退出码 2；结果写不出去（stdout 被关掉、> /dev/full、… | head）退出码 5，读的一方自己走的不出声，
+    别的说一句中文；Ctrl-C 退出码 130。都不打印 traceback。"""
+    from reply_assistant import EXIT_OUTPUT, error_line, output_lost, use_utf8_streams
+    use_utf8_streams()
+    if sys.stdout is None:
+        print(error_line("标准输出被关掉了，结果没处可写，什么也没做。"), file=sys.stderr)
+        return EXIT_OUTPUT
     try:
         code = main(sys.argv[1:] if argv is None else argv)
         sys.stdout.flush()
         return code
     except ToolUsageError as error:
-        print(f"错误：{error}", file=sys.stderr)
+        print(error_line(str(error)), file=sys.stderr)
         return 2
-    except BrokenPipeError:   # 读的一方不要了：这不是错误
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
     except KeyboardInterrupt:
         print("\n已中断（Ctrl-C）。", file=sys.stderr)
         return 130
     except OSError as error:
         if error.filename is not None:   # 读写某个文件失败，工具自己没处理：照常报出来，它是 bug
             raise
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # 退出时不再往写不进去的地方冲缓冲区
-        reason = {errno.ENOSPC: "设备或磁盘已满"}.get(error.errno, "系统说")
-        print(f"错误：写不了输出：{reason}（{error.strerror or error}）。", file=sys.stderr)
-        return 1
+        return output_lost(error)

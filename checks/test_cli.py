@@ -1,5 +1,6 @@
 """命令行约定：stdout 只有一个 JSON 对象、状态、退出码、提示走 stderr、从别的目录运行、启动要轻。"""
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -196,6 +197,55 @@ class StartupCostTest(unittest.TestCase):
                 self.assertIn("json", names)
                 self.assert_light(names)
 
+
+
+def closing(fd):
+    """子进程启动前关掉自己的一个文件描述符，就像 shell 里的 >&-（1）或 2>&-（2）。"""
+    return lambda: os.close(fd)
+
+
+@unittest.skipIf(sys.platform == "win32", "关掉文件描述符再启动子进程是 POSIX 的做法")
+class ClosedStreamTest(unittest.TestCase):
+    """结果写不出去时退出码 5，绝不是 1（1 是“有一份待复核的草稿”）；stderr 被关掉时 stdout 里仍然只有一个 JSON 对象。"""
+
+    COMMANDS = [[str(SCRIPT), "--retrieve-only", "试用几天？"], [str(ROOT / "model_reply_assistant.py"), "--help"],
+                [str(ROOT / "reply_assistant.py")]]
+
+    def run_script(self, args, **streams):
+        done = subprocess.run(KIT_PYTHON + args, env=clean_env(), timeout=60, **streams)
+        return done.returncode, (done.stderr or b"").decode("utf-8")
+
+    def test_closed_stdout_does_nothing_and_exits_5(self):
+        for args in self.COMMANDS:
+            with self.subTest(args=args):
+                code, err = self.run_script(args, stderr=subprocess.PIPE, preexec_fn=closing(1))
+                self.assertEqual((code, err), (5, "错误：标准输出被关掉了，结果没处可写，什么也没做。\n"))
+
+    @unittest.skipUnless(os.path.exists("/dev/full"), "这个系统没有 /dev/full")
+    def test_a_full_disk_exits_5_with_one_line(self):
+        for args in self.COMMANDS:
+            with self.subTest(args=args), open("/dev/full", "w", encoding="utf-8") as full:
+                code, err = self.run_script(args, stdout=full, stderr=subprocess.PIPE)
+                self.assertEqual(code, 5)
+                self.assertEqual(err.splitlines()[-1], "错误：写不了输出：设备或磁盘已满（No space left on device）。")
+                self.assertNotIn("Traceback", err)
+
+    def test_a_reader_that_leaves_early_is_not_an_error(self):
+        reader, writer = os.pipe()
+        os.close(reader)   # 读的一方已经走了，就像 … | head 读够了
+        try:
+            code, err = self.run_script(self.COMMANDS[0], stdout=writer, stderr=subprocess.PIPE)
+        finally:
+            os.close(writer)
+        self.assertEqual(code, 5)
+        self.assertNotIn("Traceback", err)
+        self.assertNotIn("错误", err)
+
+    def test_closed_stderr_leaves_exactly_one_json_object_on_stdout(self):
+        done = subprocess.run(KIT_PYTHON + self.COMMANDS[0], env=clean_env(), timeout=60, stdout=subprocess.PIPE,
+                              preexec_fn=closing(2))
+        self.assertEqual(done.returncode, 0)
+        self.assertEqual(json.loads(done.stdout.decode("utf-8"))["status"], "retrieved")
 
 if __name__ == "__main__":
     unittest.main()

@@ -372,11 +372,47 @@ class LoopbackOnlyTest(unittest.TestCase):
                 self.assertIn(f"LOCAL_MODEL_URL 要以 http:// 开头，例如 http://127.0.0.1:11434/v1，现在是 {url}。", err)
 
     def test_loopback_urls_are_accepted(self):
-        for url in ("http://127.0.0.1:11434/v1", "http://localhost:11434/v1/", "http://[::1]:8080/v1",
-                    "http://127.5.6.7:80/v1", "https://localhost:443/v1"):
+        for url in ("http://127.0.0.1:11434/v1", "http://[::1]:8080/v1", "http://127.5.6.7:80/v1"):
             with self.subTest(url=url):
                 target = model_reply_assistant.model_target({"LOCAL_MODEL_URL": url, "LOCAL_MODEL_NAME": "m"})
                 self.assertEqual(target, {"url": url.rstrip("/") + "/chat/completions", "model": "m", "official": False})
+
+    @staticmethod
+    def resolving(*addresses):
+        import socket
+        if not addresses:
+            return mock.patch("socket.getaddrinfo", side_effect=socket.gaierror("no such name"))
+        infos = [(socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, 0)) for a in addresses]
+        return mock.patch("socket.getaddrinfo", return_value=infos)
+
+    def test_localhost_is_resolved_once_and_its_address_is_what_we_connect_to(self):
+        # 只认名字的话，hosts 文件缺了 localhost 或 DNS 不可信时，资料和 LOCAL_MODEL_API_KEY 会发到别处
+        env = {"LOCAL_MODEL_URL": "http://localhost:11434/v1/", "LOCAL_MODEL_NAME": "m"}
+        for addresses, connected in ((("::1", "127.0.0.1"), "127.0.0.1"), (("::1",), "[::1]"), (("127.0.0.1",), "127.0.0.1")):
+            with self.subTest(addresses=addresses), self.resolving(*addresses):
+                self.assertEqual(model_reply_assistant.model_target(env)["url"],
+                                 f"http://{connected}:11434/v1/chat/completions")
+        for addresses, said in ((("127.0.0.1", "10.0.0.5"), "这台机器上的 localhost 指向 10.0.0.5，不是本机。"),
+                                ((), "这台机器解析不出 localhost。")):
+            with self.subTest(addresses=addresses), self.resolving(*addresses), \
+                    mock.patch.object(model_reply_assistant, "send", side_effect=AssertionError):
+                code, out, err = run_main(retrieval_qa, ["试用几天？"], **env)
+                self.assertEqual((code, out), (2, ""))
+                self.assertIn(f"错误：{said}请把 LOCAL_MODEL_URL 里的 localhost 换成 127.0.0.1。资料不会发出。", err)
+
+    def test_a_local_variable_without_a_url_never_falls_back_to_the_official_endpoint(self):
+        # 学生想用本机模型，地址变量却是空的（或忘了设）：以前会悄悄把资料和 DeepSeek 密钥发到官方地址，退出码 0
+        cases = [({"LOCAL_MODEL_URL": "", "LOCAL_MODEL_NAME": "m"}, "LOCAL_MODEL_URL 是空的"),
+                 ({"LOCAL_MODEL_URL": "  "}, "LOCAL_MODEL_URL 是空的"),
+                 ({"LOCAL_MODEL_NAME": "m"}, "设置了 LOCAL_MODEL_NAME，却没有设置 LOCAL_MODEL_URL"),
+                 ({"LOCAL_MODEL_NAME": "", "LOCAL_MODEL_API_KEY": "x"},
+                  "设置了 LOCAL_MODEL_NAME、LOCAL_MODEL_API_KEY，却没有设置 LOCAL_MODEL_URL")]
+        for env, named in cases:
+            with self.subTest(env=env), mock.patch.object(model_reply_assistant, "send", side_effect=AssertionError):
+                code, out, err = run_main(retrieval_qa, ["试用几天？"], DEEPSEEK_API_KEY="sk-" + "a" * 32, **env)
+                self.assertEqual((code, out), (2, ""))
+                self.assertIn(f"错误：{named}：要用本机模型，请写上地址", err)
+                self.assertIn("资料和密钥都没有发出", err)
 
     def test_local_url_without_a_model_name(self):
         with mock.patch.object(model_reply_assistant, "send", side_effect=AssertionError):

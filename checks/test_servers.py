@@ -302,13 +302,15 @@ class KeyScrubTest(ServerCase):
         self.assertEqual(request["headers"]["Authorization"], f"Bearer {LOCAL_KEY}")
         self.assertNotIn(KEY, json.dumps(request, ensure_ascii=False))
 
-    def test_official_endpoint_never_gets_the_local_key(self):
+    def test_a_local_key_without_a_local_url_sends_nothing_anywhere(self):
+        # 以前会改发官方地址（只带 DeepSeek 密钥）；现在是用法错误：学生多半是忘了设 LOCAL_MODEL_URL
         self.server.reply(GOOD)
-        code, _, _ = self.ask_official(LOCAL_MODEL_API_KEY=LOCAL_KEY)
-        self.assertEqual(code, 0)
-        request = self.server.requests[0]
-        self.assertEqual(request["headers"]["Authorization"], f"Bearer {KEY}")
-        self.assertNotIn(LOCAL_KEY, json.dumps(request, ensure_ascii=False))
+        with mock.patch.object(model_reply_assistant, "ENDPOINT", self.server.url + "/chat/completions"):
+            code, out, err = run_main(retrieval_qa, [QUESTION, "--documents", str(FIXTURE_DOCUMENTS)],
+                                      DEEPSEEK_API_KEY=KEY, LOCAL_MODEL_API_KEY=LOCAL_KEY)
+        self.assertEqual((code, out, self.server.requests), (2, "", []))
+        self.assertIn("设置了 LOCAL_MODEL_API_KEY，却没有设置 LOCAL_MODEL_URL", err)
+        self.assertNotIn(LOCAL_KEY, err)
 
     def test_without_a_local_key_no_authorization_header_is_sent(self):
         self.server.reply(GOOD)
@@ -639,14 +641,16 @@ class LocalUrlTest(unittest.TestCase):
     def test_the_url_is_rebuilt_from_what_was_checked(self):
         cases = {
             "http://127.0.0.1:11434/v1": "http://127.0.0.1:11434/v1/chat/completions",
-            "http://localhost:11434/v1/": "http://localhost:11434/v1/chat/completions",
-            "http://LOCALHOST:1234": "http://localhost:1234/chat/completions",
+            "http://localhost:11434/v1/": "http://127.0.0.1:11434/v1/chat/completions",   # http 连解析出的地址
+            "http://LOCALHOST:1234": "http://127.0.0.1:1234/chat/completions",
             "http://[::1]:8080/v1": "http://[::1]:8080/v1/chat/completions",
             "http://127.5.6.7/v1": "http://127.5.6.7:80/v1/chat/completions",
             "https://localhost/v1": "https://localhost:443/v1/chat/completions",
         }
+        import socket
+        resolved = [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("::1", 0)), (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", 0))]
         for url, rebuilt in cases.items():
-            with self.subTest(url=url):
+            with self.subTest(url=url), mock.patch("socket.getaddrinfo", return_value=resolved):
                 target = model_reply_assistant.model_target({"LOCAL_MODEL_URL": url, "LOCAL_MODEL_NAME": "m"})
                 self.assertEqual(target, {"url": rebuilt, "model": "m", "official": False})
 

@@ -6,6 +6,7 @@ import io
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -496,7 +497,7 @@ class ToolShellTest(unittest.TestCase):
                     code, err = self.run_tool(name, args, writer)
                 finally:
                     os.close(writer)
-                self.assertIn(code, (0, 1))
+                self.assertEqual(code, 5)   # 结果写不出去：和三个脚本一样，退出码 5
                 self.assertEqual(err, "")
 
     @unittest.skipUnless(os.path.exists("/dev/full"), "这个系统没有 /dev/full")
@@ -504,8 +505,20 @@ class ToolShellTest(unittest.TestCase):
         for name, args in self.SAMPLES:
             with self.subTest(tool=name), open("/dev/full", "w", encoding="utf-8") as full:
                 code, err = self.run_tool(name, args, full)
-                self.assertEqual(code, 1)
+                self.assertEqual(code, 5)
                 self.assertEqual(err.strip(), "错误：写不了输出：设备或磁盘已满（No space left on device）。")
+
+    @unittest.skipIf(sys.platform == "win32", "关掉文件描述符再启动子进程是 POSIX 的做法")
+    def test_closed_streams(self):
+        name, args = self.SAMPLES[0]
+        done = subprocess.run(KIT_PYTHON + [str(ROOT / "checks" / name), *args], stderr=subprocess.PIPE, env=clean_env(),
+                              timeout=120, preexec_fn=lambda: os.close(1))
+        self.assertEqual((done.returncode, done.stderr.decode("utf-8")),
+                         (5, "错误：标准输出被关掉了，结果没处可写，什么也没做。\n"))
+        done = subprocess.run(KIT_PYTHON + [str(ROOT / "checks" / name), *args], stdout=subprocess.PIPE, env=clean_env(),
+                              timeout=120, preexec_fn=lambda: os.close(2))
+        self.assertEqual(done.returncode, 0)
+        self.assertTrue(done.stdout.decode("utf-8").startswith("资料："), done.stdout[:80])   # 提示没有混进 stdout
 
     def test_every_tool_goes_through_the_shared_shell(self):
         for name in TOOLS:
