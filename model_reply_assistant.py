@@ -19,7 +19,7 @@ import stat
 import sys
 import time
 
-from reply_assistant import (EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED, KitError, MATERIALS, ask_question,
+from reply_assistant import (EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED, INVISIBLE, KitError, MATERIALS, ask_question,
                              build_messages, error_line, kit_error, parse_command_line, run_cli, write_json)
 
 # ---------- 常量 ----------
@@ -457,10 +457,10 @@ def read_limited(response):
 
 def scrub(text, secret):
     """服务器和异常带来的文字离开这一层之前都经过这里：万一其中出现密钥，换成 ***。
-    密钥中间被插进空格或换行（服务器把它折了行）也认得出来。"""
+    密钥中间被插进空格、换行（服务器把它折了行）或零宽字符也认得出来。"""
     if not secret or len(secret) < MIN_SCRUBBED_KEY:
         return text
-    return re.sub(r"\s*".join(map(re.escape, secret)), "***", text)
+    return re.sub(f"[\\s{INVISIBLE}]*".join(map(re.escape, secret)), "***", text)
 
 
 def mentions_secret(content, secret):

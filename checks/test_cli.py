@@ -247,5 +247,72 @@ class ClosedStreamTest(unittest.TestCase):
         self.assertEqual(done.returncode, 0)
         self.assertEqual(json.loads(done.stdout.decode("utf-8"))["status"], "retrieved")
 
+
+class TerminalSafetyTest(unittest.TestCase):
+    """别人给的文字（问题、保存的回答、模型的话）写出去之前都经过 reply_assistant.ShownSafely：终端控制字符和方向控制字符
+    变成看得见的 \\uXXXX（stdout 上的 JSON 照样合法、读回来一字不差），看着像密钥的换成 ***。"""
+
+    HOSTILE = "\x1b]0;pwned\x07\x1b[2J\u009b31m\u202e\u2066\u200b\r"
+
+    def setUp(self):
+        directory = tempfile.TemporaryDirectory()
+        self.addCleanup(directory.cleanup)
+        self.directory = directory.name
+
+    def test_every_unsafe_character_is_written_as_a_visible_escape(self):
+        import io
+        from reply_assistant import ShownSafely
+        out = io.StringIO()
+        ShownSafely(out).write("换行\n和制表\t照旧" + self.HOSTILE)
+        self.assertEqual(out.getvalue(), "换行\n和制表\t照旧\\u001b]0;pwned\\u0007\\u001b[2J\\u009b31m\\u202e\\u2066"
+                                         "\\u200b\\u000d")
+
+    def test_a_hostile_piped_question_is_shown_escaped_and_stored_as_sent(self):
+        question = "试用几天？" + self.HOSTILE.replace("\r", "")
+        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "--retrieve-only"], input=(question + "\n").encode("utf-8"),
+                              capture_output=True, env=clean_env(), timeout=60)
+        err = done.stderr.decode("utf-8")
+        self.assertEqual(done.returncode, 0, err)
+        for char in "\x1b\x07\u009b\u202e\u2066\u200b":
+            self.assertNotIn(char, err)
+            self.assertNotIn(char.encode("utf-8"), done.stdout)
+        self.assertIn("问题：试用几天？\\u001b]0;pwned\\u0007", err)
+        self.assertEqual(json.loads(done.stdout.decode("utf-8"))["question"], question)
+
+    def test_a_saved_draft_with_bidi_and_c1_characters_reaches_stdout_escaped(self):
+        draft = "体验版的试用期是 7 天。\u202e天 7\u202c\u009b"
+        path = write_temp(self.directory, "saved.json", json.dumps({"status": "draft", "draft": draft, "sources": ["D01#1"]},
+                                                                  ensure_ascii=False))
+        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "试用几天？", "--check-draft", str(path)], capture_output=True,
+                              env=clean_env(), timeout=60)
+        for char in "\u202e\u202c\u009b":
+            self.assertNotIn(char.encode("utf-8"), done.stdout + done.stderr)
+        self.assertEqual(json.loads(done.stdout.decode("utf-8"))["draft"], draft)
+
+    def test_key_shaped_text_never_leaves_the_process(self):
+        key = "sk-" + "0123456789abcdef" * 2
+        split = key[:10] + "\u200b" + key[10:]
+        env_file = write_temp(self.directory, ".env", f"DEEPSEEK_API_KEY={key}\nLOCAL_MODEL_API_KEY=Bearer {key[3:]}\n")
+        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "试用几天？", "--check-draft", str(env_file)], capture_output=True,
+                              env=clean_env(), timeout=60)
+        err = done.stderr.decode("utf-8")
+        self.assertEqual(done.returncode, 4)
+        self.assertIn("DEEPSEEK_API_KEY=sk-***", err)
+        self.assertNotIn(key[3:], err + done.stdout.decode("utf-8"))
+        path = write_temp(self.directory, "leak.json", json.dumps(
+            {"status": "draft", "draft": f"试用期 7 天，密钥是 {split}", "sources": ["D01#1"]}, ensure_ascii=False))
+        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "试用几天？", "--check-draft", str(path)], capture_output=True,
+                              env=clean_env(), timeout=60)
+        shown = (done.stdout + done.stderr).decode("utf-8")
+        self.assertIn("sk-***", shown)
+        self.assertNotIn(key[10:], shown)
+
+    def test_the_configured_key_is_found_even_split_by_zero_width_characters(self):
+        import model_reply_assistant
+        key = "sk-" + "a1b2c3d4" * 4
+        for joiner in ("\u200b", "\u2060", "\ufeff", " \n"):
+            with self.subTest(joiner=repr(joiner)):
+                self.assertEqual(model_reply_assistant.scrub(f"key={key[:12]}{joiner}{key[12:]}.", key), "key=***.")
+
 if __name__ == "__main__":
     unittest.main()
