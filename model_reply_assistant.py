@@ -20,7 +20,8 @@ import sys
 import time
 
 from reply_assistant import (EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED, INVISIBLE, KitError, MATERIALS, ask_question,
-                             build_messages, error_line, kit_error, parse_command_line, run_cli, write_json)
+                             build_messages, checked_question, error_line, kit_error, parse_command_line, run_cli,
+                             write_json)
 
 # ---------- 常量 ----------
 
@@ -29,6 +30,7 @@ DEFAULT_MODEL = "deepseek-v4-flash"   # deepseek-chat 已于 2026 年停用；�
 DEFAULT_TIMEOUT = 60.0       # 一次请求（连接 + 等待 + 读完）的总时限，秒；--timeout 可以改
 MAX_TOKENS = 2048            # 回答 JSON 通常不到 300 token；留足余量，免得 JSON 被截断（finish_reason=length）
 TEMPERATURE = 0              # 写草稿要稳，不要发挥
+MAX_NAMED_SOURCES = 5         # 一次拒绝最多点名 5 个越界的来源，其余只说一共还有几个
 MAX_RESPONSE_BYTES = 1024 * 1024   # 响应体最多读 1 MiB，再大就是出了问题
 MAX_FAILURE_TEXT = 300       # 一条失败原因最多 300 个字：中文说明加上服务器原话的开头，够看清原因，又不会刷屏
 ANSWER_STATUSES = ("draft", "missing")
@@ -415,12 +417,23 @@ def open_and_read(url, body, headers, timeout):
 def checked_handlers():
     """返回 (HTTP 处理器类, HTTPS 处理器类)，它们和 urllib 自带的一样，只是读响应用 CheckedResponse：
     http.client 照单全收服务器给的分块大小，写成 -1 时它会一直读到连接关闭，1 MiB 的上限就管不住了；
-    CheckedResponse 把负数一律当作坏响应（http.client 把这里的 ValueError 报成 IncompleteRead）。
+    CheckedResponse 把负数一律当作坏响应（http.client 把这里的 ValueError 报成 IncompleteRead），
+    还跳过 103 这类中间响应（http.client 会把它当成最终的响应）。
     这几个类写在函数里，是因为它们的父类来自网络模块，而网络模块要到真的发请求时才导入。"""
     import http.client
     import urllib.request
 
     class CheckedResponse(http.client.HTTPResponse):
+        def _read_status(self):
+            """102、103 Early Hints 这类中间响应（RFC 9110：客户端跳过）连同它的头一起跳过，等最终的响应；
+            http.client 自己只跳过 100。"""
+            while True:
+                version, status, reason = super()._read_status()
+                if not 102 <= status < 200:
+                    return version, status, reason
+                while self.fp.readline(65537) not in (b"\r\n", b"\n", b""):
+                    pass
+
         def _read_next_chunk_size(self):
             size = super()._read_next_chunk_size()
             if size < 0:
@@ -533,7 +546,9 @@ class JsonProblem(Exception):
 
 def read_json(text, **options):
     """json.loads 的外壳：不管 text 是什么，结果只有两种：一个值，或者 JsonProblem。
-    资料文件、保存的回答、模型的回答、服务器的响应体都经过这里，所以哪一处都不会冒出 traceback。"""
+    资料文件、保存的回答、模型的回答、服务器的响应体都经过这里，所以哪一处都不会冒出 traceback。
+    JSON 标准里没有 NaN、Infinity（json.loads 却收下）：一律当作读不出来；资料文件另有办法指出是哪条记录。"""
+    options.setdefault("parse_constant", refuse_constant)
     try:
         return json.loads(text, **options)
     except json.JSONDecodeError as error:
@@ -543,6 +558,10 @@ def read_json(text, **options):
         raise JsonProblem("括号嵌套太深，无法读取") from None
     except ValueError:   # 超过 4300 位的整数：Python 为了防止拖慢程序，拒绝把这么长的数字串转成整数
         raise JsonProblem("里面有位数太多的整数，无法读取") from None
+
+
+def refuse_constant(name):
+    raise JsonProblem(f"里面有 {name}，JSON 不允许 NaN 和 Infinity")
 
 
 def explain_json_error(text, error):
@@ -736,7 +755,7 @@ def check_answer(reply, allowed_ids):
     except JsonProblem as problem:
         if content.startswith("```"):
             raise rejected("回答不是单个 JSON 对象（外面包了 ``` 代码块）", raw=reply["content"]) from None
-        if problem.line is None:   # 嵌套太深、整数太长
+        if problem.line is None:   # 嵌套太深、整数太长、NaN
             raise rejected(f"回答无法读取（{problem.what}）", raw=reply["content"]) from None
         where = f"第 {problem.line} 行第 {problem.column} 列：{problem.what}" + (f"。{problem.hint}" if problem.hint else "")
         raise rejected(f"回答不是单个 JSON 对象（{where}）", raw=reply["content"]) from None
@@ -757,9 +776,11 @@ def check_answer(reply, allowed_ids):
             problems.append(f"sources 应当是非空的字符串数组，实际是{describe(sources)}")
         sources = []
     allowed = set(allowed_ids)
-    for source in dict.fromkeys(sources):
-        if source not in allowed:
-            problems.append(f"来源「{one_line(source, 40)}」不在这次发送的资料里（只允许 {'、'.join(sorted(allowed))}）")
+    unknown = [source for source in dict.fromkeys(sources) if source not in allowed]
+    for source in unknown[:MAX_NAMED_SOURCES]:
+        problems.append(f"来源「{one_line(source, 40)}」不在这次发送的资料里（只允许 {'、'.join(sorted(allowed))}）")
+    if len(unknown) > MAX_NAMED_SOURCES:   # 回答里写了几万个编号：不把它们一条条印出来
+        problems.append(f"还有 {len(unknown) - MAX_NAMED_SOURCES} 个来源也不在这次发送的资料里，没有一一列出")
     if problems:
         raise rejected(*problems, raw=reply["content"])
     sources = list(dict.fromkeys(sources))
@@ -878,9 +899,7 @@ def run(argv):
         sys.stdout.write(HELP)
         return EXIT_OK
     timeout = parse_timeout(options["timeout"])
-    question = (options["question"] if options["question"] is not None else ask_question()).strip()
-    if not question:
-        raise kit_error("问题是空的。请输入一个问题，例如：试用几天？")
+    question = checked_question(options["question"] if options["question"] is not None else ask_question())
     saved = options["check_draft"]
     try:
         if saved is not None:   # 没有密钥也能练：保存的回答代替模型的回答，检查完全一样

@@ -126,12 +126,9 @@ def parse_command_line(argv, usage, flags=None, value_options=None):
     return options
 
 
-# 别人给的文字（问题、资料、保存的回答、模型和服务器的话）里可能有终端控制字符：ESC 序列能清屏、改窗口标题，
-# 方向控制字符（U+202E 等）和零宽字符能让屏幕上看到的和存下来的不一样。写出去的一切都把它们换成看得见的 \u 写法
+# 别人给的文字（问题、资料、保存的回答、模型和服务器的话）里可能有终端控制字符（ESC 序列能清屏、改窗口标题）、
+# 方向控制和零宽字符（屏幕上看到的和存下来的不一样），也可能有密钥（sk-… 长串、Bearer …，夹着零宽字符也算）
 UNSAFE_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
-
-
-# 看着像密钥的文字（sk-… 长串、Bearer …），中间夹着零宽字符也算：写出去之前换成 sk-***、Bearer ***
 INVISIBLE = "\u200b-\u200f\u2060-\u2064\ufeff"
 KEY_SHAPED = re.compile(f"(sk-|Bearer\\s+)(?:[{INVISIBLE}]*[A-Za-z0-9_.~+/-]){{16,}}", re.IGNORECASE)
 
@@ -180,6 +177,14 @@ def ask_question(prompt="问题："):
     if sys.stdin is None or not sys.stdin.isatty() or not line:   # 管道输入或 Ctrl-D：补上回显和换行
         sys.stderr.write(line.rstrip("\r\n") + "\n")
     return line.lstrip("\ufeff")
+
+
+def checked_question(question):
+    """去掉首尾空白的问题。去掉空白和看不见的字符（零宽、方向控制……）以后什么也不剩，就是空问题（用法错误）。"""
+    question = question.strip()
+    if not any(char.isprintable() and not char.isspace() for char in question):
+        raise kit_error("问题是空的。请输入一个问题，例如：试用几天？")
+    return question
 
 
 def run_cli(run, argv=None):
@@ -234,9 +239,7 @@ def run(argv):
     if options["help"]:
         print(f"{USAGE}\n\n不联网：打印基线做法（三份资料全部发送）会发给模型的消息。问题默认是“试用几天？”。")
         return EXIT_OK
-    question = "试用几天？" if options["question"] is None else options["question"].strip()
-    if not question:
-        raise kit_error("问题是空的。请输入一个问题，例如：试用几天？")
+    question = "试用几天？" if options["question"] is None else checked_question(options["question"])
     for message in build_messages(question):
         print(f"===== {message['role']} =====\n{message['content']}\n")
     return EXIT_OK

@@ -32,8 +32,8 @@ import unicodedata
 from model_reply_assistant import (ENVIRONMENT_HELP, JsonObject, JsonProblem, NoAnswer, ask_model, check_answer,
                                    describe, one_line, os_reason, parse_timeout, read_head, read_json, read_saved_reply,
                                    rejected)
-from reply_assistant import (EXIT_OK, EXIT_REVIEW, ask_question, closest, kit_error, parse_command_line, run_cli,
-                             write_json)
+from reply_assistant import (EXIT_OK, EXIT_REVIEW, ask_question, checked_question, closest, kit_error, parse_command_line,
+                             run_cli, write_json)
 
 HELP = __doc__   # 模块说明就是 --help 的内容
 
@@ -55,12 +55,18 @@ CONTROL_CHARACTER = "[\x00-\x1f\x7f-\x9f]"   # Unicode 的控制字符（Cc 类�
 
 def load_documents(path=DOCUMENTS_PATH):
     """读取资料文件并逐条检查；任何一处不合规都停下，不跳过坏记录。可疑但合规的地方在 stderr 上警告（第 05 课）。"""
+    return read_and_check(path)[0]
+
+
+def read_and_check(path):
+    """load_documents 的两步：读字节、逐条检查。返回 (记录, 读到的字节数)：--trace 报的字节数就是读到的，
+    不再去看一次文件（它可能已经被删了）。"""
     shown = os.path.basename(path) if path == DOCUMENTS_PATH else path
-    text = decode_documents(read_document_bytes(path, shown), shown)
-    data = parse_json(text, shown)
+    raw = read_document_bytes(path, shown)
+    data = parse_json(decode_documents(raw, shown), shown)
     check_records(data, shown)
     print_warnings(document_warnings(data), shown)   # 合规但可疑的地方只警告：第 05 课（见本文件第 05 课那一节）
-    return data
+    return data, len(raw)
 
 
 def nfkc(text):
@@ -1342,11 +1348,9 @@ def run(argv):
     trace = trace_line if args["trace"] else (lambda *unused: None)   # 不加 --trace 时什么也不打印
     # 第 03 课：读资料、检索
     path, started = args["documents"] or DOCUMENTS_PATH, time.perf_counter()
-    documents = load_documents(path)
-    trace("资料", started, f"{len(documents)} 条记录，{os.path.getsize(path)} 字节")
-    question = (args["question"] if args["question"] is not None else ask_question()).strip()
-    if not question:
-        raise kit_error("问题是空的。请输入一个问题，例如：试用几天？")
+    documents, size = read_and_check(path)
+    trace("资料", started, f"{len(documents)} 条记录，{size} 字节")
+    question = checked_question(args["question"] if args["question"] is not None else ask_question())
     started = time.perf_counter()
     hits = retrieve(question, documents)
     trace("检索", started, "；".join(f"{h['id']}（{'、'.join(one_line(k, 21) for k in h['matched'])}）" for h in hits) or "零命中")

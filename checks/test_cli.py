@@ -307,6 +307,13 @@ class TerminalSafetyTest(unittest.TestCase):
         self.assertIn("sk-***", shown)
         self.assertNotIn(key[10:], shown)
 
+    def test_a_question_of_only_invisible_characters_is_an_empty_question(self):
+        for args in (["--retrieve-only", "\u200b\u200d\u2060"], ["\u202e \ufeff"]):
+            with self.subTest(args=args):
+                done = subprocess.run(KIT_PYTHON + [str(SCRIPT), *args], capture_output=True, env=clean_env(), timeout=60)
+                self.assertEqual((done.returncode, done.stdout), (2, b""))
+                self.assertEqual(done.stderr.decode("utf-8"), "错误：问题是空的。请输入一个问题，例如：试用几天？\n")
+
     def test_the_configured_key_is_found_even_split_by_zero_width_characters(self):
         import model_reply_assistant
         key = "sk-" + "a1b2c3d4" * 4

@@ -14,7 +14,7 @@ LESSON_01_NAMES = {"MATERIALS", "ANSWER_EXAMPLE", "SYSTEM_PROMPT", "material_blo
                    "main", "EXIT_OK", "EXIT_REVIEW", "EXIT_USAGE", "EXIT_MODEL_FAILED", "EXIT_REJECTED",
                    "EXIT_INTERRUPTED", "KitError", "error_line", "kit_error", "closest", "parse_command_line", "use_utf8_streams",
                    "ask_question", "run_cli", "write_json", "EXIT_OUTPUT", "output_lost",   # 外壳：结果写不出去、
-                   "UNSAFE_CHARACTERS", "INVISIBLE", "KEY_SHAPED", "ShownSafely"}   # 写出去的文字对终端安全、不带密钥
+                   "UNSAFE_CHARACTERS", "INVISIBLE", "KEY_SHAPED", "ShownSafely", "checked_question"}   # 写出去的文字对终端安全、不带密钥
 # 每一课的代表：它们必须定义在 retrieval_qa.py 里那一课的分节下面
 SECTION_OF = {"load_documents": "03", "retrieve": "03", "build_materials": "03", "normalize": "03",
               "check_grounding": "04", "numbers_in": "04", "mark_grounding": "04",

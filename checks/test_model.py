@@ -196,6 +196,22 @@ class BaselineSavedAnswerTest(unittest.TestCase):
                                           LOCAL_MODEL_NAME="m")
         return code, json.loads(out), err
 
+    def test_nan_and_infinity_are_refused_like_the_documents_loader_refuses_them(self):
+        for constant in ("NaN", "Infinity", "-Infinity"):
+            with self.subTest(constant=constant):
+                code, result, _ = self.check('{"status": "draft", "draft": "试用期是 7 天。", "sources": ["D01"], '
+                                             f'"score": {constant}}}')
+                self.assertEqual((code, result["status"]), (4, "rejected"))
+                self.assertEqual(result["problems"], [f"回答无法读取（里面有 {constant}，JSON 不允许 NaN 和 Infinity）"])
+
+    def test_a_refusal_names_at_most_five_unknown_sources(self):
+        sources = [f"X{n}" for n in range(60000)]
+        code, result, err = self.check({"status": "draft", "draft": "试用期是 7 天。", "sources": sources})
+        self.assertEqual((code, result["status"]), (4, "rejected"))
+        self.assertEqual(len(result["problems"]), model_reply_assistant.MAX_NAMED_SOURCES + 1)
+        self.assertEqual(result["problems"][-1], "还有 59995 个来源也不在这次发送的资料里，没有一一列出")
+        self.assertLess(len(err), 2000 + 200 * 6)   # 原始回答截到 200 字，每条原因一行
+
     def test_a_good_saved_answer_is_a_draft_without_a_model_call(self):
         code, result, err = self.check({"status": "draft", "draft": "试用期是 7 天。", "sources": ["D01", "D01"]})
         self.assertEqual(code, 0, err)

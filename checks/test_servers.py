@@ -458,6 +458,16 @@ class BodyTest(ServerCase):
             code, result, _ = self.ask("--timeout", "5", LOCAL_MODEL_URL=raw.url)
         self.assert_failed(result, code, "响应不完整", "分块的格式不对")
 
+    def test_interim_1xx_responses_are_skipped(self):
+        # 103 Early Hints 之后才是真正的 200：以前报成“HTTP 103”
+        body = json.dumps(completion(GOOD), ensure_ascii=False).encode("utf-8")
+        final = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n"
+        for interim in (b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n",
+                        b"HTTP/1.1 102 Processing\r\n\r\nHTTP/1.1 103 Early Hints\r\n\r\n"):
+            with self.subTest(interim=interim), RawServer(interim + final + body) as raw:
+                code, result, err = self.ask(LOCAL_MODEL_URL=raw.url)
+                self.assertEqual((code, result["status"]), (0, "draft"), err)
+
     def test_a_content_length_that_only_looks_like_a_number(self):
         reply = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ²\r\n\r\n{}".encode("latin-1")
         with RawServer(reply) as raw:

@@ -249,6 +249,25 @@ class TraceTest(unittest.TestCase):
         self.assertEqual([line.split()[1] for line in lines], ["资料", "检索", "上下文", "请求", "响应", "核对"])
         self.assertIn("HTTP 401", lines[4])
 
+    def test_a_documents_file_deleted_after_reading_does_not_break_the_run(self):
+        # 以前 --trace 的那一行还要再看一次文件的大小：文件在读完之后被删掉（换成另一份、编辑器保存），就是 traceback
+        with tempfile.TemporaryDirectory() as directory:
+            path = os.path.join(directory, "docs.json")
+            with open(SHIPPED_DOCUMENTS, "rb") as source, open(path, "wb") as copy:
+                copy.write(source.read())
+            size = os.path.getsize(path)
+            real = retrieval_qa.read_document_bytes
+
+            def read_then_delete(*args):
+                data = real(*args)
+                os.remove(path)
+                return data
+
+            with mock.patch.object(retrieval_qa, "read_document_bytes", read_then_delete):
+                code, out, err = run_script(retrieval_qa, ["--retrieve-only", "试用几天？", "--trace", "--documents", path])
+        self.assertEqual((code, json.loads(out)["status"]), (0, "retrieved"), err)
+        self.assertIn(f"5 条记录，{size} 字节", self.trace_lines(err)[0])
+
     def test_without_trace_there_are_no_trace_lines(self):
         _, _, err = run_main(["--retrieve-only", "试用几天？"])
         self.assertEqual(self.trace_lines(err), [])
