@@ -19,9 +19,8 @@ import stat
 import sys
 import time
 
-from reply_assistant import (EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED, INVISIBLE, KitError, MATERIALS, ask_question,
-                             build_messages, checked_question, error_line, kit_error, parse_command_line, run_cli,
-                             write_json)
+from reply_assistant import (EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED, KitError, MATERIALS, build_messages,
+                             checked_question, error_line, kit_error, parse_command_line, run_cli)
 
 # ---------- 常量 ----------
 
@@ -105,6 +104,59 @@ class NoAnswer(KitError):
 
 class BadResponse(Exception):
     """服务器的响应用不了（重定向、HTTP 错误、不完整、不是 JSON……）：带一句中文说明，在 generate() 里变成 NoAnswer。"""
+
+
+# ---------- 写出去的文字：一个 JSON、对终端安全、不带密钥；读一行问题 ----------
+
+# 别人给的文字（问题、资料、保存的回答、模型和服务器的话）里可能有终端控制字符（ESC 序列能清屏、改窗口标题）、
+# 方向控制和零宽字符（屏幕上看到的和存下来的不一样），也可能有密钥（sk-… 长串、Bearer …，夹着零宽字符也算）
+UNSAFE_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+INVISIBLE = "\u200b-\u200f\u2060-\u2064\ufeff"
+KEY_SHAPED = re.compile(f"(sk-|Bearer\\s+)(?:[{INVISIBLE}]*[A-Za-z0-9_.~+/-]){{16,}}", re.IGNORECASE)
+
+
+class ShownSafely:
+    """stdout、stderr 的外包装，写出去的一切都经过它：看着像密钥的换成 ***（KEY_SHAPED）；UNSAFE_CHARACTERS 换成 \\uXXXX
+    （换行和制表符照旧）。在 JSON 字符串里 \\uXXXX 正是同一个字符的合法转义，读回来一字不差；
+    在终端上看到的是“\\u202e”这样的字样，不会被它改掉显示。"""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text):
+        text = KEY_SHAPED.sub(lambda match: match.group(1) + "***", text)
+        return self.stream.write(UNSAFE_CHARACTERS.sub(lambda match: f"\\u{ord(match.group()):04x}", text))
+
+    def __getattr__(self, name):   # flush、fileno、isatty、reconfigure……都照旧交给原来的流
+        return getattr(self.stream, name)
+
+
+def shown_safely():
+    """让 stdout、stderr 写出去的一切都经过 ShownSafely（main() 一开始调用；checks/ 的工具也一样）。"""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not None and not isinstance(stream, ShownSafely):
+            setattr(sys, name, ShownSafely(stream))
+
+
+def write_json(result):
+    """stdout 上只写这一个 JSON 对象：UTF-8、缩进、中文不转义。"""
+    sys.stdout.write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.flush()
+
+
+def ask_question(prompt="问题："):
+    """在 stderr 上提示，从 stdin 读一行；来自管道时把读到的问题回显出来，看起来和在终端里输入一样。"""
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    try:
+        line = sys.stdin.readline() if sys.stdin is not None else ""
+    except UnicodeDecodeError:
+        sys.stderr.write("\n")
+        raise kit_error("从标准输入读到的问题不是 UTF-8 文本。提示：把问题直接写在命令后面，例如 … 试用几天？") from None
+    if sys.stdin is None or not sys.stdin.isatty() or not line:   # 管道输入或 Ctrl-D：补上回显和换行
+        sys.stderr.write(line.rstrip("\r\n") + "\n")
+    return line.lstrip("\ufeff")
 
 
 # ---------- 两个小工具：把别人给的文字并成一行，用中文说出一个值是什么 ----------
@@ -917,6 +969,7 @@ def run(argv):
 
 
 def main(argv=None):
+    shown_safely()   # 写出去的一切都经过 ShownSafely：对终端安全、不带密钥
     return run_cli(run, argv)
 
 

@@ -9,7 +9,6 @@
 import errno
 import json
 import os
-import re
 import sys
 
 if sys.version_info < (3, 10):   # 三个脚本都先导入这里：新语法和新函数出现之前先说清楚，免得旧版 Python 报一串看不懂的错
@@ -126,57 +125,16 @@ def parse_command_line(argv, usage, flags=None, value_options=None):
     return options
 
 
-# 别人给的文字（问题、资料、保存的回答、模型和服务器的话）里可能有终端控制字符（ESC 序列能清屏、改窗口标题）、
-# 方向控制和零宽字符（屏幕上看到的和存下来的不一样），也可能有密钥（sk-… 长串、Bearer …，夹着零宽字符也算）
-UNSAFE_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
-INVISIBLE = "\u200b-\u200f\u2060-\u2064\ufeff"
-KEY_SHAPED = re.compile(f"(sk-|Bearer\\s+)(?:[{INVISIBLE}]*[A-Za-z0-9_.~+/-]){{16,}}", re.IGNORECASE)
-
-
-class ShownSafely:
-    """stdout、stderr 的外包装，写出去的一切都经过它：看着像密钥的换成 ***（KEY_SHAPED）；UNSAFE_CHARACTERS 换成 \\uXXXX
-    （换行和制表符照旧）。在 JSON 字符串里 \\uXXXX 正是同一个字符的合法转义，读回来一字不差；
-    在终端上看到的是“\\u202e”这样的字样，不会被它改掉显示。"""
-
-    def __init__(self, stream):
-        self.stream = stream
-
-    def write(self, text):
-        text = KEY_SHAPED.sub(lambda match: match.group(1) + "***", text)
-        return self.stream.write(UNSAFE_CHARACTERS.sub(lambda match: f"\\u{ord(match.group()):04x}", text))
-
-    def __getattr__(self, name):   # flush、fileno、isatty、reconfigure……都照旧交给原来的流
-        return getattr(self.stream, name)
-
-
 def use_utf8_streams():
-    """Windows 控制台和管道里也按 UTF-8 收发中文，写出去的都经过 ShownSafely。stderr 被关掉（2>&-）时，
-    提示和警告写进空设备：不然 print(file=None) 会把它们写到 stdout，混进 JSON。"""
+    """Windows 控制台和管道里也按 UTF-8 收发中文。stderr 被关掉（2>&-）时，提示和警告写进空设备：
+    不然 print(file=None) 会把它们写到 stdout，混进 JSON。"""
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w", encoding="utf-8")
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(encoding="utf-8", errors="replace")
-    for name in ("stdout", "stderr"):
-        stream = getattr(sys, name)
-        if stream is not None and not isinstance(stream, ShownSafely):
-            setattr(sys, name, ShownSafely(stream))
     if sys.stdin is not None and hasattr(sys.stdin, "reconfigure") and not sys.stdin.isatty():
         sys.stdin.reconfigure(encoding="utf-8")
-
-
-def ask_question(prompt="问题："):
-    """在 stderr 上提示，从 stdin 读一行；来自管道时把读到的问题回显出来，看起来和在终端里输入一样。"""
-    sys.stderr.write(prompt)
-    sys.stderr.flush()
-    try:
-        line = sys.stdin.readline() if sys.stdin is not None else ""
-    except UnicodeDecodeError:
-        sys.stderr.write("\n")
-        raise kit_error("从标准输入读到的问题不是 UTF-8 文本。提示：把问题直接写在命令后面，例如 … 试用几天？") from None
-    if sys.stdin is None or not sys.stdin.isatty() or not line:   # 管道输入或 Ctrl-D：补上回显和换行
-        sys.stderr.write(line.rstrip("\r\n") + "\n")
-    return line.lstrip("\ufeff")
 
 
 def checked_question(question):
@@ -221,12 +179,6 @@ def output_lost(error):
         reason = {errno.ENOSPC: "设备或磁盘已满"}.get(error.errno, "系统说")
         print(error_line(f"写不了输出：{reason}（{error.strerror or error}）。"), file=sys.stderr)
     return EXIT_OUTPUT
-
-
-def write_json(result):
-    """stdout 上只写这一个 JSON 对象：UTF-8、缩进、中文不转义。"""
-    sys.stdout.write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
-    sys.stdout.flush()
 
 
 # ---------- 本课的小程序：看看基线会发什么 ----------

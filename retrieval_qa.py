@@ -29,11 +29,10 @@ import sys
 import time
 import unicodedata
 
-from model_reply_assistant import (ENVIRONMENT_HELP, JsonObject, JsonProblem, NoAnswer, ask_model, check_answer,
-                                   describe, one_line, os_reason, parse_timeout, read_head, read_json, read_saved_reply,
-                                   rejected)
-from reply_assistant import (EXIT_OK, EXIT_REVIEW, ask_question, checked_question, closest, kit_error, parse_command_line,
-                             run_cli, write_json)
+from model_reply_assistant import (ENVIRONMENT_HELP, JsonObject, JsonProblem, NoAnswer, ask_model, ask_question,
+                                   check_answer, describe, one_line, os_reason, parse_timeout, read_head, read_json,
+                                   read_saved_reply, rejected, shown_safely, write_json)
+from reply_assistant import EXIT_OK, EXIT_REVIEW, checked_question, closest, kit_error, parse_command_line, run_cli
 
 HELP = __doc__   # 模块说明就是 --help 的内容
 
@@ -1389,6 +1388,7 @@ def run(argv):
 
 
 def main(argv=None):
+    shown_safely()   # 写出去的一切都经过 ShownSafely：对终端安全、不带密钥
     return run_cli(run, argv)
 
 

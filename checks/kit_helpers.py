@@ -266,7 +266,9 @@ def run_tool(main, argv=None):
     """工具共用的入口，和三个脚本同一套外壳（reply_assistant.py）：输出用 UTF-8，stderr 被关掉时提示写进空设备；
     用法错误一行中文、退出码 2；结果写不出去（stdout 被关掉、> /dev/full、… | head）退出码 5，读的一方自己走的不出声，
     别的说一句中文；Ctrl-C 退出码 130。都不打印 traceback。"""
+    from model_reply_assistant import shown_safely
     from reply_assistant import EXIT_OUTPUT, error_line, output_lost, use_utf8_streams
+    shown_safely()
     use_utf8_streams()
     if sys.stdout is None:
         print(error_line("标准输出被关掉了，结果没处可写，什么也没做。"), file=sys.stderr)

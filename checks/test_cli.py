@@ -249,7 +249,7 @@ class ClosedStreamTest(unittest.TestCase):
 
 
 class TerminalSafetyTest(unittest.TestCase):
-    """别人给的文字（问题、保存的回答、模型的话）写出去之前都经过 reply_assistant.ShownSafely：终端控制字符和方向控制字符
+    """别人给的文字（问题、保存的回答、模型的话）写出去之前都经过 model_reply_assistant.ShownSafely：终端控制字符和方向控制字符
     变成看得见的 \\uXXXX（stdout 上的 JSON 照样合法、读回来一字不差），看着像密钥的换成 ***。"""
 
     HOSTILE = "\x1b]0;pwned\x07\x1b[2J\u009b31m\u202e\u2066\u200b\r"
@@ -261,7 +261,7 @@ class TerminalSafetyTest(unittest.TestCase):
 
     def test_every_unsafe_character_is_written_as_a_visible_escape(self):
         import io
-        from reply_assistant import ShownSafely
+        from model_reply_assistant import ShownSafely
         out = io.StringIO()
         ShownSafely(out).write("换行\n和制表\t照旧" + self.HOSTILE)
         self.assertEqual(out.getvalue(), "换行\n和制表\t照旧\\u001b]0;pwned\\u0007\\u001b[2J\\u009b31m\\u202e\\u2066"
