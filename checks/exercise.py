@@ -18,7 +18,7 @@ from pathlib import Path
 from kit_helpers import CHECKS_DIR, ROOT, SHIPPED_DOCUMENTS, parse_tool_options, run_tool
 
 import retrieval_qa
-from model_reply_assistant import JsonProblem, read_json
+from model_reply_assistant import JsonProblem, read_head, read_json
 from reply_assistant import KitError
 from retrieval_qa import instruction_like
 
@@ -158,13 +158,16 @@ CHECKS = {1: exercise_1, 2: exercise_2, 3: exercise_3, 4: exercise_4, 5: exercis
 
 
 def restored(number, documents):
-    """练习二、三、五改回去了没有：D01#1 的正文回到 7 天、D01#1 回来了、新加的记录删掉了。"""
+    """练习二、三、五改回去了没有：D01#1 的正文回到 7 天、D01#1 回来了、藏着指令的记录删掉了
+    （之后学生自己加的普通记录不算没改回）。"""
     original = next(record for record in shipped() if record["id"] == "D01#1")
     if number == 2:
         return trial(documents) is not None and trial(documents)["text"] == original["text"]
     if number == 3:
         return trial(documents) is not None
-    return {record["id"] for record in documents} <= {record["id"] for record in shipped()}
+    shipped_ids = {record["id"] for record in shipped()}
+    return not any(instruction_like(record["title"] + " " + record["text"]) or "instruction" in record
+                   for record in documents if record["id"] not in shipped_ids)
 
 
 def judge(number, documents, path, remembered):
@@ -183,9 +186,9 @@ def remembered_done(track, progress=None):
     """见过做完的练习编号。progress 默认是本套件的进度文件；grade.py 用它读学生副本里的那一份。"""
     if not track:
         return set()
-    try:
-        return set(json.loads((progress or PROGRESS).read_text(encoding="utf-8")).get("done", []))
-    except (OSError, ValueError, AttributeError):
+    try:   # read_head 只读普通文件：进度文件是命名管道也不会卡住
+        return set(json.loads(read_head(progress or PROGRESS, 4096).decode("utf-8")).get("done", []))
+    except (OSError, ValueError, AttributeError, TypeError):
         return set()
 
 

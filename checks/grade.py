@@ -1,82 +1,236 @@
 """全班一起看：用老师手里这份可信的代码和检查，给每个学生的套件副本各出一行。
 
-    $ python checks/grade.py 作业/张三 作业/李四 …          # Markdown 表格写到 stdout
-    $ python checks/grade.py 作业/* --out 成绩.csv           # 写成 CSV（带 BOM，Excel 能直接打开）
+    $ python checks/grade.py 作业/张三 作业/李四 …          # Markdown：列的说明、表格、一行总结，写到 stdout
+    $ python checks/grade.py 作业/* --out 成绩.csv           # CSV（带 BOM，Excel 能直接打开；数字就是数字）
+    $ python checks/grade.py 作业/* --out 成绩.md            # 同样的 Markdown 写进文件
 
-每一行：资料文件能不能读、做完了哪些练习（练习二、三、五做完要改回去：还没改回的标“未改回”；学生自己运行过
-exercise.py 的，它的 checks/.exercise-progress.json 记着见过哪些做完，改回去了的标“已改回”）、
-关键词检索在 checks/eval_questions.json 上的 recall@3 和精确率、
-离线验收记录通过了几行、哪些程序文件和老师的不同（按内容的 SHA-256 比，换行符 CRLF/LF 不算不同）。
-学生副本里的代码一行也不运行：读的只是它的资料文件、trick.json，以及程序文件的内容。
-不联网，不需要密钥，不修改学生的文件。正常出表时退出码为 0，用法不对为 2。
+每个参数一行，从不因为一个副本不对就整张表作废：不是文件夹、不像套件的，那一行写明原因；套件放深了一层的，
+找到它照样判，并注明。学生副本里的代码一行也不运行、不导入：读的只是它的资料文件、trick.json、进度文件，
+以及每个文件的内容（和老师的比，换行符 CRLF/LF、开头的 BOM 不算不同）。命名管道、设备一律不打开，不会卡住。
+练习只凭副本里查得到的证据算“做完”；进度文件 checks/.exercise-progress.json 是学生自己也能写的，
+凭它算的“做完又改回了”标成“自报”。不联网，不需要密钥，不修改学生的文件。正常出表时退出码为 0，用法不对为 2。
 """
 import contextlib
 import csv
 import hashlib
 import io
 import json
+import os
+import stat
 import sys
 from pathlib import Path
 
-from kit_helpers import CHECKS_DIR, ROOT, parse_tool_options, run_tool
+from kit_helpers import ROOT, parse_tool_options, run_tool
 
 import acceptance
 import evaluate
 import exercise
 import retrieval_qa
+from model_reply_assistant import one_line, os_reason
 from reply_assistant import KitError
-from model_reply_assistant import os_reason
 
-USAGE = "用法：python checks/grade.py 学生的套件文件夹 … [--out FILE]"
-COLUMNS = ["副本", "资料文件", "做完的练习", "检索 recall@3", "检索精确率", "验收（离线）", "改过的程序文件（和老师的比）"]
-PROGRAM_FILES = ["reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py"]   # 学生不该改的程序
+USAGE = "用法：python checks/grade.py 学生的套件文件夹 … [--out FILE.md | FILE.csv]"
+DATA = "retrieval_documents.json"
+# 学生照课文自己写的文件：不算“和老师的套件不同”
+STUDENT_FILES = {"trick.json", "good.json", DATA}
+SKIPPED_NAMES = {".git", "__pycache__", ".exercise-progress.json", ".DS_Store", "Thumbs.db"}
+# 新加了就要看一眼：Python 启动时、导入时会自动读它们
+RISKY = (".py", ".pth")
+LEGEND = [
+    "副本：相对于这些副本共同的文件夹。资料：能不能读；读不了时是程序自己的报错（截短）。",
+    "练习 1–5：“做完”= 副本里的资料或 trick.json 现在就能证明；“做完，未改回”= 练习二、三、五做完还没改回去；"
+    "“自报已改回”= 只有学生自己的进度文件这么说，老师核实不了；空 = 没做。",
+    "recall@3、精确率：关键词检索在 checks/eval_questions.json 上的成绩。验收：离线验收记录通过几行。",
+    "和老师的套件不同：加了、改了、缺了的文件（内容按 SHA-256 比）；新加的 .py/.pth 会被 Python 自动导入，标“风险”。",
+    "要看一眼：这一行为什么需要老师打开副本看看。",
+]
 
 
 def fingerprint(path):
-    """文件内容的 SHA-256；先把 CRLF 换成 LF，Windows 上克隆的副本不会因为换行符被算作“改过”。"""
-    return hashlib.sha256(path.read_bytes().replace(b"\r\n", b"\n")).hexdigest()
+    """文件内容的 SHA-256；先去掉开头的 BOM、把 CRLF 换成 LF：Windows 上存过、克隆过的副本不会因此被算作“改过”。"""
+    return hashlib.sha256(path.read_bytes().removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")).hexdigest()
 
 
-def changed_programs(folder):
-    """学生副本里和老师的不同的程序文件：套件的三个脚本和 checks/ 里的 .py；缺了的也算。"""
-    names = PROGRAM_FILES + [f"checks/{path.name}" for path in sorted(CHECKS_DIR.glob("*.py"))]
-    changed = []
-    for name in names:
-        theirs = folder / name
-        if name.startswith("checks/") and not (folder / "checks").is_dir():
-            continue   # 学生只交了套件本身，没带 checks/：不算改动
-        if not theirs.is_file():
-            changed.append(f"{name}（缺）")
-        elif fingerprint(theirs) != fingerprint(ROOT / name):
-            changed.append(name)
-    return changed
+def kit_files(folder):
+    """套件文件夹里的文件：{相对路径: lstat 结果}。不进 .git、__pycache__，不跟着链接走，什么都不打开。"""
+    found = {}
+    for directory, names, files in os.walk(folder):
+        names[:] = sorted(name for name in names if name not in SKIPPED_NAMES)
+        for name in files + [name for name in names if os.path.islink(os.path.join(directory, name))]:
+            if name not in SKIPPED_NAMES:
+                path = Path(directory) / name
+                found[path.relative_to(folder).as_posix()] = os.lstat(path)
+    return found
+
+
+def teacher_files():
+    """老师这份套件的文件：是 git 仓库就用 git 跟踪的文件（老师自己放进来的成绩表不算），不是就看文件夹里有什么。"""
+    import subprocess
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True)
+    names = [name for name in listed.stdout.decode("utf-8").split("\0") if name] if listed.returncode == 0 else []
+    return set(names) or set(kit_files(ROOT))
+
+
+def compare_with_teacher(folder):
+    """和老师的套件比：返回 (差别的说明列表, 要看一眼的原因列表)。整个没带的文件夹（lessons/、checks/……）只说一次。"""
+    mine = {name for name in teacher_files() if not is_student_file(name)}
+    theirs = kit_files(folder)
+    differences, concerns, absent = [], [], set()
+    for name in sorted(mine | set(theirs)):
+        if is_student_file(name):
+            continue
+        info = theirs.get(name)
+        if info is None:
+            top = name.split("/")[0]
+            if "/" in name and not (folder / top).exists():
+                if top not in absent:
+                    absent.add(top)
+                    differences.append(f"{top}/（整个没带）")
+            else:
+                differences.append(f"{name}（缺）")
+        elif stat.S_ISLNK(info.st_mode):
+            differences.append(f"{name}（链接 → {os.readlink(folder / name)}）")
+            concerns.append(("有链接", name))
+        elif not stat.S_ISREG(info.st_mode):
+            differences.append(f"{name}（不是普通文件）")
+            concerns.append(("有命名管道或设备", name))
+        elif name not in mine:
+            risky = name.endswith(RISKY)
+            differences.append(f"{name}（加的{'，风险' if risky else ''}）")
+            if risky:
+                concerns.append(("加了 Python 文件", name))
+        elif fingerprint(folder / name) != fingerprint(ROOT / name):
+            differences.append(f"{name}（改了）")
+            if name.endswith(RISKY):
+                concerns.append(("改了 Python 文件", name))
+    return differences, concerns
+
+
+def is_student_file(name):
+    return name in STUDENT_FILES or (name.startswith("bad-") and name.endswith(".json")) or name.endswith(".backup.json")
+
+
+def find_kit(folder):
+    """(套件所在的文件夹, 备注)。文件夹本身像套件就是它；不像，而下一层正好有一个像的，就用那一个。"""
+    if looks_like_kit(folder):
+        return folder, ""
+    inside = [child for child in sorted(folder.iterdir()) if child.is_dir() and not child.is_symlink() and looks_like_kit(child)]
+    if len(inside) == 1:
+        return inside[0], f"套件在 {inside[0].name}/ 里"
+    return None, "文件夹里没有 retrieval_documents.json，也没有 retrieval_qa.py"
+
+
+def looks_like_kit(folder):
+    return (folder / DATA).exists() or (folder / DATA).is_symlink() or (folder / "retrieval_qa.py").exists()
 
 
 def grade(folder):
-    """一个学生副本的一行。"""
-    documents_path = folder / "retrieval_documents.json"
-    row = [str(folder)]
+    """一个学生副本：返回一行的各项（dict）。"""
+    row = {"资料": "", "练习": {}, "recall": None, "precision": None, "验收": None, "不同": [], "要看": []}
+    kit, note = find_kit(folder)
+    if kit is None:
+        row.update(资料="—", 要看=[("不像套件", note)])
+        return row
+    if note:
+        row["要看"].append(("放深了一层", note))
+    row["不同"], concerns = compare_with_teacher(kit)
+    row["要看"] += concerns
+    data = kit / DATA
+    if data.is_symlink():   # 资料是别人的文件：不是这个副本里的证据，不算分
+        row.update(资料=f"链接 → {os.readlink(data)}，不算本人的资料")
+        row["要看"].append(("资料是链接", "练习不算分"))
+        return row
     try:
         with contextlib.redirect_stderr(io.StringIO()):
-            documents = retrieval_qa.load_documents(str(documents_path))
+            documents = retrieval_qa.load_documents(str(data))
     except KitError as error:
-        reason = str(error).removeprefix("错误：")
-        return row + [f"读不了：{reason}", "—", "—", "—", "—", "、".join(changed_programs(folder)) or "无"]
-    remembered = exercise.remembered_done(True, folder / "checks" / exercise.PROGRESS.name)   # 学生自己的进度（只读）
-    done = []
+        reason = str(error).removeprefix("错误：").replace(f"资料文件 {data}", "")   # 长长的路径换成一行里看得见的原因
+        row.update(资料="读不了：" + one_line(reason.lstrip("：:，, "), 60))
+        row["要看"].append(("资料读不了", ""))
+        return row
+    row["资料"] = "能读"
+    claimed = exercise.remembered_done(True, kit / "checks" / exercise.PROGRESS.name)   # 学生自己写的进度：只当作自报
     for number in exercise.EXERCISES:
-        state = exercise.judge(number, documents, documents_path, remembered)[0]
-        if state == "done":
-            done.append(f"{number}（未改回）" if number in exercise.RESTORE else str(number))
-        elif state == "restored":
-            done.append(f"{number}（已改回）")
+        done, _ = exercise.CHECKS[number](documents, data)
+        if done:
+            row["练习"][number] = "做完，未改回" if number in exercise.RESTORE else "做完"
+        elif number in exercise.RESTORE and number in claimed and exercise.restored(number, documents):
+            row["练习"][number] = "自报已改回"
     questions = json.loads(evaluate.QUESTIONS.read_text(encoding="utf-8"))
     metrics, _ = evaluate.measure(questions, lambda q: [hit["id"] for hit in retrieval_qa.retrieve(q, documents)])
-    rows = [acceptance.judge(case, *acceptance.run_case(case["question"], False, str(documents_path)), False)
-            for case in acceptance.CASES]
-    passed = sum(1 for accepted in rows if not accepted[-1].startswith("否"))
-    return row + ["能读", "、".join(done) or "无", evaluate.ratio(metrics["recall"]), evaluate.ratio(metrics["precision"]),
-                  f"{passed}/{len(rows)} 行", "、".join(changed_programs(folder)) or "无"]   # 写成“3/4 行”：Excel 不会把它当日期
+    row["recall"], row["precision"] = metrics["recall"], metrics["precision"]
+    accepted = [acceptance.judge(case, *acceptance.run_case(case["question"], False, str(data)), False)
+                for case in acceptance.CASES]
+    row["验收"] = (sum(1 for line in accepted if not line[-1].startswith("否")), len(accepted))
+    if row["验收"][0] < row["验收"][1]:
+        failed = [line[0] for line in accepted if line[-1].startswith("否")]
+        row["要看"].append(("验收没过", "、".join(one_line(question, 20) for question in failed)))
+    return row
+
+
+def rows_for(arguments):
+    """每个参数一行：[(名字, 行)]。名字相对于这些参数共同的文件夹。"""
+    paths = [Path(argument).resolve() for argument in dict.fromkeys(arguments)]
+    common = Path(os.path.commonpath([str(path) for path in paths])) if len(paths) > 1 else paths[0].parent
+    result = []
+    for argument, path in zip(dict.fromkeys(arguments), paths):
+        name = os.path.relpath(path, common) if path != common else argument
+        if not path.exists():
+            result.append((name, {"资料": "—", "要看": [("找不到", "没有这个文件夹")]}))
+        elif not path.is_dir():
+            result.append((name, {"资料": "—", "要看": [("跳过", "不是文件夹（比如上次写出的成绩表）")]}))
+        else:
+            result.append((name, grade(path)))
+    return result
+
+
+def fraction(pair):
+    return "—" if not pair or not pair[1] else f"{pair[0]}/{pair[1]}"
+
+
+def markdown(rows):
+    lines = ["列的说明："] + [f"- {text}" for text in LEGEND] + [""]
+    header = ["副本", "资料", *[f"练习{n}" for n in exercise.EXERCISES], "recall@3", "精确率", "验收", "和老师的套件不同", "要看一眼"]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name, row in rows:
+        cells = [name, row["资料"], *[row.get("练习", {}).get(n, "") for n in exercise.EXERCISES],
+                 evaluate.ratio(row["recall"]) if row.get("recall") else "—",
+                 evaluate.ratio(row["precision"]) if row.get("precision") else "—", fraction(row.get("验收")),
+                 "、".join(row.get("不同", [])) or "无", looks(row)]
+        lines.append("| " + " | ".join(str(cell).replace("|", "｜") for cell in cells) + " |")
+    return "\n".join(lines + ["", summary(rows)]) + "\n"
+
+
+def looks(row):
+    """“要看一眼”这一格：同一种原因并成一条，例如“改了 Python 文件：a.py、b.py”。"""
+    kinds = {}
+    for kind, detail in row["要看"]:
+        kinds.setdefault(kind, []).extend([detail] if detail else [])
+    return "；".join(kind + (f"：{'、'.join(details)}" if details else "") for kind, details in kinds.items())
+
+
+def summary(rows):
+    """一行总结：几个副本，几个要看一眼，按原因数副本。"""
+    counts = {}
+    for _, row in rows:
+        for kind in dict.fromkeys(kind for kind, _ in row["要看"]):
+            counts[kind] = counts.get(kind, 0) + 1
+    flagged = sum(1 for _, row in rows if row["要看"])
+    said = "，".join(f"{kind} {count} 个" for kind, count in sorted(counts.items(), key=lambda item: -item[1]))
+    return f"总结：{len(rows)} 个副本，{flagged} 个要看一眼" + (f"（{said}）" if said else "") + "。"
+
+
+def csv_rows(rows):
+    header = ["副本", "资料", *[f"练习{n}" for n in exercise.EXERCISES], "recall@3", "精确率", "验收通过", "验收行数",
+              "和老师的套件不同", "要看一眼"]
+    body = []
+    for name, row in rows:
+        share = lambda pair: round(pair[0] / pair[1], 3) if pair and pair[1] else ""   # noqa: E731  数字就是数字
+        accepted = row.get("验收") or ("", "")
+        body.append([name, row["资料"], *[row.get("练习", {}).get(n, "") for n in exercise.EXERCISES],
+                     share(row.get("recall")), share(row.get("precision")), *accepted,
+                     "、".join(row.get("不同", [])), looks(row)])
+    return [header] + body
 
 
 def main(argv):
@@ -84,33 +238,25 @@ def main(argv):
     if not options["args"]:
         print(f"错误：至少要给一个学生的套件文件夹。{USAGE}", file=sys.stderr)
         return 2
-    folders = list(dict.fromkeys(Path(arg).resolve() for arg in options["args"]))   # 同一个文件夹写了两遍只算一次
-    missing = [str(folder) for folder in folders if not folder.is_dir()]
-    if missing:
-        print(f"错误：这些不是文件夹：{'、'.join(missing)}。{USAGE}", file=sys.stderr)
-        return 2
-    not_kits = [str(folder) for folder in folders
-                if not (folder / "retrieval_documents.json").exists() and not (folder / "retrieval_qa.py").exists()]
-    if not_kits:
-        print(f"错误：这些文件夹里既没有 retrieval_documents.json 也没有 retrieval_qa.py，不像学生的套件："
-              f"{'、'.join(not_kits)}。是不是要写成 作业文件夹/*？", file=sys.stderr)
-        return 2
-    rows = [grade(folder) for folder in folders]
     out = options["--out"]
+    if out is not None and Path(out).suffix.lower() not in (".csv", ".md"):
+        print(f"错误：--out 的文件名要以 .csv 或 .md 结尾（写成哪种格式看后缀），现在是 {out}。", file=sys.stderr)
+        return 2
+    rows = rows_for(options["args"])
     if out is None:
-        cell = lambda text: str(text).replace("|", "｜")   # noqa: E731
-        print("| " + " | ".join(COLUMNS) + " |\n|" + "---|" * len(COLUMNS))
-        for row in rows:
-            print("| " + " | ".join(cell(value) for value in row) + " |")
+        sys.stdout.write(markdown(rows))
         return 0
     try:
-        with open(out, "w", encoding="utf-8-sig", newline="") as handle:   # 带 BOM，Windows 的 Excel 才认得中文
-            csv.writer(handle).writerows([COLUMNS] + rows)
+        if out.lower().endswith(".csv"):
+            with open(out, "w", encoding="utf-8-sig", newline="") as handle:   # 带 BOM，Windows 的 Excel 才认得中文
+                csv.writer(handle).writerows(csv_rows(rows))
+        else:
+            Path(out).write_text(markdown(rows), encoding="utf-8")
     except OSError as error:
         reason = "它所在的文件夹不存在" if isinstance(error, FileNotFoundError) else os_reason(error)
         print(f"错误：写不了 {out}（{reason}）。", file=sys.stderr)
         return 2
-    print(f"已写入 {out}：{len(rows)} 个副本。")
+    print(f"已写入 {out}：{len(rows)} 个副本。{summary(rows)}")
     return 0
 
 

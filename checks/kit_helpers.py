@@ -48,8 +48,9 @@ IN_CI = os.environ.get("CI") == "true" and not os.environ.get("KIT_CHECK_DOCUMEN
 
 def read_records(path):
     """读一个资料文件，返回 (记录列表, None) 或 (None, 读不了的原因)。不抛异常：资料坏了也不能让检查崩掉。"""
+    from model_reply_assistant import read_head   # 只读普通文件：资料文件是命名管道也不会卡住
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8-sig")), None
+        return json.loads(read_head(path, 10 * 1024 * 1024).decode("utf-8-sig")), None
     except OSError as error:
         return None, f"读不了（{error.strerror or error}）"
     except UnicodeDecodeError:
