@@ -211,13 +211,15 @@ def looks(row):
 
 def summary(rows):
     """一行总结：几个副本，几个要看一眼，按原因数副本。"""
+    copies = [row for _, row in rows if row["资料"] != "—"]
     counts = {}
-    for _, row in rows:
+    for row in copies:
         for kind in dict.fromkeys(kind for kind, _ in row["要看"]):
             counts[kind] = counts.get(kind, 0) + 1
-    flagged = sum(1 for _, row in rows if row["要看"])
     said = "，".join(f"{kind} {count} 个" for kind, count in sorted(counts.items(), key=lambda item: -item[1]))
-    return f"总结：{len(rows)} 个副本，{flagged} 个要看一眼" + (f"（{said}）" if said else "") + "。"
+    others = len(rows) - len(copies)
+    return (f"总结：{len(copies)} 个副本，{sum(1 for row in copies if row['要看'])} 个要看一眼" + (f"（{said}）" if said else "")
+            + (f"；另有 {others} 个参数不是套件，见最后一列" if others else "") + "。")
 
 
 def csv_rows(rows):
