@@ -208,7 +208,7 @@ def closing(fd):
 class ClosedStreamTest(unittest.TestCase):
     """结果写不出去时退出码 5，绝不是 1（1 是“有一份待复核的草稿”）；stderr 被关掉时 stdout 里仍然只有一个 JSON 对象。"""
 
-    COMMANDS = [[str(SCRIPT), "--retrieve-only", "试用几天？"], [str(ROOT / "model_reply_assistant.py"), "--help"],
+    COMMANDS = [[str(SCRIPT), "--retrieve-only", "试用几天？", *ON_SHIPPED], [str(ROOT / "model_reply_assistant.py"), "--help"],
                 [str(ROOT / "reply_assistant.py")]]
 
     def run_script(self, args, **streams):
@@ -269,8 +269,8 @@ class TerminalSafetyTest(unittest.TestCase):
 
     def test_a_hostile_piped_question_is_shown_escaped_and_stored_as_sent(self):
         question = "试用几天？" + self.HOSTILE.replace("\r", "")
-        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "--retrieve-only"], input=(question + "\n").encode("utf-8"),
-                              capture_output=True, env=clean_env(), timeout=60)
+        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "--retrieve-only", *ON_SHIPPED],
+                              input=(question + "\n").encode("utf-8"), capture_output=True, env=clean_env(), timeout=60)
         err = done.stderr.decode("utf-8")
         self.assertEqual(done.returncode, 0, err)
         for char in "\x1b\x07\u009b\u202e\u2066\u200b":
@@ -283,8 +283,8 @@ class TerminalSafetyTest(unittest.TestCase):
         draft = "体验版的试用期是 7 天。\u202e天 7\u202c\u009b"
         path = write_temp(self.directory, "saved.json", json.dumps({"status": "draft", "draft": draft, "sources": ["D01#1"]},
                                                                   ensure_ascii=False))
-        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "试用几天？", "--check-draft", str(path)], capture_output=True,
-                              env=clean_env(), timeout=60)
+        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "试用几天？", "--check-draft", str(path), *ON_SHIPPED],
+                              capture_output=True, env=clean_env(), timeout=60)
         for char in "\u202e\u202c\u009b":
             self.assertNotIn(char.encode("utf-8"), done.stdout + done.stderr)
         self.assertEqual(json.loads(done.stdout.decode("utf-8"))["draft"], draft)
@@ -293,22 +293,22 @@ class TerminalSafetyTest(unittest.TestCase):
         key = "sk-" + "0123456789abcdef" * 2
         split = key[:10] + "\u200b" + key[10:]
         env_file = write_temp(self.directory, ".env", f"DEEPSEEK_API_KEY={key}\nLOCAL_MODEL_API_KEY=Bearer {key[3:]}\n")
-        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "试用几天？", "--check-draft", str(env_file)], capture_output=True,
-                              env=clean_env(), timeout=60)
+        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "试用几天？", "--check-draft", str(env_file), *ON_SHIPPED],
+                              capture_output=True, env=clean_env(), timeout=60)
         err = done.stderr.decode("utf-8")
         self.assertEqual(done.returncode, 4)
         self.assertIn("DEEPSEEK_API_KEY=sk-***", err)
         self.assertNotIn(key[3:], err + done.stdout.decode("utf-8"))
         path = write_temp(self.directory, "leak.json", json.dumps(
             {"status": "draft", "draft": f"试用期 7 天，密钥是 {split}", "sources": ["D01#1"]}, ensure_ascii=False))
-        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "试用几天？", "--check-draft", str(path)], capture_output=True,
-                              env=clean_env(), timeout=60)
+        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "试用几天？", "--check-draft", str(path), *ON_SHIPPED],
+                              capture_output=True, env=clean_env(), timeout=60)
         shown = (done.stdout + done.stderr).decode("utf-8")
         self.assertIn("sk-***", shown)
         self.assertNotIn(key[10:], shown)
 
     def test_a_question_of_only_invisible_characters_is_an_empty_question(self):
-        for args in (["--retrieve-only", "\u200b\u200d\u2060"], ["\u202e \ufeff"]):
+        for args in (["--retrieve-only", "\u200b\u200d\u2060", *ON_SHIPPED], ["\u202e \ufeff", *ON_SHIPPED]):
             with self.subTest(args=args):
                 done = subprocess.run(KIT_PYTHON + [str(SCRIPT), *args], capture_output=True, env=clean_env(), timeout=60)
                 self.assertEqual((done.returncode, done.stdout), (2, b""))
