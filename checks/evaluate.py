@@ -121,7 +121,7 @@ def main(argv):
         return 2
     sys.stderr.write(warnings.getvalue())
     shown = Path(path).name if path == retrieval_qa.DOCUMENTS_PATH else path
-    questions = json.loads(QUESTIONS.read_text(encoding="utf-8"))
+    questions = json.loads(QUESTIONS.read_text(encoding="utf-8-sig"))
     labelled = {i for q in questions for i in q["expected"]}
     if not labelled & {record["id"] for record in documents}:
         print("注意：评测问题标注的片段编号，在这份资料里一个也没有；这些问题是为样例资料写的，数字没有意义。",

@@ -53,7 +53,7 @@ def trial(documents):
 
 
 def shipped():
-    return json.loads(SHIPPED_DOCUMENTS.read_text(encoding="utf-8"))
+    return json.loads(SHIPPED_DOCUMENTS.read_text(encoding="utf-8-sig"))
 
 
 def missing_trial(documents):
@@ -70,7 +70,7 @@ def exercise_1(documents, path):
     if "D01#1" not in hit_ids("能免费用多久？", documents):
         return False, [f"“能免费用多久？”还没有命中 D01#1。它现在的关键词是：{'、'.join(trial(documents)['keywords'])}。"]
     lines = ["“能免费用多久？”现在命中 D01#1。关键词只是路由，不是事实：回答仍只能依据正文。"]
-    questions = json.loads((CHECKS_DIR / "eval_questions.json").read_text(encoding="utf-8"))
+    questions = json.loads((CHECKS_DIR / "eval_questions.json").read_text(encoding="utf-8-sig"))
     before = shipped()
     too_broad = [q["question"] for q in questions if "D01#1" not in q["expected"]
                  and "D01#1" in hit_ids(q["question"], documents) and "D01#1" not in hit_ids(q["question"], before)]

@@ -156,7 +156,7 @@ def grade(folder):
             row["练习"][number] = "做完，未改回" if number in exercise.RESTORE else "做完"
         elif number in exercise.RESTORE and number in claimed and exercise.restored(number, documents):
             row["练习"][number] = "自报已改回"
-    questions = json.loads(evaluate.QUESTIONS.read_text(encoding="utf-8"))
+    questions = json.loads(evaluate.QUESTIONS.read_text(encoding="utf-8-sig"))
     metrics, _ = evaluate.measure(questions, lambda q: [hit["id"] for hit in retrieval_qa.retrieve(q, documents)])
     row["recall"], row["precision"] = metrics["recall"], metrics["precision"]
     accepted = [acceptance.judge(case, *acceptance.run_case(case["question"], False, str(data)), False)

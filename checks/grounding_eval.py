@@ -53,7 +53,7 @@ STYLE_NAMES = {"copy": "照抄", "paraphrase": "改写", "polite": "客套的开
 
 
 def load_cases():
-    return json.loads(CASES.read_text(encoding="utf-8"))
+    return json.loads(CASES.read_text(encoding="utf-8-sig"))
 
 
 def documents_for(case, directory, document_sets):
@@ -69,7 +69,7 @@ def documents_for(case, directory, document_sets):
 
 def load_holdout():
     """留出集：返回 (回答的列表, {领域名: 资料})。每条回答记下它属于哪个领域。"""
-    data = json.loads(HOLDOUT.read_text(encoding="utf-8"))
+    data = json.loads(HOLDOUT.read_text(encoding="utf-8-sig"))
     cases = [dict(case, documents=domain["name"]) for domain in data["domains"] for case in domain["cases"]]
     return cases, {domain["name"]: domain["documents"] for domain in data["domains"]}
 
@@ -108,7 +108,7 @@ def run_case(case, directory, document_sets):
 def evaluate(cases=None, document_sets=None, timings=None):
     """返回 [Result]。默认量标注集。给了 timings（字典）时，累计每条规则花的秒数。"""
     if cases is None:
-        cases, document_sets = load_cases(), json.loads(DOCUMENT_SETS.read_text(encoding="utf-8"))
+        cases, document_sets = load_cases(), json.loads(DOCUMENT_SETS.read_text(encoding="utf-8-sig"))
     results, seen = [], []
     original = retrieval_qa.grounding_findings
 

@@ -195,7 +195,7 @@ class KitCopy:
         self.original = self.documents.read_bytes()
 
     def records(self):
-        return json.loads(self.documents.read_text(encoding="utf-8"))
+        return json.loads(self.documents.read_text(encoding="utf-8-sig"))
 
     def write_records(self, records):
         self.documents.write_text(json.dumps(records, ensure_ascii=False, indent=2), encoding="utf-8")
@@ -226,7 +226,7 @@ def write_temp(directory, name, content):
 
 def load_sample_texts():
     """发布版资料：id → 正文。"""
-    return {record["id"]: record["text"] for record in json.loads(SHIPPED_DOCUMENTS.read_text(encoding="utf-8"))}
+    return {record["id"]: record["text"] for record in json.loads(SHIPPED_DOCUMENTS.read_text(encoding="utf-8-sig"))}
 
 
 # ---------- checks/ 里各个工具共用的命令行外壳 ----------

@@ -551,7 +551,7 @@ class HoldoutTest(unittest.TestCase):
 
     def test_the_holdout_is_three_new_domains_written_in_chat_style(self):
         self.assertEqual(len(self.documents), 3)
-        self.assertFalse(set(self.documents) & set(json.loads(DOCUMENT_SETS.read_text(encoding="utf-8"))))
+        self.assertFalse(set(self.documents) & set(json.loads(DOCUMENT_SETS.read_text(encoding="utf-8-sig"))))
         self.assertGreaterEqual(len(self.cases), 150)
         faithful = [case for case in self.cases if case["expected"] == "draft"]
         chatty = [case for case in faithful if {"polite", "list", "long", "merged"} & set(case.get("styles", []))]

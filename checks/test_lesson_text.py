@@ -77,11 +77,11 @@ def sections(text):
 class LengthTest(unittest.TestCase):
     def test_each_lesson_is_at_most_2000_han_characters_of_prose(self):
         self.assertEqual(len(LESSONS), 6)
-        sizes = {path.name: han_count(path.read_text(encoding="utf-8")) for path in LESSONS}
+        sizes = {path.name: han_count(path.read_text(encoding="utf-8-sig")) for path in LESSONS}
         self.assertEqual({name: size for name, size in sizes.items() if size > MAX_HAN_PER_LESSON}, {}, sizes)
 
     def test_lessons_03_to_05_together_are_at_most_5200(self):
-        total = sum(han_count(path.read_text(encoding="utf-8")) for path in LESSONS if path.name[:2] in ("03", "04", "05"))
+        total = sum(han_count(path.read_text(encoding="utf-8-sig")) for path in LESSONS if path.name[:2] in ("03", "04", "05"))
         self.assertLessEqual(total, MAX_HAN_LESSONS_03_TO_05)
 
     def test_the_count_ignores_code_and_comments(self):
@@ -92,7 +92,7 @@ class LengthTest(unittest.TestCase):
 class ShapeTest(unittest.TestCase):
     def test_each_lesson_opens_with_what_you_will_be_able_to_do(self):
         for path in LESSONS:
-            lines = [line for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+            lines = [line for line in path.read_text(encoding="utf-8-sig").split("\n") if line.strip()]
             with self.subTest(lesson=path.name):
                 self.assertTrue(lines[0].startswith("# 第 "), lines[0])
                 self.assertEqual(lines[1], "学完这一课，你能：")
@@ -100,7 +100,7 @@ class ShapeTest(unittest.TestCase):
 
     def test_each_lesson_ends_with_a_three_line_recap(self):
         for path in LESSONS:
-            text = path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8-sig")
             title, body = sections(text)[-1]
             bullets = [line for line in body if line.startswith("- ")]
             rest = [line for line in body if line.strip() and not line.startswith("- ")]
@@ -113,7 +113,7 @@ class ShapeTest(unittest.TestCase):
 
 class GlossaryTest(unittest.TestCase):
     def anchors(self):
-        return {slug(line[3:]) for line in GLOSSARY.read_text(encoding="utf-8").split("\n") if line.startswith("## ")}
+        return {slug(line[3:]) for line in GLOSSARY.read_text(encoding="utf-8-sig").split("\n") if line.startswith("## ")}
 
     def test_the_glossary_defines_every_required_term(self):
         self.assertLessEqual(set(TERMS.values()), self.anchors())
@@ -122,12 +122,12 @@ class GlossaryTest(unittest.TestCase):
         anchors = self.anchors()
         for path in LESSONS + [ROOT / "README.md"]:
             with self.subTest(file=path.name):
-                bad = [target for _, target in LINK.findall(path.read_text(encoding="utf-8")) if target not in anchors]
+                bad = [target for _, target in LINK.findall(path.read_text(encoding="utf-8-sig")) if target not in anchors]
                 self.assertEqual(bad, [])
 
     def test_a_term_is_linked_to_the_glossary_where_a_lesson_first_uses_it(self):
         for path in LESSONS:
-            text = path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8-sig")
             links = [(m.start(), m.end(), m.group(2)) for m in LINK.finditer(text)]
             for word, anchor in TERMS.items():
                 at = first_use(text, word)

@@ -104,6 +104,17 @@ class RunnerTest(unittest.TestCase):
                          ["lesson.md:1: 课文展示的记录 D02#1 和此时 retrieval_documents.json 里的不一样"])
 
 
+    def test_a_crlf_bom_copy_of_the_shipped_data_runs_the_lessons_as_printed(self):
+        # 学生的编辑器把副本都存成了 CRLF、加了 BOM：课文里 --trace 报的字节数仍是发布时的（以前 1339 对 1307）
+        from unittest import mock
+        import transcripts
+        shipped = transcripts.SHIPPED_DOCUMENTS.read_bytes().removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")
+        with tempfile.TemporaryDirectory() as directory:
+            windows = write_temp(directory, "shipped.json", b"\xef\xbb\xbf" + shipped.replace(b"\n", b"\r\n"))
+            with mock.patch.object(transcripts, "SHIPPED_DOCUMENTS", windows):
+                kit = transcripts.make_copy(directory)
+            self.assertEqual((kit / "retrieval_documents.json").read_bytes(), shipped)
+
     def test_a_code_excerpt_must_appear_in_its_file(self):
         good = self.lesson("```python from=retrieval_qa.py\ndef check_grounding(draft, sources, hits, question=\"\"):\n```\n")
         self.assertEqual(check_markdown(good), ([], 0))

@@ -363,7 +363,7 @@ class ControlCharacterTest(ServerCase):
     def test_from_the_documents_file(self):
         for field in ("id", "title"):
             with self.subTest(field=field), tempfile.TemporaryDirectory() as directory:
-                records = json.loads(FIXTURE_DOCUMENTS.read_text(encoding="utf-8"))
+                records = json.loads(FIXTURE_DOCUMENTS.read_text(encoding="utf-8-sig"))
                 records[0][field] = TERMINAL_TRICK
                 path = write_temp(directory, "docs.json", json.dumps(records, ensure_ascii=False))
                 code, out, err = run_kit(["--retrieve-only", "借期是多久？", "--documents", str(path)])
@@ -790,7 +790,7 @@ class LookAlikeIdTest(unittest.TestCase):
     def test_ids_that_differ_only_by_case_or_width_are_refused_naming_both(self):
         for twin in ("f01#1", "Ｆ01＃1", " F01#1 "):
             with self.subTest(twin=twin), tempfile.TemporaryDirectory() as directory:
-                records = json.loads(FIXTURE_DOCUMENTS.read_text(encoding="utf-8"))
+                records = json.loads(FIXTURE_DOCUMENTS.read_text(encoding="utf-8-sig"))
                 records.append({"id": twin, "title": "另一条", "text": "别的内容。", "keywords": ["别的"]})
                 path = write_temp(directory, "docs.json", json.dumps(records, ensure_ascii=False))
                 code, out, err = run_kit(["--retrieve-only", "借期是多久？", "--documents", str(path)])

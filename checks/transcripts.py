@@ -48,7 +48,7 @@ def parse_markdown(path):
     """把一篇课文拆成按顺序执行的步骤：("run", 行号, 命令, 期望行)、
     ("file"/"edit"/"remove"/"listing", 行号, 文件名, 内容)、("backup"/"restore", 行号)。"""
     steps, block, start, kind, argument = [], None, 0, None, None
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
         if block is None:
             match = FENCE.match(line)
             if line.strip() in DIRECTIVES:
@@ -98,7 +98,9 @@ def make_copy(directory):
     学生改没改资料、文件是不是 CRLF 换行或带 BOM（Windows 上常见），都不影响这里。"""
     kit = Path(directory) / "kit"
     shutil.copytree(ROOT, kit, ignore=shutil.ignore_patterns(".git", "__pycache__", ".exercise-progress.json"))
-    shutil.copyfile(SHIPPED_DOCUMENTS, kit / "retrieval_documents.json")
+    # 学生的编辑器可能把副本存成了 CRLF、加了 BOM：课文里的字节数（--trace）按发布时的 LF、无 BOM 记
+    kit.joinpath("retrieval_documents.json").write_bytes(
+        SHIPPED_DOCUMENTS.read_bytes().removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n"))
     return kit
 
 
@@ -147,7 +149,7 @@ def apply_edit(kind, argument, content, kit):
     """执行一个文件步骤；课文展示的记录和文件不一致时返回说明，否则返回 None。"""
     target = kit / argument
     if kind == "excerpt":
-        if content not in target.read_text(encoding="utf-8"):
+        if content not in target.read_text(encoding="utf-8-sig"):
             return f"课文摘录的代码在 {argument} 里找不到（代码改了，课文要跟着改）"
         return None
     if kind == "file":
