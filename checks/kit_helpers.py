@@ -60,6 +60,9 @@ def read_records(path):
 
 
 # 像是哪个练习：第 03 课的练习一、二、三，第 05 课的练习五（第 04 课的练习四不改资料）
+MAX_NAMED = 5   # 开头那句说明最多点名几条加了的记录
+
+
 def documents_state(path=DOCUMENTS):
     """学生的资料文件和发布版比，返回 None（相同：换行符、BOM、缩进和字段顺序都不算）或一句中文说明。
     例："D01#1 的关键词多了「免费用多久」，像是练习一"。"""
@@ -71,14 +74,23 @@ def documents_state(path=DOCUMENTS):
         return None
     if not (isinstance(records, list) and all(isinstance(r, dict) and isinstance(r.get("id"), str) for r in records)):
         return "结构和发布版不同"
+    from retrieval_qa import instruction_like
     old, new = {r["id"]: r for r in shipped}, {r["id"]: r for r in records}
-    changes = [f"删掉了 {i}" + ("，像是练习三" if i == "D01#1" else "") for i in old if i not in new]
-    for record_id in (i for i in new if i not in old):
-        from retrieval_qa import instruction_like
+    counted = [r["id"] for r in records]
+    changes = [f"{i} 出现了 {counted.count(i)} 次（id 重复）" for i in dict.fromkeys(counted) if counted.count(i) > 1]
+    changes += [f"删掉了 {i}" + ("，像是练习三" if i == "D01#1" else "") for i in old if i not in new]
+    added = [i for i in new if i not in old]
+    for record_id in added[:MAX_NAMED]:
         looks = instruction_like(str(new[record_id].get("title", "")) + " " + str(new[record_id].get("text", "")))
         changes.append(f"加了 {record_id}" + ("，像是练习五" if looks else ""))
+    if len(added) > MAX_NAMED:
+        changes.append(f"一共加了 {len(added)} 条记录，其余没有一一列出")
     for record_id in (i for i in new if i in old and new[i] != old[i]):
         before, after = old[record_id], new[record_id]
+        wrong = [field for field in ("title", "text", "keywords") if type(after.get(field)) is not type(before[field])]
+        if wrong:
+            changes += [f"{record_id} 的 {field} 应当是{'数组' if field == 'keywords' else '字符串'}" for field in wrong]
+            continue
         added = [k for k in after.get("keywords") or [] if k not in before["keywords"]] if isinstance(
             after.get("keywords"), list) else []
         if added:
@@ -88,7 +100,7 @@ def documents_state(path=DOCUMENTS):
             changes.append(f"{record_id} 的正文改了" + ("，像是练习二" if record_id == "D01#1" else ""))
         if not added and after.get("text") == before["text"]:
             changes.append(f"{record_id} 的其他字段改了")
-    if [r["id"] for r in records if r["id"] in old] != [i for i in old if i in new]:
+    if [i for i in dict.fromkeys(counted) if i in old] != [i for i in old if i in new]:
         changes.append("记录的顺序变了")
     return "；".join(changes) or "内容和发布版不同"
 

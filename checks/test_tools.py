@@ -638,6 +638,18 @@ class RunChecksCommandTest(unittest.TestCase):
         self.assertIn("还没完成：资料文件现在读不了。错误：资料文件 ", out)   # 接着判练习：读不了就都没做完
         self.assertNotIn("Traceback", err)
 
+    def test_the_header_names_duplicates_wrong_types_and_many_additions(self):
+        shipped = json.loads(SHIPPED_DOCUMENTS.read_text(encoding="utf-8-sig"))
+        cases = [(shipped + [dict(shipped[2])], "D02#1 出现了 2 次（id 重复）"),
+                 ([dict(r, keywords="部署") if r["id"] == "D01#2" else r for r in shipped], "D01#2 的 keywords 应当是数组"),
+                 (shipped + [{"id": f"X{n}", "title": "t", "text": "x", "keywords": ["k"]} for n in range(125)],
+                  "加了 X0；加了 X1；加了 X2；加了 X3；加了 X4；一共加了 125 条记录，其余没有一一列出")]
+        with tempfile.TemporaryDirectory() as directory:
+            for records, said in cases:
+                with self.subTest(said=said):
+                    path = write_temp(directory, "student.json", json.dumps(records, ensure_ascii=False))
+                    self.assertEqual(documents_state(path), said)
+
     def test_bom_and_crlf_count_as_the_shipped_file(self):
         shipped = SHIPPED_DOCUMENTS.read_bytes().removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")   # 副本本身可能已是 CRLF、带 BOM
         with tempfile.TemporaryDirectory() as directory:
