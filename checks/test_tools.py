@@ -638,6 +638,21 @@ class RunChecksCommandTest(unittest.TestCase):
         self.assertIn("还没完成：资料文件现在读不了。错误：资料文件 ", out)   # 接着判练习：读不了就都没做完
         self.assertNotIn("Traceback", err)
 
+    def test_documents_judges_the_students_file_not_the_teachers(self):
+        # 老师自己的资料做过练习一：以前样例问题是在老师的文件上判的，原样交上来的学生反而不及格
+        teacher = KitCopy(with_checks=True)
+        self.addCleanup(teacher.close)
+        records = teacher.records()
+        records[0]["keywords"].append("免费用多久")
+        teacher.write_records(records)
+        with tempfile.TemporaryDirectory() as directory:
+            student = write_temp(directory, "student.json", SHIPPED_DOCUMENTS.read_bytes())
+            done = subprocess.run(KIT_PYTHON + [str(teacher.path / "checks" / "run_checks.py"), "--documents", str(student)],
+                                  capture_output=True, env=clean_env(), timeout=300)
+        out = done.stdout.decode("utf-8")
+        self.assertEqual(done.returncode, 0, out)   # 检查全过（练习做没做完只是报告，不影响退出码）
+        self.assertRegex(out.splitlines()[-1], r"^checks: \d+ passed, 0 failed, 0 skipped$")
+
     def test_the_header_names_duplicates_wrong_types_and_many_additions(self):
         shipped = json.loads(SHIPPED_DOCUMENTS.read_text(encoding="utf-8-sig"))
         cases = [(shipped + [dict(shipped[2])], "D02#1 出现了 2 次（id 重复）"),
