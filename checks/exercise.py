@@ -12,6 +12,7 @@
 import contextlib
 import io
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -218,7 +219,7 @@ def main(argv):
         print(f"错误：练习编号应当是 1–{len(EXERCISES)} 之一或 all，实际是 {choice}。不带参数运行可以列出全部练习。",
               file=sys.stderr)
         return 2
-    path = ROOT / DOCUMENTS_NAME if options["--documents"] is None else Path(options["--documents"]).resolve()
+    path = ROOT / DOCUMENTS_NAME if options["--documents"] is None else Path(os.path.abspath(options["--documents"]))   # 不跟着链接走：trick.json 在链接所在的文件夹找
     track = options["--documents"] is None
     numbers = list(EXERCISES) if choice == "all" else [int(choice)]
     documents, error = load(path)
