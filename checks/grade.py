@@ -163,8 +163,9 @@ def grade(folder):
                 for case in acceptance.CASES]
     row["验收"] = (sum(1 for line in accepted if not line[-1].startswith("否")), len(accepted))
     if row["验收"][0] < row["验收"][1]:
-        failed = [line[0] for line in accepted if line[-1].startswith("否")]
-        row["要看"].append(("验收没过", "、".join(one_line(question, 20) for question in failed)))
+        failed = [f"{one_line(line[0], 20)}（{one_line(line[-1].removeprefix('否：'), 40)}）" for line in accepted
+                  if line[-1].startswith("否")]
+        row["要看"].append(("验收没过", "、".join(failed)))
     return row
 
 
