@@ -30,8 +30,8 @@ sys.path.insert(0, str(CHECKS_DIR))
 from kit_helpers import IN_CI, documents_state, parse_tool_options, pycache_dir, run_tool   # noqa: E402  （也检查 Python 版本）
 
 # 各模块单独跑的耗时（秒，2026-11-30 在 2 核的开发机上量的），只用来把检查分成差不多重的几组；不准也不要紧，只影响快慢
-WEIGHTS = {"test_tools": 5.3, "test_lessons": 4.6, "test_cli": 2.5, "test_servers": 1.7, "test_model": 1.5,
-           "test_loader": 0.7, "test_exercises": 0.4, "test_grounding": 4.5, "test_untrusted": 0.6, "test_retrieval": 0.1}
+WEIGHTS = {"test_tools": 4.1, "test_lessons": 6.8, "test_cli": 2.3, "test_servers": 2.1, "test_model": 2.5,
+           "test_loader": 0.7, "test_exercises": 0.4, "test_grounding": 4.3, "test_untrusted": 0.6, "test_retrieval": 0.1}
 # 关于资料文件本身的检查：--documents 只跑这几项
 DATA_CHECKS = ["test_loader.KitDocumentsTest.test_kit_documents_file_is_valid",
                "test_loader.KitDocumentsTest.test_shipped_documents_are_unchanged",
