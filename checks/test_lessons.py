@@ -124,11 +124,19 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(check_markdown(plain), ([], 0))
 
 class ReadmeTest(unittest.TestCase):
-    TEST_COMMAND = "python -W error checks/run_checks.py"
+    TEST_COMMAND = "python3 -W error checks/run_checks.py"
+
+    def test_the_first_screen_is_what_a_newcomer_needs(self):
+        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+        first = readme.split("\n## ")[:2]   # 标题和简介，加上“两条命令”那一节
+        self.assertLessEqual("\n## ".join(first).count("\n") + 1, 45)
+        self.assertIn("`python3`", first[1])
+        self.assertIn("`py`", first[1])
+        self.assertIn("lessons/01-reply-assistant.md", first[1])
 
     def test_readme_gives_both_commands_and_ci_runs_the_test_command(self):
         readme = (ROOT / "README.md").read_text(encoding="utf-8")
-        self.assertIn("$ python retrieval_qa.py --retrieve-only\n", readme)
+        self.assertIn("$ python3 retrieval_qa.py --retrieve-only 试用几天？\n", readme)
         self.assertIn(self.TEST_COMMAND, readme)
         ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
         self.assertIn('-W error checks/run_checks.py', ci.split("set -euo pipefail", 1)[1])

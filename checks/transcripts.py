@@ -6,7 +6,7 @@
 课文里的写法（都在套件的临时副本里执行，不碰你的文件）：
 - ```console 块：`$ ` 开头的行是命令，其后到下一个 `$ ` 之前的行是期望输出（stdout 与 stderr 合在一起，
   和终端里看到的一样）。期望输出最后一行若是 `[N]`，还要求退出码为 N。
-  命令只支持 python（或 py）、`echo 文字 | python …` 这样的管道，以及 `变量=值 python …` 这样临时设置环境变量
+  命令只支持 python（或 python3、py）、`echo 文字 | python …` 这样的管道，以及 `变量=值 python …` 这样临时设置环境变量
   （这是 macOS/Linux 的写法，课文里要另外给出 Windows 的写法）。命令在新的会话里运行，没有可以输入密钥的终端。
   期望输出里若有以“问题：”开头的行，而命令没有用 echo 提供输入，就把这行“问题：”后面的文字当作键盘输入。
 - ```json file=NAME 块：把块的内容原样写进文件 NAME。
@@ -132,8 +132,8 @@ def run_command(command, expected, kit):
             if last:
                 shown += data
             continue
-        if not words or words[0] not in ("python", "py"):
-            raise ValueError(f"课文命令只支持 python 和 echo：{command}")
+        if not words or words[0] not in ("python", "python3", "py"):
+            raise ValueError(f"课文命令只支持 python（python3、py）和 echo：{command}")
         done = subprocess.run(KIT_PYTHON + words[1:], input=data, cwd=kit, env=env, timeout=60,
                               start_new_session=sys.platform != "win32", stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT if last else subprocess.PIPE)
