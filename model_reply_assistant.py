@@ -632,6 +632,9 @@ def explain_json_error(text, error):
         what, hint = "文件在这里意外结束", "可能少了结尾的「]」或「}」"
     elif char in FULL_WIDTH:
         hint = f"这里是全角字符「{char}」，JSON 的标点要用半角的「{FULL_WIDTH[char]}」（切换到英文输入法再输入）"
+    elif message.startswith(("Expecting ':'", "Expecting ','")) and any(q in line_text for q in "“”"):
+        quote = next(q for q in line_text if q in "“”")   # "title”: 这样的全角引号被当成了字符串的一部分
+        hint = f"这一行有全角引号「{quote}」，字段名或字符串结尾的引号可能写成了全角，要用半角的「\"」"
     elif char == "'":
         hint = "JSON 的字段名和字符串要用双引号「\"」，不能用单引号「'」"
     elif char in ("/", "#"):

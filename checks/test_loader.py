@@ -146,6 +146,15 @@ class SyntaxHintTest(LoaderCase):
                          " 第 1 行第 13 列：JSON 格式不对，这里应当是逗号「,」。"
                          "提示：这里是全角字符「，」，JSON 的标点要用半角的「,」（切换到英文输入法再输入）。")
 
+    def test_a_full_width_closing_quote_is_named_in_documents_and_saved_answers(self):
+        # "title”: 的全角引号被当成字符串的一部分，错误报在后面；以前只说“这里应当是冒号”
+        hint = "这一行有全角引号「”」，字段名或字符串结尾的引号可能写成了全角，要用半角的「\"」"
+        self.assertIn(hint, self.error_for('[{"id": "A", "title”: "t", "text": "x", "keywords": ["k"]}]'))
+        from model_reply_assistant import JsonProblem, read_json
+        with self.assertRaises(JsonProblem) as caught:
+            read_json('{"status": "draft", "draft”: "试用 7 天。", "sources": ["D01#1"]}')
+        self.assertEqual(caught.exception.hint, hint)
+
     def test_full_width_colon_and_quote(self):
         self.assertIn("全角字符「：」", self.error_for('[{"id"："A1"}]'))
         self.assertIn("全角字符「“」", self.error_for('[{“id”: "A1"}]'))
