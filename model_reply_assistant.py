@@ -394,7 +394,7 @@ def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=
             trace("响应", started, "没有收到响应")
         raise call_failed(describe_failure(error, host, local=not target["official"]), api_key) from None
     try:
-        reply = parse_response(status, response_headers, data, target)
+        reply = parse_response(status, response_headers, data, dict(target, sent_key=bool(api_key)))
         if mentions_secret(reply["content"], api_key):   # 回答里藏着密钥：这台服务器不可信，整份回答都不给人看
             raise BadResponse("服务器的回答里出现了你的密钥，这份回答已丢弃，不要再用这台服务器")
     except BadResponse as error:
@@ -714,6 +714,14 @@ def http_failure(status, headers, data, target):
     specific = [hint for words, hint in SERVER_HINTS.items() if any(word in detail.casefold() for word in words)]
     if status == 400 and specific:   # 服务器的原话指明了原因，就先说它，不让学生先去查别的
         what = f"请求被{'服务器' if target['official'] else '本机服务'}拒绝（HTTP 400）：{specific[0]}"
+    if status == 400 and "context" in detail.casefold():   # llama.cpp：maximum context length is 512 tokens … requested 3068
+        numbers = "、".join(dict.fromkeys(re.findall(r"\d+(?= ?tokens)|(?<=requested )\d+", detail))) or "见服务器的原话"
+        what = (f"请求被拒绝（HTTP 400）：模型的上下文窗口放不下这次的请求（服务器说的 token 数：{numbers}）；"
+                "换上下文更大的模型，或启动本机服务时调大上下文长度")
+    if status == 401 and not target["official"] and target.get("sent_key"):   # 密钥发了，被拒绝：不是“没设置”
+        what = "本机服务拒绝了 LOCAL_MODEL_API_KEY 里的密钥（HTTP 401）：核对它和服务启动时设置的密钥是否一致"
+    if status == 500 and detail:   # 服务器自己说了原因：先说它
+        return f"{'服务器' if target['official'] else '本机服务'}内部出错（HTTP 500），服务器说：{detail}。{what.split('：', 1)[-1]}"
     if status in (400, 404, 422):
         what += f"（当前模型：{target['model']}）"
     retry_after = one_line(headers.get("retry-after", ""))
@@ -802,7 +810,11 @@ def check_answer(reply, allowed_ids):
     不通过就抛出 NoAnswer（status 为 rejected，退出码 4），problems 列出每一处不合规。"""
     content = reply["content"].strip()
     if reply["finish_reason"] != "stop":
-        raise rejected(f"回答没有正常结束（finish_reason 是 {reply['finish_reason']}，不是 stop），可能被截断", raw=reply["content"])
+        usage = reply.get("usage") or {}
+        counted = (f"；这次输入 {usage['prompt_tokens']} + 输出 {usage['completion_tokens']} 个 token，本机模型的上下文窗口太小时也会这样"
+                   if reply["finish_reason"] == "length" and {"prompt_tokens", "completion_tokens"} <= set(usage) else "")
+        raise rejected(f"回答没有正常结束（finish_reason 是 {reply['finish_reason']}，不是 stop），可能被截断{counted}",
+                       raw=reply["content"])
     if not content:
         raise rejected("回答是空的", raw=reply["content"])
     try:

@@ -718,6 +718,29 @@ class RealServerHabitsTest(ServerCase):
         code, result, _ = self.ask()
         self.assert_failed(result, code, "HTTP 500", "LOCAL_MODEL_API_KEY", "服务器说：Internal Server Error")
 
+    def test_what_the_server_said_comes_first(self):
+        # llama-cpp-python 实测的几种回答：错误的说明要跟着服务器说的原因走
+        self.server.raw(b"CUDA out of memory", status=500, headers={"Content-Type": "text/plain; charset=utf-8"})
+        code, result, _ = self.ask()
+        self.assertIn("本机服务内部出错（HTTP 500），服务器说：CUDA out of memory", result["problems"][0])
+        self.assertLess(result["problems"][0].index("CUDA out of memory"), result["problems"][0].index("LiteLLM"))
+        self.server.respond(400, {"error": {"message": "Requested tokens (3068) exceed context window of 512. "
+                                                      "This model's maximum context length is 512 tokens, however you "
+                                                      "requested 3068 tokens"}})
+        code, result, _ = self.ask()
+        self.assert_failed(result, code, "上下文窗口放不下这次的请求（服务器说的 token 数：512、3068）")
+        self.assertNotIn("JSON 模式", result["problems"][0])
+        self.server.respond(401, {"error": "Invalid API Key"})
+        code, result, _ = self.ask(LOCAL_MODEL_API_KEY=LOCAL_KEY)
+        self.assert_failed(result, code, "本机服务拒绝了 LOCAL_MODEL_API_KEY 里的密钥（HTTP 401）")
+
+    def test_a_cut_off_answer_names_the_token_counts(self):
+        self.server.reply(GOOD, finish_reason="length")
+        code, result, _ = self.ask()
+        self.assertEqual((code, result["status"]), (4, "rejected"))
+        self.assertIn("finish_reason 是 length", result["problems"][0])
+        self.assertRegex(result["problems"][0], r"这次输入 \d+ \+ 输出 \d+ 个 token，本机模型的上下文窗口太小时也会这样")
+
     def test_local_401_points_to_the_local_key_variable(self):
         self.server.respond(401, {"error": "Unauthorized"})
         code, result, _ = self.ask()
