@@ -106,12 +106,187 @@ class BadResponse(Exception):
     """服务器的响应用不了（重定向、HTTP 错误、不完整、不是 JSON……）：带一句中文说明，在 generate() 里变成 NoAnswer。"""
 
 
+# ---------- 第 02 课的核心：组装请求 → 发送 → 读懂响应 → 检查回答 → 串起来（从上往下读）----------
+# 用到的地址和密钥的规则、发送的细节、读 JSON 和各种报错，都在后面的“选读”里，先跳过也能读懂这一段。
+
+
+def build_request_body(question, materials, model, official=True):
+    body = {
+        "model": model,
+        "messages": build_messages(question, materials),
+        "response_format": {"type": "json_object"},   # JSON 模式：提示词里必须出现 json 和样例
+        "max_tokens": MAX_TOKENS,
+        "temperature": TEMPERATURE,
+        "stream": False,
+    }
+    if official:   # DeepSeek 自己的字段：V4 默认开思考，思考会占用 max_tokens。别的服务不认识它（LiteLLM 会直接拒绝）
+        body["thinking"] = {"type": "disabled"}
+    return body
+
+
+def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=None, trace=None):
+    """请模型写草稿。materials 省略时发送基线的三份资料；传入 [{id, title, text}, …] 时只发送这些。
+
+    api_key：官方地址用 DeepSeek 密钥；本机模式下是 LOCAL_MODEL_API_KEY（没有就传 None）。
+    返回 {"content", "finish_reason", "usage", "model"}；调用失败时抛出 NoAnswer（status 为 error，退出码 3）。
+    trace 是 --trace 用的函数：请求和响应各报一行（只有字节数、地址、状态，从不含密钥和正文）。
+    """
+    import http.client
+    import urllib.parse
+    started = time.perf_counter()
+    target = target or model_target()
+    url, model = target["url"], target["model"]
+    body = json.dumps(build_request_body(question, materials, model, target["official"]), ensure_ascii=False).encode("utf-8")
+    headers = {"Content-Type": "application/json", "Accept": "application/json", "Accept-Encoding": "identity"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"   # 密钥只出现在这里
+    host = urllib.parse.urlsplit(url).netloc
+    if trace:
+        trace("请求", started, f"{len(body)} 字节，发往 {host}，模型 {model}")
+    started = time.perf_counter()
+    try:
+        status, response_headers, data = send(url, body, headers, timeout)
+    except (OSError, http.client.HTTPException, BadResponse) as error:   # 只接网络和服务器的问题；程序自己的 bug 照常报出
+        if trace:
+            trace("响应", started, "没有收到响应")
+        raise call_failed(describe_failure(error, host, local=not target["official"]), api_key) from None
+    try:
+        reply = parse_response(status, response_headers, data, dict(target, sent_key=bool(api_key)))
+        if mentions_secret(reply["content"], api_key):   # 回答里藏着密钥：这台服务器不可信，整份回答都不给人看
+            raise BadResponse("服务器的回答里出现了你的密钥，这份回答已丢弃，不要再用这台服务器")
+    except BadResponse as error:
+        if trace:
+            trace("响应", started, f"HTTP {status}，{len(data)} 字节，无法使用")
+        raise call_failed(str(error), api_key) from None
+    # 回答正文里已确认没有密钥；finish_reason 也是服务器给的：先抹密钥再截短（反过来，截在密钥中间就漏出半截）
+    reply["finish_reason"] = one_line(scrub(reply["finish_reason"], api_key), 40)
+    if trace:
+        usage = reply["usage"]
+        detail = f"HTTP {status}，{len(data)} 字节，finish_reason {reply['finish_reason']}"
+        if usage:
+            detail += f"，token {usage.get('prompt_tokens')} 输入 + {usage.get('completion_tokens')} 输出"
+        trace("响应", started, detail)
+    return reply
+
+
+def parse_response(status, headers, data, target):
+    """把一次 HTTP 响应变成 {"content", "finish_reason", "usage", "model"}；用不了就抛出 BadResponse（一句中文）。
+    headers 的名字都是小写。"""
+    if 300 <= status < 400:
+        raise BadResponse(redirect_refusal(status, headers.get("location"), target))
+    if status != 200:
+        raise BadResponse(http_failure(status, headers, data, target))
+    text = response_text(headers, data)
+    try:
+        payload = read_json(text)
+    except JsonProblem as problem:
+        raise BadResponse("服务器的响应不是 JSON" if problem.line else f"服务器的响应无法读取：{problem.what}") from None
+    if not isinstance(payload, dict) or not payload.get("choices"):
+        detail = error_text(payload)
+        if detail:
+            raise BadResponse(f"服务器返回了错误对象，而不是回答：{detail}")
+        raise BadResponse("服务器的响应里没有回答（choices 缺少或是空的）")
+    choice = payload["choices"][0] if isinstance(payload["choices"], list) else None
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        raise BadResponse("服务器的响应里没有 choices[0].message")
+    finish_reason = choice.get("finish_reason")
+    if finish_reason == "insufficient_system_resource":   # DeepSeek：服务器资源不够，回答没写完，不是模型的错
+        raise BadResponse("服务器资源不足，回答没有写完（finish_reason 是 insufficient_system_resource），请稍后手动重试")
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        raise BadResponse(f"服务器的回答格式不对：choices[0].message.content 应当是字符串，实际是{describe(content)}")
+    usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+    return {"content": content if isinstance(content, str) else "",
+            "finish_reason": finish_reason if isinstance(finish_reason, str) else describe(finish_reason),
+            "usage": {key: value for key, value in usage.items() if type(value) is int},   # 只留 token 计数
+            "model": target["model"]}
+
+
+def check_answer(reply, allowed_ids):
+    """硬规则：截断、空白、非 JSON、状态不对、草稿为空、来源不合规，都拒绝。
+    通过就返回 {"status", "draft", "sources"}（重复的来源已合并），并在 stderr 上说一声；
+    不通过就抛出 NoAnswer（status 为 rejected，退出码 4），problems 列出每一处不合规。"""
+    content = reply["content"].strip()
+    if reply["finish_reason"] != "stop":
+        usage = reply.get("usage") or {}
+        counted = (f"；这次输入 {usage['prompt_tokens']} + 输出 {usage['completion_tokens']} 个 token，本机模型的上下文窗口太小时也会这样"
+                   if reply["finish_reason"] == "length" and {"prompt_tokens", "completion_tokens"} <= set(usage) else "")
+        raise rejected(f"回答没有正常结束（finish_reason 是 {reply['finish_reason']}，不是 stop），可能被截断{counted}",
+                       raw=reply["content"])
+    if not content:
+        raise rejected("回答是空的", raw=reply["content"])
+    try:
+        answer = read_json(reply["content"], object_pairs_hook=JsonObject)   # 记下写了两遍的字段
+    except JsonProblem as problem:
+        if content.startswith("```"):
+            raise rejected("回答不是单个 JSON 对象（外面包了 ``` 代码块）", raw=reply["content"]) from None
+        if problem.line is None:   # 嵌套太深、整数太长、NaN
+            raise rejected(f"回答无法读取（{problem.what}）", raw=reply["content"]) from None
+        where = f"第 {problem.line} 行第 {problem.column} 列：{problem.what}" + (f"。{problem.hint}" if problem.hint else "")
+        raise rejected(f"回答不是单个 JSON 对象（{where}）", raw=reply["content"]) from None
+    if not isinstance(answer, dict):
+        raise rejected("回答不是单个 JSON 对象", raw=reply["content"])
+    status, draft, sources = answer.get("status"), answer.get("draft"), answer.get("sources")
+    problems = [f"缺少字段 {field}" for field in ("status", "draft", "sources") if field not in answer]
+    problems += [f"字段 {one_line(key, 40)} 写了 {len(values)} 次，不知道该信哪一个" for key, values in answer.duplicates.items()]
+    if "status" in answer and status not in ANSWER_STATUSES:
+        problems.append(f"status 是{describe(status)}，只允许 draft 或 missing")
+    if "draft" in answer and (not isinstance(draft, str) or (status == "draft" and not draft.strip())):
+        problems.append("draft 是空的" if isinstance(draft, str) else f"draft 应当是字符串，实际是{describe(draft)}")
+    elif status == "draft" and isinstance(draft, str) and not any(char.isalnum() for char in draft):
+        problems.append("draft 里没有一个字或数字（只有标点、空格或看不见的字符）")
+    if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources) or (
+            status == "draft" and not sources):
+        if "sources" in answer:
+            problems.append(f"sources 应当是非空的字符串数组，实际是{describe(sources)}")
+        sources = []
+    allowed = set(allowed_ids)
+    unknown = [source for source in dict.fromkeys(sources) if source not in allowed]
+    for source in unknown[:MAX_NAMED_SOURCES]:
+        problems.append(f"来源「{one_line(source, 40)}」不在这次发送的资料里（只允许 {'、'.join(sorted(allowed))}）")
+    if len(unknown) > MAX_NAMED_SOURCES:   # 回答里写了几万个编号：不把它们一条条印出来
+        problems.append(f"还有 {len(unknown) - MAX_NAMED_SOURCES} 个来源也不在这次发送的资料里，没有一一列出")
+    if problems:
+        raise rejected(*problems, raw=reply["content"])
+    sources = list(dict.fromkeys(sources))
+    if status == "missing":
+        print("回答格式合规：missing（发送的资料回答不了这个问题）", file=sys.stderr)
+    else:
+        print(f"回答格式合规：draft，引用 {'、'.join(one_line(s, 40) for s in sources)}", file=sys.stderr)
+    return {"status": status, "draft": draft.strip(), "sources": sources}
+
+
+def rejected(*problems, raw=None):
+    """回答被拒绝（退出码 4）。raw 是模型原本写的内容：报错时附上一行，方便排查。"""
+    return NoAnswer("rejected", problems, raw=raw)
+
+
+def ask_model(question, materials, timeout=DEFAULT_TIMEOUT, trace=None):
+    """这一课的整条路：决定请求谁 → 读密钥 → generate() → check_answer()。
+    返回检查过的回答 {"status", "draft", "sources"}；没有得到能用的回答时抛出 NoAnswer。第 03 课也这样调用它。"""
+    import urllib.parse
+    target = model_target()
+    api_key = read_api_key() if target["official"] else read_local_key()
+    print(f"正在请求模型 {target['model']}（{urllib.parse.urlsplit(target['url']).netloc}），最多等 {timeout:g} 秒……",
+          file=sys.stderr)
+    reply = generate(question, api_key, materials, timeout=timeout, target=target, trace=trace)
+    return check_answer(reply, [material["id"] for material in materials])
+
+
+# ---------- 第 02 课 · 加固（选读）：写出去的文字、请求谁和密钥、发送的细节、读 JSON 和报错 ----------
+
+
 # ---------- 写出去的文字：一个 JSON、对终端安全、不带密钥；读一行问题 ----------
 
 # 别人给的文字（问题、资料、保存的回答、模型和服务器的话）里可能有终端控制字符（ESC 序列能清屏、改窗口标题）、
 # 方向控制和零宽字符（屏幕上看到的和存下来的不一样），也可能有密钥（sk-… 长串、Bearer …，夹着零宽字符也算）
 UNSAFE_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+
+
 INVISIBLE = "\u200b-\u200f\u2060-\u2064\ufeff"
+
+
 KEY_SHAPED = re.compile(f"(sk-|Bearer\\s+)(?:[{INVISIBLE}]*[A-Za-z0-9_.~+/-]){{16,}}", re.IGNORECASE)
 
 
@@ -351,66 +526,7 @@ def not_sent(reason):
     return NoAnswer("error", [reason], model_called=False)
 
 
-# ---------- 第二步：发送请求 ----------
-
-def build_request_body(question, materials, model, official=True):
-    body = {
-        "model": model,
-        "messages": build_messages(question, materials),
-        "response_format": {"type": "json_object"},   # JSON 模式：提示词里必须出现 json 和样例
-        "max_tokens": MAX_TOKENS,
-        "temperature": TEMPERATURE,
-        "stream": False,
-    }
-    if official:   # DeepSeek 自己的字段：V4 默认开思考，思考会占用 max_tokens。别的服务不认识它（LiteLLM 会直接拒绝）
-        body["thinking"] = {"type": "disabled"}
-    return body
-
-
-def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=None, trace=None):
-    """请模型写草稿。materials 省略时发送基线的三份资料；传入 [{id, title, text}, …] 时只发送这些。
-
-    api_key：官方地址用 DeepSeek 密钥；本机模式下是 LOCAL_MODEL_API_KEY（没有就传 None）。
-    返回 {"content", "finish_reason", "usage", "model"}；调用失败时抛出 NoAnswer（status 为 error，退出码 3）。
-    trace 是 --trace 用的函数：请求和响应各报一行（只有字节数、地址、状态，从不含密钥和正文）。
-    """
-    import http.client
-    import urllib.parse
-    started = time.perf_counter()
-    target = target or model_target()
-    url, model = target["url"], target["model"]
-    body = json.dumps(build_request_body(question, materials, model, target["official"]), ensure_ascii=False).encode("utf-8")
-    headers = {"Content-Type": "application/json", "Accept": "application/json", "Accept-Encoding": "identity"}
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"   # 密钥只出现在这里
-    host = urllib.parse.urlsplit(url).netloc
-    if trace:
-        trace("请求", started, f"{len(body)} 字节，发往 {host}，模型 {model}")
-    started = time.perf_counter()
-    try:
-        status, response_headers, data = send(url, body, headers, timeout)
-    except (OSError, http.client.HTTPException, BadResponse) as error:   # 只接网络和服务器的问题；程序自己的 bug 照常报出
-        if trace:
-            trace("响应", started, "没有收到响应")
-        raise call_failed(describe_failure(error, host, local=not target["official"]), api_key) from None
-    try:
-        reply = parse_response(status, response_headers, data, dict(target, sent_key=bool(api_key)))
-        if mentions_secret(reply["content"], api_key):   # 回答里藏着密钥：这台服务器不可信，整份回答都不给人看
-            raise BadResponse("服务器的回答里出现了你的密钥，这份回答已丢弃，不要再用这台服务器")
-    except BadResponse as error:
-        if trace:
-            trace("响应", started, f"HTTP {status}，{len(data)} 字节，无法使用")
-        raise call_failed(str(error), api_key) from None
-    # 回答正文里已确认没有密钥；finish_reason 也是服务器给的：先抹密钥再截短（反过来，截在密钥中间就漏出半截）
-    reply["finish_reason"] = one_line(scrub(reply["finish_reason"], api_key), 40)
-    if trace:
-        usage = reply["usage"]
-        detail = f"HTTP {status}，{len(data)} 字节，finish_reason {reply['finish_reason']}"
-        if usage:
-            detail += f"，token {usage.get('prompt_tokens')} 输入 + {usage.get('completion_tokens')} 输出"
-        trace("响应", started, detail)
-    return reply
-
+# ---------- 第二步的细节：总时限、只装用得上的 urllib 部件、抹掉密钥、说清网络错误 ----------
 
 def send(url, body, headers, timeout):
     """发一次 POST，返回 (HTTP 状态码, 响应头, 响应体字节)。整个过程不超过 timeout 秒。
@@ -658,40 +774,6 @@ def explain_json_error(text, error):
     return line, column, what, hint
 
 
-def parse_response(status, headers, data, target):
-    """把一次 HTTP 响应变成 {"content", "finish_reason", "usage", "model"}；用不了就抛出 BadResponse（一句中文）。
-    headers 的名字都是小写。"""
-    if 300 <= status < 400:
-        raise BadResponse(redirect_refusal(status, headers.get("location"), target))
-    if status != 200:
-        raise BadResponse(http_failure(status, headers, data, target))
-    text = response_text(headers, data)
-    try:
-        payload = read_json(text)
-    except JsonProblem as problem:
-        raise BadResponse("服务器的响应不是 JSON" if problem.line else f"服务器的响应无法读取：{problem.what}") from None
-    if not isinstance(payload, dict) or not payload.get("choices"):
-        detail = error_text(payload)
-        if detail:
-            raise BadResponse(f"服务器返回了错误对象，而不是回答：{detail}")
-        raise BadResponse("服务器的响应里没有回答（choices 缺少或是空的）")
-    choice = payload["choices"][0] if isinstance(payload["choices"], list) else None
-    message = choice.get("message") if isinstance(choice, dict) else None
-    if not isinstance(message, dict):
-        raise BadResponse("服务器的响应里没有 choices[0].message")
-    finish_reason = choice.get("finish_reason")
-    if finish_reason == "insufficient_system_resource":   # DeepSeek：服务器资源不够，回答没写完，不是模型的错
-        raise BadResponse("服务器资源不足，回答没有写完（finish_reason 是 insufficient_system_resource），请稍后手动重试")
-    content = message.get("content")
-    if content is not None and not isinstance(content, str):
-        raise BadResponse(f"服务器的回答格式不对：choices[0].message.content 应当是字符串，实际是{describe(content)}")
-    usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
-    return {"content": content if isinstance(content, str) else "",
-            "finish_reason": finish_reason if isinstance(finish_reason, str) else describe(finish_reason),
-            "usage": {key: value for key, value in usage.items() if type(value) is int},   # 只留 token 计数
-            "model": target["model"]}
-
-
 def redirect_refusal(status, location, target):
     """3xx：说清服务器想让请求去哪里（只说主机），以及程序没有去。"""
     import urllib.parse
@@ -790,7 +872,7 @@ def error_text(payload):
     return ""
 
 
-# ---------- 第四步：检查模型的回答 ----------
+# ---------- 第四步的细节：记下写了两遍的字段 ----------
 
 class JsonObject(dict):
     """JSON 对象；duplicates 记下写了不止一次的字段名和它的各个值（json 模块默认只悄悄保留最后一个）。
@@ -802,65 +884,6 @@ class JsonObject(dict):
         for key, _ in pairs:
             counts[key] = counts.get(key, 0) + 1
         self.duplicates = {key: [v for k, v in pairs if k == key] for key, count in counts.items() if count > 1}
-
-
-def check_answer(reply, allowed_ids):
-    """硬规则：截断、空白、非 JSON、状态不对、草稿为空、来源不合规，都拒绝。
-    通过就返回 {"status", "draft", "sources"}（重复的来源已合并），并在 stderr 上说一声；
-    不通过就抛出 NoAnswer（status 为 rejected，退出码 4），problems 列出每一处不合规。"""
-    content = reply["content"].strip()
-    if reply["finish_reason"] != "stop":
-        usage = reply.get("usage") or {}
-        counted = (f"；这次输入 {usage['prompt_tokens']} + 输出 {usage['completion_tokens']} 个 token，本机模型的上下文窗口太小时也会这样"
-                   if reply["finish_reason"] == "length" and {"prompt_tokens", "completion_tokens"} <= set(usage) else "")
-        raise rejected(f"回答没有正常结束（finish_reason 是 {reply['finish_reason']}，不是 stop），可能被截断{counted}",
-                       raw=reply["content"])
-    if not content:
-        raise rejected("回答是空的", raw=reply["content"])
-    try:
-        answer = read_json(reply["content"], object_pairs_hook=JsonObject)   # 记下写了两遍的字段
-    except JsonProblem as problem:
-        if content.startswith("```"):
-            raise rejected("回答不是单个 JSON 对象（外面包了 ``` 代码块）", raw=reply["content"]) from None
-        if problem.line is None:   # 嵌套太深、整数太长、NaN
-            raise rejected(f"回答无法读取（{problem.what}）", raw=reply["content"]) from None
-        where = f"第 {problem.line} 行第 {problem.column} 列：{problem.what}" + (f"。{problem.hint}" if problem.hint else "")
-        raise rejected(f"回答不是单个 JSON 对象（{where}）", raw=reply["content"]) from None
-    if not isinstance(answer, dict):
-        raise rejected("回答不是单个 JSON 对象", raw=reply["content"])
-    status, draft, sources = answer.get("status"), answer.get("draft"), answer.get("sources")
-    problems = [f"缺少字段 {field}" for field in ("status", "draft", "sources") if field not in answer]
-    problems += [f"字段 {one_line(key, 40)} 写了 {len(values)} 次，不知道该信哪一个" for key, values in answer.duplicates.items()]
-    if "status" in answer and status not in ANSWER_STATUSES:
-        problems.append(f"status 是{describe(status)}，只允许 draft 或 missing")
-    if "draft" in answer and (not isinstance(draft, str) or (status == "draft" and not draft.strip())):
-        problems.append("draft 是空的" if isinstance(draft, str) else f"draft 应当是字符串，实际是{describe(draft)}")
-    elif status == "draft" and isinstance(draft, str) and not any(char.isalnum() for char in draft):
-        problems.append("draft 里没有一个字或数字（只有标点、空格或看不见的字符）")
-    if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources) or (
-            status == "draft" and not sources):
-        if "sources" in answer:
-            problems.append(f"sources 应当是非空的字符串数组，实际是{describe(sources)}")
-        sources = []
-    allowed = set(allowed_ids)
-    unknown = [source for source in dict.fromkeys(sources) if source not in allowed]
-    for source in unknown[:MAX_NAMED_SOURCES]:
-        problems.append(f"来源「{one_line(source, 40)}」不在这次发送的资料里（只允许 {'、'.join(sorted(allowed))}）")
-    if len(unknown) > MAX_NAMED_SOURCES:   # 回答里写了几万个编号：不把它们一条条印出来
-        problems.append(f"还有 {len(unknown) - MAX_NAMED_SOURCES} 个来源也不在这次发送的资料里，没有一一列出")
-    if problems:
-        raise rejected(*problems, raw=reply["content"])
-    sources = list(dict.fromkeys(sources))
-    if status == "missing":
-        print("回答格式合规：missing（发送的资料回答不了这个问题）", file=sys.stderr)
-    else:
-        print(f"回答格式合规：draft，引用 {'、'.join(one_line(s, 40) for s in sources)}", file=sys.stderr)
-    return {"status": status, "draft": draft.strip(), "sources": sources}
-
-
-def rejected(*problems, raw=None):
-    """回答被拒绝（退出码 4）。raw 是模型原本写的内容：报错时附上一行，方便排查。"""
-    return NoAnswer("rejected", problems, raw=raw)
 
 
 # ---------- 没有密钥也能练：检查一份保存的回答（--check-draft） ----------
@@ -906,20 +929,6 @@ def os_reason(error):
     return next((text for kind, text in reasons.items() if isinstance(error, kind)), error.strerror or str(error))
 
 
-# ---------- 串起来：一次提问，一个检查过的回答 ----------
-
-def ask_model(question, materials, timeout=DEFAULT_TIMEOUT, trace=None):
-    """这一课的整条路：决定请求谁 → 读密钥 → generate() → check_answer()。
-    返回检查过的回答 {"status", "draft", "sources"}；没有得到能用的回答时抛出 NoAnswer。第 03 课也这样调用它。"""
-    import urllib.parse
-    target = model_target()
-    api_key = read_api_key() if target["official"] else read_local_key()
-    print(f"正在请求模型 {target['model']}（{urllib.parse.urlsplit(target['url']).netloc}），最多等 {timeout:g} 秒……",
-          file=sys.stderr)
-    reply = generate(question, api_key, materials, timeout=timeout, target=target, trace=trace)
-    return check_answer(reply, [material["id"] for material in materials])
-
-
 # ---------- 命令行 ----------
 
 def parse_timeout(text):
@@ -945,6 +954,7 @@ ENVIRONMENT_HELP = f"""\
 
 官方地址固定为 {ENDPOINT}，不使用系统代理，不跟随重定向，证书校验始终开启。
 """   # retrieval_qa.py 的 --help 也用这一段
+
 
 HELP = f"""\
 用法：python model_reply_assistant.py [问题] [--timeout 秒 | --check-draft 文件]
