@@ -89,7 +89,9 @@ NO_KEY_OPTIONS = ("没有密钥时，可以用 LOCAL_MODEL_URL 改用本机模�
 
 class NoAnswer(KitError):
     """没有得到能用的回答。status 是 "error"（调用失败，退出码 3）或 "rejected"（回答被拒绝，退出码 4）；
-    problems 是给人看的原因，model_called 说请求有没有发出去。这一课和后面几课都用这一种方式报告“没有回答”。"""
+    problems 是给人看的原因，model_called 说请求有没有发出去。这一课和后面几课都用这一种方式报告“没有回答”。
+    exchange：请求发出去以后才失败的，记着这一来一回（见 generate），--trace 用；其余是 None。"""
+    exchange = None
 
     def __init__(self, status, problems, model_called=True, raw=None):
         if status == "error":
@@ -124,48 +126,40 @@ def build_request_body(question, materials, model, official=True):
     return body
 
 
-def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=None, trace=None):
+def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=None):
     """请模型写草稿。materials 省略时发送基线的三份资料；传入 [{id, title, text}, …] 时只发送这些。
 
     api_key：官方地址用 DeepSeek 密钥；本机模式下是 LOCAL_MODEL_API_KEY（没有就传 None）。
-    返回 {"content", "finish_reason", "usage", "model"}；调用失败时抛出 NoAnswer（status 为 error，退出码 3）。
-    trace 是 --trace 用的函数：请求和响应各报一行（只有字节数、地址、状态，从不含密钥和正文）。
+    返回 {"content", "finish_reason", "usage", "model", "exchange"}；调用失败时抛出 NoAnswer（status 为 error，退出码 3）。
+    exchange 记下这一来一回的字节数、地址、HTTP 状态和时刻（从不含密钥和正文），--trace 由调用方照着它报告。
     """
     import http.client
     import urllib.parse
-    started = time.perf_counter()
     target = target or model_target()
     url, model = target["url"], target["model"]
+    exchange = {"started": time.perf_counter(), "host": urllib.parse.urlsplit(url).netloc, "model": model}
     body = json.dumps(build_request_body(question, materials, model, target["official"]), ensure_ascii=False).encode("utf-8")
     headers = {"Content-Type": "application/json", "Accept": "application/json", "Accept-Encoding": "identity"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"   # 密钥只出现在这里
-    host = urllib.parse.urlsplit(url).netloc
-    if trace:
-        trace("请求", started, f"{len(body)} 字节，发往 {host}，模型 {model}")
-    started = time.perf_counter()
+    exchange.update(sent=time.perf_counter(), request_bytes=len(body))
     try:
         status, response_headers, data = send(url, body, headers, timeout)
     except (OSError, http.client.HTTPException, BadResponse) as error:   # 只接网络和服务器的问题；程序自己的 bug 照常报出
-        if trace:
-            trace("响应", started, "没有收到响应")
-        raise call_failed(describe_failure(error, host, local=not target["official"]), api_key) from None
+        exchange["done"] = time.perf_counter()
+        raise call_failed(describe_failure(error, exchange["host"], local=not target["official"]), api_key, exchange) from None
+    exchange.update(status=status, response_bytes=len(data))
     try:
         reply = parse_response(status, response_headers, data, dict(target, sent_key=bool(api_key)))
         if mentions_secret(reply["content"], api_key):   # 回答里藏着密钥：这台服务器不可信，整份回答都不给人看
             raise BadResponse("服务器的回答里出现了你的密钥，这份回答已丢弃，不要再用这台服务器")
     except BadResponse as error:
-        if trace:
-            trace("响应", started, f"HTTP {status}，{len(data)} 字节，无法使用")
-        raise call_failed(str(error), api_key) from None
+        exchange["done"] = time.perf_counter()
+        raise call_failed(str(error), api_key, exchange) from None
     # 回答正文里已确认没有密钥；finish_reason 也是服务器给的：先抹密钥再截短（反过来，截在密钥中间就漏出半截）
     reply["finish_reason"] = one_line(scrub(reply["finish_reason"], api_key), 40)
-    if trace:
-        usage = reply["usage"]
-        detail = f"HTTP {status}，{len(data)} 字节，finish_reason {reply['finish_reason']}"
-        if usage:
-            detail += f"，token {usage.get('prompt_tokens')} 输入 + {usage.get('completion_tokens')} 输出"
-        trace("响应", started, detail)
+    exchange["done"] = time.perf_counter()
+    reply["exchange"] = exchange
     return reply
 
 
@@ -270,7 +264,12 @@ def ask_model(question, materials, timeout=DEFAULT_TIMEOUT, trace=None):
     api_key = read_api_key() if target["official"] else read_local_key()
     print(f"正在请求模型 {target['model']}（{urllib.parse.urlsplit(target['url']).netloc}），最多等 {timeout:g} 秒……",
           file=sys.stderr)
-    reply = generate(question, api_key, materials, timeout=timeout, target=target, trace=trace)
+    try:
+        reply = generate(question, api_key, materials, timeout=timeout, target=target)
+    except NoAnswer as failure:
+        trace_exchange(trace, failure.exchange)
+        raise
+    trace_exchange(trace, reply["exchange"], reply)
     return check_answer(reply, [material["id"] for material in materials])
 
 
@@ -667,10 +666,30 @@ def mentions_secret(content, secret):
     return False
 
 
-def call_failed(reason, secret):
+def call_failed(reason, secret, exchange=None):
     """请求发出之后失败的唯一出口：先抹掉密钥，再并成一行、截短，退出码 3。
-    顺序要紧：先截短的话，截在密钥中间，半截密钥就漏出去了。"""
-    return NoAnswer("error", [f"{one_line(scrub(reason, secret), MAX_FAILURE_TEXT)}。没有自动重试。"], model_called=True)
+    顺序要紧：先截短的话，截在密钥中间，半截密钥就漏出去了。exchange 留给 --trace（见 trace_exchange）。"""
+    failure = NoAnswer("error", [f"{one_line(scrub(reason, secret), MAX_FAILURE_TEXT)}。没有自动重试。"], model_called=True)
+    failure.exchange = exchange
+    return failure
+
+
+def trace_exchange(trace, exchange, reply=None):
+    """--trace（第 05 课）的两行：请求（字节、地址、模型）和响应（HTTP 状态、字节、finish_reason、token 用量）。
+    trace 是 None（没加 --trace）或没有发出请求时什么也不报。"""
+    if trace is None or exchange is None:
+        return
+    trace("请求", exchange["started"], f"{exchange['request_bytes']} 字节，发往 {exchange['host']}，模型 {exchange['model']}",
+          exchange["sent"])
+    if "status" not in exchange:
+        detail = "没有收到响应"
+    elif reply is None:
+        detail = f"HTTP {exchange['status']}，{exchange['response_bytes']} 字节，无法使用"
+    else:
+        detail = f"HTTP {exchange['status']}，{exchange['response_bytes']} 字节，finish_reason {reply['finish_reason']}"
+        if reply["usage"]:
+            detail += f"，token {reply['usage'].get('prompt_tokens')} 输入 + {reply['usage'].get('completion_tokens')} 输出"
+    trace("响应", exchange["sent"], detail, exchange["done"])
 
 
 def describe_failure(error, host, local=False):

@@ -1313,9 +1313,10 @@ def print_warnings(warnings, shown):
         print(f"警告：资料文件 {shown}：{warning}。", file=sys.stderr)
 
 
-def trace_line(stage, started, detail):
-    """--trace 的一行：阶段、从 started（time.perf_counter() 的读数）到现在的耗时、计数。调用方只传 id、数量和短摘要。"""
-    print(f"[trace] {stage}  {(time.perf_counter() - started) * 1000:.1f} ms  {detail}", file=sys.stderr)
+def trace_line(stage, started, detail, ended=None):
+    """--trace 的一行：阶段、从 started 到 ended（都是 time.perf_counter() 的读数；ended 省略就是现在）的耗时、计数。
+    调用方只传 id、数量和短摘要。"""
+    print(f"[trace] {stage}  {((ended or time.perf_counter()) - started) * 1000:.1f} ms  {detail}", file=sys.stderr)
 
 
 # ---------- 命令行：各课的步骤在 run() 里汇合 ----------
@@ -1366,7 +1367,7 @@ def run(argv):
             if args["check_draft"] is not None:   # 第 02 课的 --check-draft：保存的回答代替模型的回答
                 answer = check_answer(read_saved_reply(args["check_draft"]), [m["id"] for m in materials])
             else:   # 第 02 课的整条路，只是资料换成了命中的片段
-                answer = ask_model(question, materials, timeout, trace)
+                answer = ask_model(question, materials, timeout, trace_line if args["trace"] else None)
                 result["model_called"] = True
             result.update(answer)
             started = time.perf_counter()

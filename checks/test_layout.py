@@ -132,5 +132,28 @@ class LessonFourCoreTest(unittest.TestCase):
         self.assertLess(core.index("def check_grounding"), core.index("def unsupported_number"))   # 入口在前
 
 
+
+class LessonTwoCoreTest(unittest.TestCase):
+    def test_lesson_02_file_reads_core_first_and_hardening_after_its_divider(self):
+        text = source("model_reply_assistant.py")
+        lines = text.splitlines()
+        divider = next(i for i, line in enumerate(lines) if line.startswith("# ---------- 第 02 课 · 加固（选读）"))
+        names = top_level_names(ast.parse(text))
+        for name in ("build_request_body", "generate", "parse_response", "check_answer", "ask_model"):
+            with self.subTest(core=name):
+                self.assertLess(names[name], divider + 1)
+        for name in ("model_target", "local_base_url", "read_api_key", "send", "open_and_read", "checked_handlers",
+                     "explain_json_error", "http_failure", "ShownSafely"):
+            with self.subTest(hardening=name):
+                self.assertGreater(names[name], divider + 1)
+        order = [names[name] for name in ("build_request_body", "generate", "parse_response", "check_answer", "ask_model")]
+        self.assertEqual(order, sorted(order))   # 课文的顺序
+
+    def test_the_trace_is_not_woven_through_generate(self):
+        import inspect
+        import model_reply_assistant
+        self.assertNotIn("trace", inspect.signature(model_reply_assistant.generate).parameters)
+        self.assertNotIn("trace(", inspect.getsource(model_reply_assistant.generate))
+
 if __name__ == "__main__":
     unittest.main()
