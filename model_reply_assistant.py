@@ -198,7 +198,8 @@ def parse_response(status, headers, data, target):
 
 
 def check_answer(reply, allowed_ids):
-    """硬规则：截断、空白、非 JSON、状态不对、草稿为空、来源不合规，都拒绝。
+    """硬规则，就是第 02 课列的六条：截断、空白、不是单个 JSON 对象（字段写了两遍也算）、状态不对、草稿为空
+    （只有标点也算空）、来源不合规，都拒绝。
     通过就返回 {"status", "draft", "sources"}（重复的来源已合并），并在 stderr 上说一声；
     不通过就抛出 NoAnswer（status 为 rejected，退出码 4），problems 列出每一处不合规。"""
     content = reply["content"].strip()
