@@ -1116,7 +1116,7 @@ def without_false_negations(text):
 
 def plainly_said(text, phrase, next_char=None):
     """phrase 在 text 里有没有不带否定的说法：同一个分句里、它前面没有否定词；给了 next_char 时，它后面紧跟的字也要是
-    next_char（说的是同一样东西）。返回那一处连同前面两个字的写法，没有就是 None。"""
+    next_char（说的是同一样东西）。返回那一处连同前面的助动词的写法（“会自动”），没有就是 None。"""
     cleaned = without_false_negations(text)
     for match in re.finditer(re.escape(phrase), text):
         if cleaned[match.start():match.end()] != phrase:   # 在“不超过”这类条件词里面，不算
@@ -1125,7 +1125,9 @@ def plainly_said(text, phrase, next_char=None):
         clause_start = max([reach + m.end() for m in re.finditer(CLAUSE_BREAK, text[reach:match.start()])] + [reach])
         following = re.match(r"[^\W\d_]?", text[match.end():]).group().strip("了吗呢吧啊呀哦嘛")   # 语气词不算
         if not re.search(NEGATION, cleaned[clause_start:match.start()]) and next_char in (None, following):
-            return text[max(0, match.start() - 2):match.end()].strip()
+            # 给人看的写法：说法连同紧挨在前面的助动词（“会自动”“能使用”“可以开通”），不从一个词的中间截开（“手会自动”）
+            modal = re.search(r"(?:可以|能够|需要|允许|支持|可|能|会|要|须|予)$", text[max(0, match.start() - 2):match.start()])
+            return (modal.group() if modal else "") + text[match.start():match.end()].strip()
     return None
 
 

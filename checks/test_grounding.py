@@ -384,7 +384,7 @@ class PolarityTest(unittest.TestCase):
         self.assertEqual(problems_of("新注册的团队不可以开通体验版。", ["T1"], [TRIAL]),
                          ["意思可能说反了：原文是「可以开通」，草稿写成「不可以开通」"])
         self.assertEqual(problems_of("助手写好回复草稿后会自动发送。", ["S1"], [SENDING]),
-                         ["意思可能说反了：原文是「从不自动」，草稿写成「后会自动」"])
+                         ["意思可能说反了：原文是「从不自动」，草稿写成「会自动」"])   # 连同助动词，不截半个词（以前是“后会自动”）
 
     def test_the_same_negation_in_other_words_passes(self):
         self.assertEqual(problems_of("助手不会自动发送回复，每一条都要客服人员检查后亲手发出。", ["S1"], [SENDING]), [])
