@@ -6,7 +6,8 @@
 没有密钥时可以改用本机的 OpenAI 兼容模型（例如 Ollama）：设置 LOCAL_MODEL_URL 和 LOCAL_MODEL_NAME。
 失败时不自动重试：一次请求可能已经计费，要不要再试由你决定。
 
-读的顺序就是一次调用的顺序：请求谁、用哪个密钥 → 发送 → 读懂服务器的响应 → 检查模型的回答 → 命令行。
+先读常量后面的“核心”：组装请求 → generate() 发送 → parse_response() 读懂响应 → check_answer() → ask_model() 串起来；
+请求谁和密钥、发送的细节、读 JSON 和报错这些加固在“选读”分节线后面，读核心时遇到再去查。命令行在最后。
 网络模块（urllib.request、http.client、ssl）和 getpass 写在用到它们的函数里面，不在文件开头导入：
 第 03 课的 retrieval_qa.py 也导入这个文件（读 JSON、检查回答），而只检索的命令要和启动 Python 一样轻，不该为用不上的网络模块等几十毫秒。
 """
@@ -109,7 +110,7 @@ class BadResponse(Exception):
 
 
 # ---------- 第 02 课的核心：组装请求 → 发送 → 读懂响应 → 检查回答 → 串起来（从上往下读）----------
-# 用到的地址和密钥的规则、发送的细节、读 JSON 和各种报错，都在后面的“选读”里，先跳过也能读懂这一段。
+# 它调用的 model_target、read_api_key、send、read_json、http_failure 这些加固在后面的“选读”里：先看名字猜意思，遇到再去查。
 
 
 def build_request_body(question, materials, model, official=True):
@@ -986,7 +987,7 @@ HELP = f"""\
   --check-draft 文件  不调用模型、不读密钥：把文件里保存的回答 {{status, draft, sources}} 当作模型的回答来检查
   -h, --help          显示这段说明
 
-{ENVIRONMENT_HELP}退出码：0 正常；2 用法错误；3 模型调用失败；4 模型回答被拒绝；130 被 Ctrl-C 中断。
+{ENVIRONMENT_HELP}退出码：0 正常；2 用法错误；3 模型调用失败；4 模型回答被拒绝；5 结果写不出去；130 被 Ctrl-C 中断。
 """
 
 
