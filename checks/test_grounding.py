@@ -524,6 +524,7 @@ class LabelledSetTest(unittest.TestCase):
         hit = sum(1 for should, did in truth if should and did)
         flagged, should = sum(did for _, did in truth), sum(should for should, _ in truth)
         self.assertIn(f"{len(self.results)} 份人工标注回答", readme)
+        self.assertIn(f"{len(json.loads(DOCUMENT_SETS.read_text(encoding='utf-8-sig')))} 个领域", readme)   # 写出来的数都要核对
         self.assertIn(f"精确率 {hit}/{flagged} = {hit / flagged:.0%}", readme)
         self.assertIn(f"召回率 {hit}/{should} = {hit / should:.0%}", readme)
         self.assertIn("如实的回答被误标 {}/{}".format(*faithful_flagged(self.results)), readme)
@@ -581,6 +582,7 @@ class HoldoutTest(unittest.TestCase):
     def test_readme_quotes_the_holdout_figures(self):
         readme = (ROOT / "README.md").read_text(encoding="utf-8")
         (flagged, faithful), (caught, subtle), _ = holdout_figures(self.results)
+        self.assertIn(f"{len(self.cases)} 份回答", readme)
         self.assertIn(f"如实的回答被误标 {flagged}/{faithful}（{flagged / faithful:.1%}）", readme)
         self.assertIn(f"不如实的回答被标出 {caught}/{subtle}（{caught / subtle:.1%}）", readme)
 

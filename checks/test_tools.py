@@ -65,6 +65,10 @@ class Bm25Test(unittest.TestCase):
 
 
 class EvaluateCommandTest(unittest.TestCase):
+    def test_the_readme_states_the_real_number_of_questions(self):
+        questions = json.loads(evaluate.QUESTIONS.read_text(encoding="utf-8-sig"))
+        self.assertIn(f"{len(questions)} 个标注问题", (ROOT / "README.md").read_text(encoding="utf-8"))
+
     def test_the_set_covers_every_kind_the_issue_asks_for(self):
         questions = json.loads(evaluate.QUESTIONS.read_text(encoding="utf-8-sig"))
         self.assertGreaterEqual(len(questions), 40)
