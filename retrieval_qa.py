@@ -299,12 +299,12 @@ ASKING = r"是否|能否|可否|有没有|会不会|是不是|要不要|多少|�
 
 
 def check_grounding(draft, sources, hits, question=""):
-    """草稿逐句对照引用的片段。返回 {"status", "problems", "hints"}：status 是 draft（没发现问题）、
-    needs_review（可靠的规则发现了问题）或 rejected（正文里写了没发送的编号，整份回答不能用）。
-    不够可靠的规则（见 RELIABLE）找到的问题放进 hints，不改变 status。question 是用户的问题：复述它不算编造。"""
+    """草稿逐句对照引用的片段，返回 {"status", "problems", "hints"}：status 是 draft、needs_review（可靠的规则发现了问题）
+    或 rejected（正文里写了没发送的编号）；不够可靠的规则（见 RELIABLE）找到的放进 hints。复述问题 question 不算编造。"""
     too_much = too_much_to_check(draft)
-    if too_much:
-        return {"status": "needs_review", "problems": [too_much], "hints": []}
+    if too_much:   # 不逐句核对，可正文里的越界编号照样拒绝
+        refused = list(dict.fromkeys(unsent_id(Sentence(draft, []), [], Context([], hits, question))))
+        return {"status": "rejected" if refused else "needs_review", "problems": refused or [too_much], "hints": []}
     found = {"rejected": [], "needs_review": [], "hint": []}
     for rule, problem in grounding_findings(draft, sources, hits, question):
         found[rule.level].append(problem)

@@ -700,6 +700,11 @@ class OddDraftTest(unittest.TestCase):
                     result = check_grounding(draft, ["T1"], [TRIAL])
                     self.assertIn(result["status"], ("draft", "needs_review"))
 
+    def test_an_unsent_id_is_refused_even_in_a_draft_too_long_to_check(self):
+        draft = "体验版的试用期是 7 天。" * 170 + "见 [D04#1]。"   # 超过 2000 字：不逐句核对，越界编号照样拒绝
+        self.assertEqual(check_grounding(draft, ["T1"], [TRIAL]),
+                         {"status": "rejected", "problems": ["来源「D04#1」不在这次发送的资料里（只允许 T1）"], "hints": []})
+
     def test_a_digit_string_hundreds_long_is_compared_as_written(self):
         # 400 个 1 当作浮点数是无穷大，以前在这里抛出 OverflowError
         self.assertEqual(problems_of("编号 " + "1" * 400 + "。", ["T1"], [TRIAL]), [f"数字 {'1' * 400} 不在引用的片段 T1 中"])
