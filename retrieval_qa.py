@@ -347,7 +347,8 @@ def sentences_of(draft, context):
     for piece in split_sentences(strip_markers(draft)):
         if not re.search(r"[^\W_]", piece):   # 只有标点和空白（“。。。”），没有可核对的东西
             continue
-        body = re.sub(LINK, " ", nfkc(piece))   # 链接由 changed_link 整个核对；里面的冒号和点不能拿来切分句
+        normal = nfkc(piece)
+        body = re.sub(LINK, " ", normal)   # 链接由 changed_link 整个核对；里面的冒号和点不能拿来切分句
         body = re.sub(ID_IN_TEXT, " ", body)   # 片段编号不是事实（没发送的编号由 unsent_id 拒绝）
         for hit_id in context.sent:
             body = body.replace(hit_id, " ")
@@ -355,7 +356,6 @@ def sentences_of(draft, context):
         parts = re.split(CLAUSE_BREAK, body)
         if re.search(NOT_IN_DOCUMENTS, body):   # 说资料里没有的那一句里，提问的分句也不是事实
             parts = [part for part in parts if not re.search(ASKING, part)]
-        normal = nfkc(piece)
         clauses = [Clause(shown_like(part, piece, normal), context) for part in parts if is_claim(part)]
         sentences.append(Sentence(piece, clauses))   # 没有要核对的分句，链接、引文和编号也照样要查
     return sentences

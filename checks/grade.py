@@ -12,6 +12,7 @@
 """
 import contextlib
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -51,6 +52,11 @@ def fingerprint(path):
     return hashlib.sha256(path.read_bytes().removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")).hexdigest()
 
 
+@functools.lru_cache(maxsize=None)
+def teacher_fingerprint(name):
+    return fingerprint(ROOT / name)
+
+
 def kit_files(folder):
     """套件文件夹里的文件：{相对路径: lstat 结果}。不进 .git、__pycache__，不跟着链接走，什么都不打开。"""
     found = {}
@@ -63,6 +69,7 @@ def kit_files(folder):
     return found
 
 
+@functools.lru_cache(maxsize=None)   # 老师这一份只看一次，不是每个副本看一次
 def teacher_files():
     """老师这份套件的文件：是 git 仓库就用 git 跟踪的文件（老师自己放进来的成绩表不算），不是就看文件夹里有什么。"""
     import subprocess
@@ -99,7 +106,7 @@ def compare_with_teacher(folder):
             differences.append(f"{name}（加的{'，风险' if risky else ''}）")
             if risky:
                 concerns.append(("加了 Python 文件", name))
-        elif fingerprint(folder / name) != fingerprint(ROOT / name):
+        elif fingerprint(folder / name) != teacher_fingerprint(name):
             differences.append(f"{name}（改了）")
             if name.endswith(RISKY):
                 concerns.append(("改了 Python 文件", name))

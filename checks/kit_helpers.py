@@ -9,7 +9,6 @@ if sys.version_info < (3, 10):   # checks/ 里的工具都先导入这里：新�
     sys.exit(2)
 
 import atexit   # noqa: E402  （版本检查要在最前面）
-import errno   # noqa: E402
 import json   # noqa: E402
 import os   # noqa: E402
 import shutil   # noqa: E402
@@ -276,27 +275,17 @@ def parse_tool_options(argv, usage, help_text, flags=(), values=(), positionals=
 
 
 def run_tool(main, argv=None):
-    """工具共用的入口，和三个脚本同一套外壳（reply_assistant.py）：输出用 UTF-8，stderr 被关掉时提示写进空设备；
-    用法错误一行中文、退出码 2；结果写不出去（stdout 被关掉、> /dev/full、… | head）退出码 5，读的一方自己走的不出声，
-    别的说一句中文；Ctrl-C 退出码 130。都不打印 traceback。"""
+    """工具共用的入口，就是三个脚本的 run_cli（reply_assistant.py），外加写出去的一切经过 ShownSafely：
+    输出用 UTF-8；用法错误一行中文、退出码 2；结果写不出去（stdout 被关掉、> /dev/full、… | head）退出码 5；
+    Ctrl-C 退出码 130。都不打印 traceback。"""
     from model_reply_assistant import shown_safely
-    from reply_assistant import EXIT_OUTPUT, error_line, output_lost, use_utf8_streams
+    from reply_assistant import kit_error, run_cli
+
+    def run(args):
+        try:
+            return main(args)
+        except ToolUsageError as error:   # 工具的用法错误和脚本的一样：一行“错误：……”，退出码 2
+            raise kit_error(str(error)) from None
+
     shown_safely()
-    use_utf8_streams()
-    if sys.stdout is None:
-        print(error_line("标准输出被关掉了，结果没处可写，什么也没做。"), file=sys.stderr)
-        return EXIT_OUTPUT
-    try:
-        code = main(sys.argv[1:] if argv is None else argv)
-        sys.stdout.flush()
-        return code
-    except ToolUsageError as error:
-        print(error_line(str(error)), file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("\n已中断（Ctrl-C）。", file=sys.stderr)
-        return 130
-    except OSError as error:
-        if error.filename is not None:   # 读写某个文件失败，工具自己没处理：照常报出来，它是 bug
-            raise
-        return output_lost(error)
+    return run_cli(run, argv)

@@ -10,6 +10,7 @@ import unittest
 from unittest import mock
 
 from kit_helpers import KIT_PYTHON, ON_SHIPPED, ROOT, SCRIPT, SHIPPED_DOCUMENTS, clean_env, run_main, write_temp
+import bench
 import grounding_eval
 from grounding_eval import (DOCUMENT_SETS, FLAGGED, catch_rate, errors_caught, evaluate, faithful_flagged, holdout_figures,
                             load_cases, load_holdout, rule_figures)
@@ -689,15 +690,12 @@ class OddDraftTest(unittest.TestCase):
     """不像回复的草稿：不管是什么字，都给出结论、不抛异常；数字、引文多到不像回复的，整份交给人（见 too_much_to_check）。
     这里不量时间（时间见 checks/bench.py），只核对让时间和草稿长度成正比的那几条规矩。"""
 
-    PIECES = ("a", "。", " ", "1", "1.", "1,", "\n", "「", "「a」", "一", "十", "万", "http://a", "a.", "7 天，", "一共 8 元。",
-              "可以不予", "以内超过", "周一至周日，", "资料里没有提到", "半小时", "由客户承担，", "9 点，", "百分之五，")
-
     def test_every_odd_draft_gets_a_verdict(self):
-        for piece in self.PIECES:
-            for size in (40, 400, 2000):
-                draft = (piece * (size // len(piece) + 1))[:size]
+        trial = hit("D01#1", TRIAL["text"], TRIAL["title"])   # 怪草稿里有“[D01#1]”：它是这次发送的片段
+        for size in (40, 400, 2000):
+            for piece, draft in bench.odd_drafts(size).items():   # 和 checks/bench.py 量时间用的是同一批怪草稿
                 with self.subTest(piece=piece, size=size):
-                    result = check_grounding(draft, ["T1"], [TRIAL])
+                    result = check_grounding(draft, ["D01#1"], [trial])
                     self.assertIn(result["status"], ("draft", "needs_review"))
 
     def test_an_unsent_id_is_refused_even_in_a_draft_too_long_to_check(self):
