@@ -34,6 +34,14 @@ MAX_NAMED_SOURCES = 5         # 一次拒绝最多点名 5 个越界的来源，
 MAX_RESPONSE_BYTES = 1024 * 1024   # 响应体最多读 1 MiB，再大就是出了问题
 MAX_FAILURE_TEXT = 300       # 一条失败原因最多 300 个字：中文说明加上服务器原话的开头，够看清原因，又不会刷屏
 ANSWER_STATUSES = ("draft", "missing")
+# 依据（evidence）：第 01 课的提示词之外，再请模型给出每句话的依据；第 04 课逐条核对（引文在不在片段里、话和引文对不对得上）
+EVIDENCE_EXAMPLE = {"status": "draft", "draft": "根据资料写出的回复草稿", "sources": ["资料的 id"],
+                    "evidence": [{"claim": "从 draft 里照抄的一句", "source": "资料的 id", "quote": "从这份资料原文里照抄的一段"}]}
+EVIDENCE_PROMPT = f"""6. 另写 evidence，列出草稿里每一句事实的依据：claim 从 draft 里照抄那一句（或那个分句），source 写它依据的资料 id
+（必须在 sources 里），quote 从那份资料的正文里一字不改地抄出支持它的那一段。一句话用到两份资料，就写两条。
+客套话和“资料里没有提到……”这样的话不用写依据。含 evidence 的格式示例：
+{json.dumps(EVIDENCE_EXAMPLE, ensure_ascii=False)}"""
+EVIDENCE_FIELDS = ("claim", "source", "quote")
 MIN_SCRUBBED_KEY = 6         # 短于 6 个字符的“密钥”（本机服务常填的占位符 a、none）不是秘密，抹掉反而会把 stop 之类的词弄坏
 
 # HTTP 错误码 → 原因和该做什么（依据 DeepSeek 官方错误码说明）
@@ -116,7 +124,7 @@ class BadResponse(Exception):
 def build_request_body(question, materials, model, official=True):
     body = {
         "model": model,
-        "messages": build_messages(question, materials),
+        "messages": with_evidence_prompt(build_messages(question, materials)),
         "response_format": {"type": "json_object"},   # JSON 模式：提示词里必须出现 json 和样例
         "max_tokens": MAX_TOKENS,
         "temperature": TEMPERATURE,
@@ -125,6 +133,12 @@ def build_request_body(question, materials, model, official=True):
     if official:   # DeepSeek 自己的字段：V4 默认开思考，思考会占用 max_tokens。别的服务不认识它（LiteLLM 会直接拒绝）
         body["thinking"] = {"type": "disabled"}
     return body
+
+
+def with_evidence_prompt(messages):
+    """第 01 课的两条消息，系统提示词后面加上第 6 条：请模型给出 evidence（第 04 课核对它）。"""
+    system, user = messages
+    return [dict(system, content=system["content"] + "\n" + EVIDENCE_PROMPT), user]
 
 
 def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=None):
@@ -199,9 +213,9 @@ def parse_response(status, headers, data, target):
 
 
 def check_answer(reply, allowed_ids):
-    """硬规则，就是第 02 课列的六条：截断、空白、不是单个 JSON 对象（字段写了两遍也算）、状态不对、草稿为空
-    （只有标点也算空）、来源不合规，都拒绝。
-    通过就返回 {"status", "draft", "sources"}（重复的来源已合并），并在 stderr 上说一声；
+    """硬规则，就是第 02 课列的七条：截断、空白、不是单个 JSON 对象（字段写了两遍也算）、状态不对、草稿为空
+    （只有标点也算空）、来源不合规、evidence 写得不对（见 evidence_problems），都拒绝。
+    通过就返回 {"status", "draft", "sources", "evidence"}（重复的来源已合并；没写 evidence 时它是 None），并在 stderr 上说一声；
     不通过就抛出 NoAnswer（status 为 rejected，退出码 4），problems 列出每一处不合规。"""
     content = reply["content"].strip()
     if reply["finish_reason"] != "stop":
@@ -243,6 +257,9 @@ def check_answer(reply, allowed_ids):
         problems.append(f"来源「{one_line(source, 40)}」不在这次发送的资料里（只允许 {'、'.join(sorted(allowed))}）")
     if len(unknown) > MAX_NAMED_SOURCES:   # 回答里写了几万个编号：不把它们一条条印出来
         problems.append(f"还有 {len(unknown) - MAX_NAMED_SOURCES} 个来源也不在这次发送的资料里，没有一一列出")
+    evidence = answer.get("evidence")
+    if "evidence" in answer and status == "draft":   # missing 的回答没有要核对的事实，写了 evidence 也不看
+        problems += evidence_problems(evidence, sources)
     if problems:
         raise rejected(*problems, raw=reply["content"])
     sources = list(dict.fromkeys(sources))
@@ -250,7 +267,35 @@ def check_answer(reply, allowed_ids):
         print("回答格式合规：missing（发送的资料回答不了这个问题）", file=sys.stderr)
     else:
         print(f"回答格式合规：draft，引用 {'、'.join(one_line(s, 40) for s in sources)}", file=sys.stderr)
-    return {"status": status, "draft": draft.strip(), "sources": sources}
+    evidence = [{field: item[field] for field in EVIDENCE_FIELDS} for item in evidence] \
+        if status == "draft" and evidence is not None else None
+    return {"status": status, "draft": draft.strip(), "sources": sources, "evidence": evidence}
+
+
+def evidence_problems(evidence, sources):
+    """evidence 的格式（第 7 条硬规则）：一个数组，每项是 {claim, source, quote} 三个非空字符串，source 在 sources 里。
+    例：[{"claim": "试用 7 天", "source": "D01#1", "quote": ""}] -> ["evidence 第 1 项的 quote 是空的"]。
+    别的字段（有的模型会加 reason）不看也不拒绝。不写 evidence（字段不存在）是允许的：第 04 课会改用逐句对齐去猜（选读）。内容对不对，由第 04 课核对。"""
+    if not isinstance(evidence, list):
+        return [f"evidence 应当是数组（每项是 {{claim, source, quote}}），实际是{describe(evidence)}"]
+    problems = []
+    for number, item in enumerate(evidence, 1):
+        if not isinstance(item, dict):
+            problems.append(f"evidence 第 {number} 项应当是对象 {{claim, source, quote}}，实际是{describe(item)}")
+            continue
+        for field in EVIDENCE_FIELDS:
+            value = item.get(field)
+            if field not in item:
+                problems.append(f"evidence 第 {number} 项缺少字段 {field}")
+            elif not isinstance(value, str):
+                problems.append(f"evidence 第 {number} 项的 {field} 应当是字符串，实际是{describe(value)}")
+            elif not any(char.isalnum() for char in value):
+                problems.append(f"evidence 第 {number} 项的 {field} 是空的")
+        if isinstance(item.get("source"), str) and item["source"] not in sources:
+            problems.append(f"evidence 第 {number} 项的来源「{one_line(item['source'], 40)}」不在 sources 里")
+        if len(problems) >= MAX_NAMED_SOURCES:   # 几千项写坏的 evidence：只点名前几处
+            return problems[:MAX_NAMED_SOURCES] + ["evidence 里还有别的问题，没有一一列出"]
+    return problems
 
 
 def rejected(*problems, raw=None):
@@ -1007,10 +1052,10 @@ def run(argv):
     except NoAnswer as failure:
         print(failure, file=sys.stderr)
         write_json({"question": question, "status": failure.status, "model_called": failure.model_called and saved is None,
-                    "draft": None, "sources": [], "problems": failure.problems})
+                    "draft": None, "sources": [], "evidence": None, "problems": failure.problems})
         return failure.exit_code
     write_json({"question": question, "status": answer["status"], "model_called": saved is None, "draft": answer["draft"],
-                "sources": answer["sources"], "problems": []})
+                "sources": answer["sources"], "evidence": answer["evidence"], "problems": []})
     return EXIT_OK
 
 

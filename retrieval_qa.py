@@ -266,27 +266,232 @@ def misspelt_field(record, field):
     return f"这条记录里有 {json.dumps(close, ensure_ascii=False)}，是不是想写 \"{field}\"？" if close else None
 
 
-# ---------- 第 04 课：核对出处——草稿的每句话能不能在引用的片段里找到依据 ----------
-# 第 02 课的硬规则只管格式和编号；编号合法不等于事实正确。这一节把草稿切成句子，每句话交给规则表 RULES 的每一行
-# （Rule：find 是规则函数 rule(sentence, cited, context) -> 找到的问题，level 决定问题进 problems 还是 hints）。
-# 核心在前：check_grounding、切句、五条核心规则、mark_grounding。它们用到的 Context（引用的片段只准备一次）、Clause、
-# Sentence、quantities_in、Rule 和规则表在后面的“选读”；nfkc 在第 03 课，one_line、rejected 在 model_reply_assistant.py。
+# ---------- 第 04 课：核对出处——草稿的每句话和模型给出的依据（evidence）逐条对照 ----------
+# 第 02 课请模型写 evidence：[{claim: 草稿里照抄的一句, source: 片段编号, quote: 那个片段里照抄的一段}]。这一节逐条和已知数据准确比较：
+# 引文在不在它说的片段里，每句话只和自己的引文比数量、比肯定否定。从 check_grounding 往下读；nfkc 在第 03 课，one_line 在第 02 课的
+# 文件，其余都在本节。依据的覆盖、更多写法和意思规则、没写 evidence 时的逐句猜测在“选读”，都往同一张 RULES 里加。
 
-SUPPORT_THRESHOLD = 0.25   # 句子与引用片段的字二元组重合度下限：低于它多半是引错了来源或编出来的
-MIN_BIGRAMS = 8            # 少于 8 个二元组的句子不做整句检查（如“资料 [2] 提到”）：太短，重合度没有意义
-QUOTE_NEAR = 0.85          # 引文相似度 ≥0.85 算“近似”：也要人工对照，相似度高不代表没改数字
 RELIABLE = 0.75            # 一条规则标出的回答里至少 75% 真有错，它才改状态；不到的只写进 hints（实测选的取值，见第 04 课）
+QUOTE_NEAR = 0.85          # 引文有 85% 以上的字按顺序对得上原文，说“近似”：多半是抄的时候改了字，也要人对照
 MAX_DRAFT_CHARS = 2000     # 回复草稿不会这么长；更长的不逐句核对，直接交给人
-MAX_DRAFT_NUMBERS = 100    # 数字（含中文数字）或引文多到这个份上，也不像回复草稿，逐个核对又要几百毫秒：同样交给人
-MAX_DRAFT_QUOTES = 5
+MAX_DRAFT_NUMBERS, MAX_DRAFT_QUOTES = 100, 5   # 数字（含中文数字）或引文多到这个份上，也不像回复草稿：同样交给人
 QUOTE = r"「([^」]+)」|『([^』]+)』|“([^”]+)”"
+ID_IN_TEXT = r"[\[【［]\s*([A-Za-z][\w#.\-]*\d[\w#.\-]*)\s*[\]】］]"   # 正文里括号中的片段编号 [D04#1]；[1] 不算
+SENTENCE_END = r"(?i)(?<=[。！？!?\n])|(?<=\.)(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<!vs\.)(?=\s)"   # 句号后面要有空白；e.g. 这样的缩写不算
+LIST_MARKER = r"(?m)^[^\S\n]*(?:#+|[-*•·●▪]|\d{1,2}[.、)）](?!\d)|[（(]\d{1,2}[)）]|第[一二三四五六七八九十]+[、，,：:])\s*"
+AMOUNT = r"(\d+(?:,\d{3})*(?:\.\d+)?)\s*(%|个?工作日|个?小时|分钟|个月|周?岁|天|日|周|月|年|元|块|角|折|次|人|名|位|张|副|件|台|晚|公里|米|公斤|克|分|倍)?"
+UNIT_NAMES = {"工作日": "个工作日", "个小时": "小时", "个月": "月", "块": "元", "名": "人", "位": "人", "日": "天", "周岁": "岁"}   # 同一单位记成一种
+COMPUTING = r"一共|总共|合计|共计|总价|总额|算下来|加起来|折后|优惠后|实付|还差|差价|便宜|[=＝×*+＋]|乘以|加上|减去|打.{0,3}折"
+NOT_NEGATIVE = r"未(?=[^\W\d_]{1,3}之?前)|不同|不仅|不论|不管|不断|不错|不久|不过|不当|无论|未来|非常|不好意思|不超过|不多于|不高于|不足|未满|不少于|不低于|不到"
+NEGATIVE = r"不予|不可|不能|不得|不会|不用|不必|不需|无需|无须|无法|禁止|严禁|谢绝|拒绝|请勿|并非|没有|没|未|不|勿"   # 先去掉 NOT_NEGATIVE 再找
+RULES = []     # 规则表：每条规则一行（本节末尾），选读部分和第 05 课再往里加；check_grounding 按顺序用它们
+READERS = []   # 读数量的办法：核心只读阿拉伯数字（amounts）；选读部分再加中文数字、日期和钟点
+
+
+def check_grounding(draft, sources, hits, question="", evidence=None):
+    """草稿逐句对照引用的片段，返回 {"status", "problems", "hints"}：status 是 draft、needs_review（可靠的规则发现了问题）或
+    rejected（正文里写了没发送的编号）；不够可靠的规则找到的放进 hints。evidence 为 None：回答没写依据（靠选读的规则去猜）。"""
+    too_much = too_much_to_check(draft)
+    if too_much:   # 不逐句核对，可正文里的越界编号照样拒绝
+        refused = unsent_id(Sentence(draft), [], Context(draft, hits, question, None))
+        return {"status": "rejected" if refused else "needs_review", "problems": refused or [too_much], "hints": []}
+    found = {"rejected": [], "needs_review": [], "hint": []}
+    for rule, problem in grounding_findings(draft, sources, hits, question, evidence):
+        found[rule.level].append(problem)
+    status = "rejected" if found["rejected"] else "needs_review" if found["needs_review"] else "draft"
+    return {"status": status, "problems": found["rejected"] or found["needs_review"], "hints": found["hint"]}
+
+
+def too_much_to_check(draft):
+    """太长、数字或引文太多的草稿不逐句核对：返回给人看的说明；正常的草稿返回 None。"""
+    numbers = re.findall(r"\d+|[零一二两三四五六七八九十百千万半]+", draft)
+    counts = ((len(draft), MAX_DRAFT_CHARS, "个字", "字"), (len(numbers), MAX_DRAFT_NUMBERS, "个数字", "个"),
+              (len(re.findall(QUOTE, draft)), MAX_DRAFT_QUOTES, "处引文", "处"))
+    return next((f"草稿有 {count} {what}，超过逐句核对的上限 {limit} {unit}，请人工复核"
+                 for count, limit, what, unit in counts if count > limit), None)
+
+
+def grounding_findings(draft, sources, hits, question="", evidence=None):
+    """[(规则, 问题)]：每句交给每条规则，同一个问题只报一次。每条依据归到含有它的 claim 的那句；找不到的 claim 自成一“句”（in_draft 为假）。"""
+    cited = [hit for source in sources for hit in hits if hit["id"] == source]
+    context = Context(draft, hits, question, evidence)
+    sentences = [Sentence(piece) for piece in split_sentences(strip_markers(draft)) if re.search(r"[^\W_]", piece)]
+    for item in evidence or []:
+        homes = [s for s in sentences if plain(item["claim"]) in plain(s.text) or plain(s.text) in plain(item["claim"])] \
+            or [Sentence(item["claim"], in_draft=False)]
+        sentences += [home for home in homes if not home.in_draft]
+        for home in homes:
+            home.claims.setdefault(item["claim"], []).append(item)
+    findings = [(rule, problem) for sentence in sentences for rule in RULES for problem in rule.find(sentence, cited, context)]
+    return list(dict.fromkeys(findings))
+
+
+class Sentence:
+    """草稿的一句话 text，和归到这句的依据 claims：{claim: [evidence 里写这个 claim 的各条]}（一句用到两个片段就有两条）。"""
+    def __init__(self, text, in_draft=True):
+        self.text, self.claims, self.in_draft = text, {}, in_draft
+
+
+class Context:
+    """各条规则共用的：草稿、问题、evidence、发送的片段 sent（编号 -> 标题和正文），草稿、引文、问题里的数 numbers（写两次算两个）。"""
+    def __init__(self, draft, hits, question, evidence):
+        self.draft, self.hits, self.question, self.evidence = draft, hits, question, evidence
+        self.sent = {hit["id"]: hit["title"] + "\n" + hit["text"] for hit in hits}
+        written = [v for part in re.split(r"[，。；！？\n]", strip_markers(draft)) for v, _ in amounts(part)] if evidence else []
+        quoted = [v for text in [question] + [item["quote"] for item in evidence or []] for v, _ in amounts(text)]
+        self.numbers = [v for v in written + [v for v in quoted if v not in written] if isinstance(v, float)]   # 日期钟点不算
+
+
+def split_sentences(text):
+    """按 。！？!? 和换行切句；英文句点后面要有空白才算句末，所以 3.5、e.g. 不会被切开。“好。e.g. 这个。” -> ["好。", "e.g. 这个。"]"""
+    return [piece.strip() for piece in re.split(SENTENCE_END, text) if piece.strip()]
+
+
+def strip_markers(text):
+    """去掉引用标记、列表序号和 Markdown 的加粗（[1]、①、行首的“1.”“- ”、**）：它们不是事实，“1.”也不是数量。"""
+    return re.sub(LIST_MARKER, "", re.sub(r"\^?\[\d+\]|[\u2460-\u2473]|\*\*", " ", text))
+
+
+@functools.lru_cache(maxsize=4096)   # 同一句、同一个片段要和每条依据比一次：记住结果（带依据的核对快几倍，见 bench.py）
+def plain(text):
+    """比较引文用的写法：全角变半角、不分大小写，只留字母、数字和汉字。“试用期 7 天；” -> “试用期7天”。"""
+    return "".join(re.findall(r"[^\W_]", nfkc(text).casefold()))
+
+
+def unsent_id(sentence, cited, context):
+    """正文里写着这次没发送的片段编号（[D04#1]）：等于引用了没发送的资料，和第 02 课的硬规则一样拒绝整份回答。"""
+    allowed = "、".join(sorted(context.sent))
+    return [f"来源「{one_line(marker, 40)}」不在这次发送的资料里（只允许 {allowed}）"
+            for marker in re.findall(ID_IN_TEXT, nfkc(sentence.text)) if marker not in context.sent]
+
+
+def quote_not_in_source(sentence, cited, context):
+    """引文要原样出现在它说的片段里（空白、标点、全半角、大小写不算差别）；不在时说出自哪个发送的片段，或者和原文多近。
+    例：quote「…回复草稿三项功能」，原文“…回复草稿两项功能” -> 引文在 D01#1 里近似，需对照原文（95% 的字按顺序对得上）。"""
+    import difflib   # 只有这里用到
+    problems = []
+    for item in [item for items in sentence.claims.values() for item in items]:
+        quote, source, shown = plain(item["quote"]), item["source"], one_line(item["quote"], 31)
+        elsewhere = [hit_id for hit_id, text in context.sent.items() if quote in plain(text)]
+        if elsewhere and source not in elsewhere:
+            problems.append(f"引文「{shown}」不在 {source} 里，它出自 {elsewhere[0]}")
+        elif not elsewhere:
+            blocks = difflib.SequenceMatcher(None, quote, plain(context.sent.get(source, "")), autojunk=False).get_matching_blocks()
+            near = sum(block.size for block in blocks) / max(len(quote), 1)
+            problems.append(f"引文在 {source} 里{'近似，需对照原文' if near >= QUOTE_NEAR else '找不到'}：「{shown}」"
+                            f"（{near:.0%} 的字按顺序对得上）")
+    return problems
+
+
+def amounts(text):
+    """文字里的数量 {(值, 单位): 写法}：“试用期 7 天，每人 299 元” -> {(7.0, "天"): "7 天", (299.0, "元"): "299 元"}。
+    READERS 的读法（选读）先认走它们认得的写法（中文数字、日期、钟点），剩下的阿拉伯数字由这里读。"""
+    text, found = nfkc(text), {}
+    for reader in READERS:   # 每个读法返回 (读到的 {(值, 单位): 写法}, 把读过的部分换成空格的文字)
+        read, text = reader(text)
+        found.update(read)
+    found.update({(float(number.replace(",", "")), UNIT_NAMES.get(unit, unit)): match.group().strip()
+                  for match in re.finditer(AMOUNT, text) for number, unit in [match.groups()]})
+    return found
+
+
+def misstated_amount(sentence, cited, context):
+    """claim 里的数量要在这句的引文或问题里（单位相同或一边没写），或是 context.numbers 一步算得出的（“一晚”的“一”不算）。例：claim「可以
+    试用 10 天」，quote「试用期 7 天」 -> 「10 天」对不上；写着“合计”时给出最接近的算式：「合计 488 元」，quote「398 元……另加 80 元」 -> 398 + 80 = 478。"""
+    problems = []
+    known = set(amounts(" ".join(item["quote"] for items in sentence.claims.values() for item in items) + " " + context.question))
+    for claim, items in sentence.claims.items():
+        for (value, unit), shown in amounts(strip_markers(claim)).items():
+            if shown.startswith("一") or any(value == v and (unit == u or "" in (unit, u)) for v, u in known):
+                continue
+            results = {result: how for result, (a, b, how) in one_step(context.numbers).items() if value not in (a, b)}   # 不拿它自己来算
+            if isinstance(value, float) and value in results:
+                continue
+            where = f"按引文的数一步算，最接近的是 {results[min(results, key=lambda result: abs(result - value))]}" if \
+                re.search(COMPUTING, claim) and results and isinstance(value, float) else f"它的引文「{one_line(items[0]['quote'], 31)}」里没有"
+            problems.append(f"「{shown}」和依据对不上：{where}（草稿「{one_line(claim, 31)}」）")
+    return problems
+
+
+def one_step(numbers):
+    """两两一步算出的 {值: (数, 数, 算式)}：加减乘除、打折、百分之几。[398.0, 80.0] -> {478.0: (398.0, 80.0, "398 + 80 = 478"), …}"""
+    results = {}
+    for i, a in enumerate(numbers):
+        for b in [b for b in numbers[:i] + numbers[i + 1:] if b]:
+            for value, how in ((a + b, "+"), (a - b, "-"), (a * b, "×"), (a / b, "÷"), (a * b / 10, "× 折"), (a * b / 100, "× %")):
+                shown = f"{a:g} × {b:g}{how[2:]}" if len(how) > 1 else f"{a:g} {how} {b:g}"
+                if round(value, 2) not in (a, b):   # 358.2 这样的钱数，两位小数就够
+                    results.setdefault(round(value, 2), (a, b, f"{shown} = {round(value, 2):g}"))
+    return results
+
+
+def opposite_of_quote(sentence, cited, context):
+    """同一个词，claim 里没有否定、引文里每一处都被否定（或者反过来）：意思说反了。引文里两种说法都有的词（“可以…但不予…”）
+    不在这里比（选读的 opposite_in_part 按分句比）。例：claim「聚餐的餐饮费可以报销」，quote「聚餐餐费不予报销」 -> 「报销」。"""
+    problems = []
+    for claim, items in sentence.claims.items():
+        mine, theirs = negations(claim), negations(" ".join(item["quote"] for item in items))
+        flipped = [word for word, states in mine.items() if len(states) == 1 and theirs.get(word) == {not min(states)}]
+        problems += [f"意思说反了（「{word}」）：草稿「{one_line(claim, 31)}」，引文「{one_line(items[0]['quote'], 31)}」" for word in flipped[:1]]
+    return problems
+
+
+def negations(text):
+    """{两字词: {有没有否定词管着它}}：否定词紧挨在前面才算，中间最多隔一个“再、也、会、能、在”这样的字；含否定字的词不算。
+    “可以报销，不予退款” -> {"可以": {False}, "以报": {False}, "报销": {False}, "予退": {False}, "退款": {True}}。"""
+    text, found = re.sub(NOT_NEGATIVE, lambda match: "，" * len(match.group()), nfkc(text)), {}
+    ends = {match.end() for match in re.finditer(NEGATIVE, text)}   # 每个否定词在哪里结束
+    for i, word in [(match.start(), match.group(1)) for match in re.finditer(r"(?=([^\W\d_]{2}))", text)]:
+        if not re.search(NEGATIVE, word):
+            found.setdefault(word, set()).add(i in ends or i - 1 in ends and text[i - 1] in "再也还可会能得必需须要用在")
+    return found
+
+
+class Rule:
+    """规则表的一行：规则 find（名字就是它找的毛病）、抓什么、例子、measured =（标注集上标出的错误回答, 误标的如实回答, 留出集上的这两个数，
+    grounding_eval.py --rules 量出）。level：refuses 的拒绝；标出的里至少 RELIABLE 真有错的改 needs_review，其余只进 hints；policy 是约定的级别。"""
+    def __init__(self, find, catches, example, measured, refuses=False, policy=None):
+        self.find, self.name, self.catches, self.example, self.measured = find, find.__name__, catches, example, measured
+        right, wrong = measured[0] + measured[2], measured[1] + measured[3]
+        measured_level = "needs_review" if right and right >= RELIABLE * (right + wrong) else "hint"
+        self.level = "rejected" if refuses else policy or measured_level
+
+
+RULES += [
+    Rule(unsent_id, "正文里写了没发送的片段编号", "试用 7 天 [D04#1]（只发送了 D01#1）", (45, 0, 6, 0), refuses=True),
+    Rule(quote_not_in_source, "引文不在它说的片段里", "quote「试用期 10 天」（原文 7 天）", (18, 0, 5, 0)),
+    Rule(misstated_amount, "claim 的数量和引文不同", "claim「试用 10 天」，quote「试用期 7 天」", (35, 2, 9, 1)),
+    Rule(opposite_of_quote, "claim 和引文一个肯定一个否定", "claim「可以报销」，quote「不予报销」", (11, 0, 2, 1)),
+]
+
+
+# ---------- 第 04 课 · 扩展规则（选读）：依据的覆盖、更多写法和意思规则，以及没写 evidence 时逐句去猜出处 ----------
+# 核心已经能核对一份带依据的回答；下面这些都往核心的 RULES、READERS 里加，不改核心：
+#   1. 依据的覆盖：有事实的句子都要有依据（no_evidence）；
+#   2. 更多数量写法（中文数字、日期、钟点、百分之几……）和算出来的数（miscomputed）；
+#   3. claim 和自己的引文再比条件词、谁来承担、一律和限定、引文停在例外前面、链接电话、另一档的词、对不上的分句；
+#   4. 回答没写 evidence 时（旧的模型、学生手写的回答），只能逐句和引用的片段对齐去猜：上一版的整套规则，原样保留。
+# 每条规则抓到多少、误标多少，写在规则表里（本节末尾）。
+
+# 选读各部分共用的写法（逐句猜的规则也用它们）
+# 虚字：只管语气和连接，不说事实。判断“有没有事实”、“说的是不是同一件事”时不算它们
+FUNCTION_CHARS = set("的地得了着过是在也就都会要这那个些您你我们他她它有和或与及而但如果为把被让给对向从到还再又很更最已将可以呢吗吧啊呀哦嘛其该每之所")
+CLAUSE_BREAK = r"[，；;、。！？!?\n（）()]|,(?!\d{3})|[:：](?!\d)"   # 1,000 和 7:30 里的逗号、冒号不算
 # 链接：http(s)://…、www.…，以及 evil.example/gift 这样的裸域名（先转成半角再找）
 LINK = r"(?i)(?:https?://|www\.)[!-~]+|(?<![a-z0-9.-])[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,}(?:/[a-z0-9\-._~/?#=&%+:@]*)?"
-RULES = []                 # 规则表：每条规则一行（见本节末尾的“选读”），第 05 课再加一条；check_grounding 按顺序用它们
-ID_IN_TEXT = r"[\[【［]\s*([A-Za-z][\w#.\-]*\d[\w#.\-]*)\s*[\]】］]"   # 正文里括号中的片段编号 [D04#1]；[1] 不算
-SENTENCE_END = r"[。！？!?\n]|\.(?=\s|$)"
-CLAUSE_BREAK = r"[，；;、。！？!?\n（）()]|,(?!\d{3})|[:：](?!\d)"   # 1,000 和 7:30 里的逗号、冒号不算
-# 不说事实的话：客套、“资料里没有提到……”、“建议咨询人工客服”。一个分句只剩这些，就不拿去核对
+REASONING = r"所以|因此|也就是说|属于|符合|范围内|这一档|即|按照|根据|换句话说|总的来说|简单来说"
+EXCLUSIVE = [{"以内", "以上"}, {"当天", "次日"}, {"或", "并且"}, {"每天", "每周", "每月", "每年"}]
+# 谁是客户、说得绝对的词、限定范围的话（“一律可退”对“但定制商品除外”“超过 15 天”）
+# 谁是客户、说得绝对的词、限定范围的话（“一律可退”对“但定制商品除外”“超过 15 天”）
+CUSTOMER = r"您|你|客户|顾客|用户|买家|消费者|会员|乘客|游客|学员|本人|受检者|旅客"   # “由您承担”就是“由客户承担”
+UNIVERSAL = r"一经|一律|全部|所有|全都|全程|任何|一经|无论|均可|均不|都可以|都能|都不|都免费|都享|不限|统一|永久"
+LIMITER = (r"除[^，。；]{0,12}?(?:外|以外|之外)|但|仅|只有|只限|只能|限|部分|首次|首单|不含|不包括|例外|"
+           r"前\s*(?:\d+|[一二两三四五六七八九十]+)\s*个?(?:小时|天|次|名|位|单|月|年|分钟|周|晚)")
+CONDITION_LIMIT = r"(?:超过|不足|未满|以内|以上)\s*\d+|\d+\s*(?:天|小时|个月|日)(?:内|以内|之内|后|以后)"   # 超过 15 天、15 天内
+
+
+# ---- 1. 依据的覆盖：claim 是草稿里的话，有事实的句子都有依据 ----
+# 不说事实、不用给依据的话：客套、“资料里没有提到……”、“建议咨询人工客服”
 COURTESY = (r"您好|你好|亲爱的|感谢您?的?(?:咨询|提问|来信|耐心|理解|支持|信任)?|谢谢|抱歉|不好意思|很高兴为您(?:解答|服务)?|"
             r"欢迎(?:您)?(?:继续|随时|再次)?(?:咨询|联系|来电|留言)?|祝您[^，。！!]*|希望(?:以上|这些)?(?:信息|内容|回答|解答)?"
             r"(?:能)?对您有(?:所)?帮助|如果?(?:您)?还?有(?:其他|任何|别的)?(?:问题|疑问|需要)|请您?放心|敬请谅解|为您(?:解答|说明|介绍)|"
@@ -296,48 +501,280 @@ NOT_IN_DOCUMENTS = (r"(?:资料|文档|规则|片段|信息|条款|说明|目前
                     r"(?:提到|提及|说明|写明|涉及|规定|列出|包含|明确)")
 NO_CLAIM = NOT_IN_DOCUMENTS + r"|(?:建议|可以|请)您?(?:直接)?(?:咨询|联系|致电|询问|拨打)"
 ASKING = r"是否|能否|可否|有没有|会不会|是不是|要不要|多少|什么"   # “其他项目是否需要避开，资料中没有说明”：前半句是在问
+# 回答开头结尾的问候、祝愿、感谢和建议，也不用给依据（只在覆盖检查里用；逐句猜的规则不用它，免得少查了事实）
+SIGN_OFF = (r"^[^\W\d_]{0,4}(?:你好|您好)|[祝盼]|欢迎|感谢|谢谢|期待|理解|抱歉|打扰|不便|如有(?:疑问|问题|需要)|另外提醒一下|"
+            r"建议您|以[^，。]{0,6}为准")
+LEAD_IN = r"(?:^|(?<=[，。；！？!?]))[^，。；！？!?]*[:：](?!\d)"   # 冒号前面是引子（“具体规则如下：”“会有滞纳金：”）
 
 
-def check_grounding(draft, sources, hits, question=""):
-    """草稿逐句对照引用的片段，返回 {"status", "problems", "hints"}：status 是 draft、needs_review（可靠的规则发现了问题）
-    或 rejected（正文里写了没发送的编号）；不够可靠的规则（见 RELIABLE）找到的放进 hints。复述问题 question 不算编造。"""
-    too_much = too_much_to_check(draft)
-    if too_much:   # 不逐句核对，可正文里的越界编号照样拒绝
-        refused = list(dict.fromkeys(unsent_id(Sentence(draft, []), [], Context([], hits, question))))
-        return {"status": "rejected" if refused else "needs_review", "problems": refused or [too_much], "hints": []}
-    found = {"rejected": [], "needs_review": [], "hint": []}
-    for rule, problem in grounding_findings(draft, sources, hits, question):
-        found[rule.level].append(problem)
-    if found["rejected"]:
-        return {"status": "rejected", "problems": found["rejected"], "hints": found["hint"]}
-    status = "needs_review" if found["needs_review"] else "draft"
-    return {"status": status, "problems": found["needs_review"], "hints": found["hint"]}
+def claim_not_in_draft(sentence, cited, context):
+    """evidence 的 claim 要从草稿里照抄：草稿里没有这句话，这条依据证明的就不是草稿。"""
+    return [] if sentence.in_draft else [f"依据里的这句话在草稿里找不到：「{one_line(sentence.text, 31)}」"]
 
 
-def too_much_to_check(draft):
-    """太长、数字或引文太多的草稿不逐句核对：返回给人看的说明；正常的草稿返回 None。"""
-    numbers = re.findall(r"\d+|[零一二两三四五六七八九十百千万半]+", draft)
-    for count, limit, counted, unit in ((len(draft), MAX_DRAFT_CHARS, "个字", "字"),
-                                        (len(numbers), MAX_DRAFT_NUMBERS, "个数字", "个"),
-                                        (len(re.findall(QUOTE, draft)), MAX_DRAFT_QUOTES, "处引文", "处")):
-        if count > limit:
-            return f"草稿有 {count} {counted}，超过逐句核对的上限 {limit} {unit}，请人工复核"
-    return None
+def no_evidence(sentence, cited, context):
+    """写了 evidence 的回答，每句有事实的话都要有依据：这句里没被任何 claim 盖住的分句还说着事实，就指出来。
+    例：“试用 7 天，到期后自动续费。”只给了“试用 7 天”的依据 -> 这句话里「到期后自动续费」没有给出依据。"""
+    if context.evidence is None or not sentence.in_draft:
+        return []
+    whole, covered, parts, start = plain(sentence.text), set(), [], 0
+    for claim in map(plain, sentence.claims):   # 每条 claim 在这句里盖住的字（按 plain 的写法数）
+        found = 0 if whole in claim else whole.find(claim)
+        covered |= set(range(found, found + max(len(claim), len(whole) if whole in claim else 0))) if found >= 0 else set()
+    for part in re.split(CLAUSE_BREAK, re.sub(LEAD_IN, "。", nfkc(sentence.text))):
+        found = whole.find(plain(part), start)
+        start = found + len(plain(part)) if found >= 0 else start
+        if found < 0 or len(covered & set(range(found, start))) * 2 < len(plain(part)):   # 一半以上没被盖住
+            parts.append(part)
+    if re.search(NOT_IN_DOCUMENTS, sentence.text):   # 说资料里没有的那一句里，提问的分句也不是事实
+        parts = [part for part in parts if not re.search(ASKING, part)]
+    missing = [part for part in parts if is_claim(part) and not re.search(SIGN_OFF, part) and
+               len(content_chars(re.sub(COURTESY + "|" + REASONING, "", part.strip()))) >= 2]
+    if missing and not sentence.claims:
+        return [f"这句话没有给出依据：「{one_line(sentence.text, 31)}」"]
+    return [f"这句话里「{one_line(part.strip(), 21)}」没有给出依据" for part in missing]
 
 
-def grounding_findings(draft, sources, hits, question=""):
-    """[(规则, 问题)]：每个句子交给规则表里的每条规则；同一个问题只报一次。"""
-    cited = [hit for source in sources for hit in hits if hit["id"] == source]
-    context = Context(cited, hits, question)
-    sentences = sentences_of(draft, context)
-    context.drafted = [(quantity, clause) for sentence in sentences for clause in sentence.clauses
-                       for quantity in clause.quantities]
-    context.position = {id(quantity): index for index, (quantity, _) in enumerate(context.drafted)}   # 按“是哪一个”找，同样的数会写好几次
-    findings = []
-    for sentence in sentences:
-        for rule in RULES:
-            findings += [(rule, problem) for problem in rule.find(sentence, cited, context)]
-    return list(dict.fromkeys(findings))
+def is_claim(clause):
+    """分句里有没有要核对的事实：去掉客套话以后还剩字，而且不是“资料里没有提到……”“建议咨询人工客服”这类话。"""
+    if re.search(NO_CLAIM, clause) and not re.search(r"\d", clause):
+        return False
+    return bool(re.search(r"[^\W_]", re.sub(COURTESY, "", clause)))
+
+
+# ---- 2. 更多数量写法 ----
+
+def spelled_amounts(text):
+    """READERS 的一种读法：quantities_in 认得的写法都算（七天、八折、百分之二十、半小时、1.2 万元、3 月 5 日、下午 3 点、
+    周一至周五……）。返回 ({(值, 单位): 写法}, 读过的部分换成空格的文字)。“八折” -> ({(80.0, "折"): "八折"}, "  ")。
+    日期只比月和日（(3, 5)），钟点按分钟（下午 3 点 = 900）。“半小时”和“30 分钟”不算同一个数量：要换算的，人来看。"""
+    found = {}
+    for kind, value, shown in quantities_in(text):
+        found[(value[1:] if kind == "日期" else float(value) if isinstance(value, str) else value, kind)] = shown
+        text = text.replace(shown, " " * len(shown), 1)
+    return found, text
+
+
+READERS.append(spelled_amounts)
+
+
+# ---- 3. claim 和自己的引文再比几样：先按分句对齐，再比说反了、条件词、谁来承担、一律和限定、例外、链接电话、另一档 ----
+PHONE = r"(?<![\d-])(?:\d{3,4}-\d{3,4}-\d{3,4}|\d{3,4}-\d{7,8}|1\d{10})(?![\d-])"   # 400-820-1234、010-12345678、手机号
+EXCEPTION = r"^\s*但|除[^，。；]{0,12}?(?:外|以外|之外)|^\s*(?:仅|只)"   # 紧跟在引文后面的分句以它们开头：例外
+LIMIT_INSIDE = r"仅限|只限|(?<!提)前\s*(?:\d+|[一二两三四五六七八九十]+)\s*[名位个]"   # 引文所在的分句里、引文外面的限定
+# 反义的条件词、单位：claim 和引文只差这一处，意思就变了
+OPPOSITES = [{"前", "后"}, {"内", "外"}, {"上", "下"}, {"多", "少"}, {"早", "晚"}, {"或", "和"}, {"或", "且"}, {"高", "低"},
+             {"最高", "最低"}, {"之前", "之后"}, {"以前", "以后"}, {"当天", "次日"}, {"小时", "天"}, {"天", "周"}, {"周", "月"},
+             {"月", "年"}, {"分钟", "小时"}, {"每天", "每小时"}, {"含", "不含"}]
+WHO_DOES = r"由\s*([^\s，。；、]{1,12}?)\s*(?:自己|自行|全额|全部|统一|另行)?(承担|支付|负责|垫付|提供|办理|申请|发起|出具|寄回|赔付|补足|退还)"
+APART = 0.5     # claim 的一个分句和它的引文实字重合不到一半：引文说的多半不是这件事（或者是追加的话）
+
+
+@functools.lru_cache(maxsize=64)   # 说反了、条件词、谁来承担三条规则都要同一句的对齐：只算一次
+def matched_parts(sentence):
+    """[(claim 的分句, 它的引文里说同一件事的分句)]：实字重合最多、而且至少占 claim 分句的一半，才算同一件事。
+    例：claim「香烟可以报销」，quote「餐饮可以报销，但酒水、香烟不予报销」 -> [("香烟可以报销", "香烟不予报销")]。"""
+    pairs = []
+    for claim, items in sentence.claims.items():
+        theirs = [part for item in items for part in re.split(CLAUSE_BREAK, nfkc(item["quote"])) if part.strip()]
+        for part in re.split(CLAUSE_BREAK, nfkc(claim)):
+            words = content_chars(part)
+            best = max(theirs, key=lambda other: len(words & content_chars(other)))
+            if len(words) >= 2 and len(words & content_chars(best)) * 2 >= len(words):
+                pairs.append((part, best))
+    return pairs
+
+
+@functools.lru_cache(maxsize=4096)   # 对齐时每个引文分句要和每个 claim 分句比：同一段文字只拆一次
+def content_chars(text):
+    """实字的集合：汉字和字母，虚字、否定词、数字不算。“可以报销” -> {"报", "销"}。"""
+    text = re.sub(NEGATIVE, "", re.sub(NOT_NEGATIVE, "", text))
+    return {char for char in re.findall(r"[^\W\d_]", text.casefold()) if char not in FUNCTION_CHARS}
+
+
+def opposite_in_part(sentence, cited, context):
+    """核心的 opposite_of_quote 只比整段引文里说法一致的词；引文里“可以…但不予…”两种都有时，按分句对齐再比：
+    claim 的分句和引文里说同一件事的分句有两个以上相同的词，其中一个一边被否定、一边没有。
+    例：claim「酒水、香烟可以报销」，quote「餐饮、交通可以报销，但酒水、香烟不予报销」 -> 意思说反了（「报销」）。"""
+    problems = []
+    mixed = {word for items in sentence.claims.values() for word, states in
+             negations(" ".join(item["quote"] for item in items)).items() if len(states) == 2}   # 整段引文里两种说法都有的词
+    for part, best in matched_parts(sentence):
+        mine, theirs = negations(part), negations(best)
+        flipped = [word for word, states in mine.items() if word in mixed and len(states) == 1 and theirs.get(word) == {not min(states)}]
+        if flipped and len(set(mine) & set(theirs)) >= 2:   # 只有这一个词相同：说的多半不是同一件事
+            problems.append(f"意思说反了（「{flipped[0]}」）：草稿「{one_line(part, 21)}」，引文「{one_line(best, 21)}」")
+    return problems
+
+
+def condition_unlike_quote(sentence, cited, context):
+    """条件词换成了相反的：claim 的分句和引文里说同一件事的分句逐字对照，只有一处不同、而且正好是一对反义的条件词
+    （前/后、内/外、以上/以下、至多/至少、或/和、小时/天……，见 OPPOSITES），或者用了相反一类的条件词（见 conditions）。
+    例：claim「到期前 7 天内未续费的」，quote「到期后 7 天内未续费的」 -> 条件变了（引文是“后”，草稿写成“前”）。"""
+    import difflib   # 只有这里和 quote_not_in_source 用到
+    problems = []
+    for part, best in matched_parts(sentence):
+        mine, theirs = plain(part), plain(best)
+        for op, a1, a2, b1, b2 in difflib.SequenceMatcher(None, mine, theirs, autojunk=False).get_opcodes():
+            if op == "replace" and any({mine[a1:a2], theirs[b1:b2]} <= group for group in OPPOSITES):
+                problems.append(f"条件变了（引文是“{theirs[b1:b2]}”，草稿写成“{mine[a1:a2]}”）：草稿「{one_line(part, 21)}」，"
+                                f"引文「{one_line(best, 21)}」")
+        words, others = conditions(part), conditions(best)
+        problems += [f"条件变了（引文是“{others[other]}”，草稿写成“{word}”）：草稿「{one_line(part, 21)}」，引文「{one_line(best, 21)}」"
+                     for name, word in words.items() for group in EXCLUSIVE if name in group
+                     for other in sorted(group - {name}) if other in others and other not in words and name not in others]
+    return problems
+
+
+def role_unlike_quote(sentence, cited, context):
+    """谁来承担、谁来办换了人：claim「运费由商家承担」，quote「运费由顾客承担」 -> 由谁承担变了。
+    草稿对客户说“由您承担”，引文写的是一个人（业主、借用人、住户……以“人、者、主、户、员、客、方”结尾），算同一方。"""
+    problems = []
+    for part, best in matched_parts(sentence):
+        theirs = dict((verb, who.replace("的", "")) for who, verb in re.findall(WHO_DOES, best))
+        for who, verb in [(who.replace("的", ""), verb) for who, verb in re.findall(WHO_DOES, part)]:
+            mine = "客户" if re.fullmatch(CUSTOMER, who) else who
+            if verb in theirs and theirs[verb] != who and not (mine == "客户" and re.search("[人者主户员客方]$", theirs[verb])):
+                problems.append(f"由谁{verb}变了：引文是「由{theirs[verb]}{verb}」，草稿写成「由{who}{verb}」")
+    return problems
+
+
+def wider_than_quote(sentence, cited, context):
+    """claim 说“一律”“所有”“都可以”，原文从句首到引文为止却有限定（但…除外、仅、部分、超过 N 天）或者给那样东西
+    加了定语（“所有会员”，原文是“金卡会员”）：说得过宽。例：claim「所有包裹一律免费保管」，原文“包裹免费保管 3 天，
+    超过 3 天的每天收 1 元” -> 原文有限定「超过 3」。"""
+    problems = []
+    for claim, items in sentence.claims.items():
+        universal = re.search(UNIVERSAL, nfkc(claim))
+        if not universal or re.search(LIMITER, nfkc(claim)) or any(universal.group() in item["quote"] for item in items):
+            continue
+        around = " ".join("，".join(parts) for item in items for parts, _ in quote_pieces(item, context))
+        noun = re.match(r"[^\W\d_]{2}", nfkc(claim)[universal.end():]) if universal.group() in ("所有", "任何") else None
+        limit = re.search(LIMITER + "|" + CONDITION_LIMIT, around) or \
+            (noun and re.search(f"(?<![所有全部一律])(?<!所有)[^\\W\\d_]{{2}}{noun.group()}", around))
+        if limit:
+            problems.append(f"原文有限定「{limit.group()}」，草稿却说「{universal.group()}」：「{one_line(claim, 31)}」")
+    return problems
+
+
+def dropped_exception(sentence, cited, context):
+    """引文停在了例外前面：原文里紧接着引文的分句是“但…”“…除外”“仅…”，或者引文盖住的分句里有“仅限…”“前 N 名”，
+    草稿里却一点没提（那段话的实字一大半不在草稿里，或者它的数字草稿里没有）。
+    例：quote「购买镜架同时配镜片的，镜片享9折」，原文接着是“但渐进多焦点镜片和特价镜片除外” -> 指出这个分句。"""
+    problems, items = [], [item for items in sentence.claims.values() for item in items]
+    if items and not hasattr(context, "said"):   # 整份草稿的实字和数量，每份回答只算一次
+        context.said = content_chars(context.draft), {value for value, _ in amounts(context.draft)}
+    for item in items:
+        said, numbers = context.said
+        for parts, covered in quote_pieces(item, context):
+            following = [part for part in parts[covered[-1] + 1:covered[-1] + 2] if re.search(EXCEPTION, part)]
+            inside = [found.group() for i in covered for found in re.finditer(f"(?:{LIMIT_INSIDE})[^，。；]{{0,6}}", parts[i])]
+            for phrase in following + inside:
+                words = content_chars(re.sub(LIMIT_INSIDE + "|" + EXCEPTION, "", phrase))
+                if len(words & said) * 2 < len(words) or not {value for value, _ in amounts(phrase)} <= numbers:
+                    problems.append(f"引文停在了例外前面：原文还有「{one_line(phrase.strip(), 31)}」，草稿没有提")
+    return problems
+
+
+def quote_pieces(item, context):
+    """引文所在的原文句子（按 。；！？ 切），每句切成分句：[(分句们, 引文盖住的分句的位置)]。"""
+    quote = plain(item["quote"])
+    found = [(parts, [i for i, part in enumerate(parts) if plain(part) in quote or quote in plain(part)])
+             for parts in pieces_of(context.sent.get(item["source"], ""))]
+    return [(parts, covered) for parts, covered in found if covered]
+
+
+@functools.lru_cache(maxsize=256)   # 每条依据都要看一遍它的片段：同一个片段只切一次
+def pieces_of(text):
+    """片段按 。；！？ 切成句、每句切成分句（空的不要）：“甲，乙。丙。” -> (("甲", "乙。"), ("丙。",))。"""
+    return tuple(tuple(part for part in re.split(CLAUSE_BREAK, piece) if plain(part))
+                 for piece in re.split(r"(?<=[。；;！？!?\n])", nfkc(text)))
+
+
+def contact_unlike_quote(sentence, cited, context):
+    """claim 里的链接和电话号码要和它的引文里的一模一样（链接没写 https:// 时主机和路径相同就算）。
+    例：claim「预约请拨 400-820-1235」，quote「预约电话 400-820-1234」 -> 电话 400-820-1235 不在引文里。"""
+    problems = []
+    for claim, items in sentence.claims.items():
+        quotes = nfkc(" ".join(item["quote"] for item in items))
+        links = {link_key(link) for link in re.findall(LINK, quotes)}
+        for link in re.findall(LINK, nfkc(claim)):
+            scheme, host, path = link_key(link)
+            if (scheme, host, path) not in links and not (scheme == "" and any(k[1:] == (host, path) for k in links)):
+                problems.append(f"链接 {link.rstrip('.,;:!?)]}') } 不在它的引文里：「{one_line(claim, 31)}」")
+        phones = {re.sub(r"\D", "", phone) for phone in re.findall(PHONE, quotes)}
+        problems += [f"电话 {phone} 不在它的引文里：「{one_line(claim, 31)}」"
+                     for phone in re.findall(PHONE, nfkc(claim)) if re.sub(r"\D", "", phone) not in phones]
+    return problems
+
+
+def term_from_elsewhere(sentence, cited, context):
+    """另一档的词：claim 里有个两字词引文里没有、片段别处有，原文的句首分句或引文盖住的分句里又有个只有第一个字不同的词
+    （金卡/银卡、四星/五星、单人/双人）。例：原文“金卡会员享八折，银卡会员享九折”，claim「银卡会员享八折」，
+    quote「金卡会员……享八折」 -> 「银卡」在引文那句里是「金卡」。"""
+    problems = []
+    for claim, items in sentence.claims.items():
+        mine = two_char_words(claim)
+        around = two_char_words(" ".join(" ".join(parts[i] for i in {0, *covered}) for item in items
+                                         for parts, covered in quote_pieces(item, context)))
+        chunk = plain(" ".join(context.sent.get(item["source"], "") for item in items))
+        for term in sorted(word for word in mine - around if word in chunk):
+            rivals = sorted(word for word in around - mine if word[1] == term[1] and word[0] not in claim)
+            if rivals and not {term[0], rivals[0][0], term[1]} & FUNCTION_CHARS and term[1] not in "内外前后上下" and \
+                    negations(claim).get(term) != {True}:   # “不收费”和“免费”是一回事；“内、前”这类由条件词检查管
+                problems.append(f"「{term}」在引文那句里是「{rivals[0]}」：草稿「{one_line(claim, 31)}」")
+    return problems
+
+
+@functools.lru_cache(maxsize=1024)   # 同一个片段、同一段引文要和每个 claim 比：只拆一次
+def two_char_words(text):
+    """相邻两个字（都是汉字或字母，不跨标点和数字）：“金卡享 85 折，银卡” -> {"金卡", "卡享", "银卡"}。"""
+    runs = re.findall(r"[^\W\d_]+", nfkc(text).casefold())
+    return frozenset(run[i:i + 2] for run in runs for i in range(len(run) - 1))
+
+
+def clause_unlike_quote(sentence, cited, context):
+    """claim 的一个分句和它的引文说的不像同一件事（实字重合不到 APART）：引文可能和这句无关，或者分句是追加的。
+    只给出这一对话（草稿 ↔ 引文）让人对照。例：claim「…，并且赠送一次免费清洗」，quote「精洗每次 80 元」。"""
+    problems = []
+    for claim, items in sentence.claims.items():
+        theirs = content_chars(" ".join(item["quote"] for item in items))
+        for part in re.split(CLAUSE_BREAK, nfkc(claim)):
+            words = content_chars(re.sub(COURTESY, "", part))
+            if len(words) >= 3 and is_claim(part) and len(words & theirs) < APART * len(words):
+                problems.append(f"草稿「{one_line(part.strip(), 21)}」↔ 引文「{one_line(items[0]['quote'], 31)}」：说的不像同一件事")
+    return problems
+
+
+# ---- 4. 没写 evidence 的回答：逐句和引用的片段对齐，猜每句话的出处（上一版的核对） ----
+# 没有依据可查，只能猜：每句话切成分句，和引用的片段里最像的分句对齐，再比数量、链接、引文、意思。
+# 这些规则都由 guessing 包起来，只在回答没写 evidence 时才用。
+
+SUPPORT_THRESHOLD = 0.25   # 句子与引用片段的字二元组重合度下限：低于它多半是引错了来源或编出来的
+MIN_BIGRAMS = 8            # 少于 8 个二元组的句子不做整句检查（如“资料 [2] 提到”）：太短，重合度没有意义
+def guessing(find):
+    """把逐句猜的规则 find(分句切好的句子, 引用的片段, GuessContext) 包成规则表的样子：只管没写 evidence 的回答；
+    整份草稿只准备一次（prepared_guess），再按句子的原文找到准备好的那一句。"""
+    @functools.wraps(find)
+    def rule(sentence, cited, context):
+        if context.evidence is not None:
+            return []
+        guess, sentences = prepared_guess(context, cited)
+        return find(sentences[sentence.text], cited, guess)
+    return rule
+
+
+def prepared_guess(context, cited):
+    """逐句猜要的准备，每份草稿只做一次，记在 context.guess 上：(GuessContext, {句子原文: 切好分句的句子})。
+    句子和核心的一样切（split_sentences、strip_markers），所以按原文找得到。"""
+    if getattr(context, "guess", None) is None:
+        guess = GuessContext(cited, context.hits, context.question)
+        sentences = sentences_of(context.draft, guess)
+        guess.drafted = [(quantity, clause) for sentence in sentences for clause in sentence.clauses
+                         for quantity in clause.quantities]
+        guess.position = {id(quantity): index for index, (quantity, _) in enumerate(guess.drafted)}   # 同样的数会写好几次
+        context.guess = guess, {sentence.text: sentence for sentence in sentences}
+    return context.guess
 
 
 def sentences_of(draft, context):
@@ -357,7 +794,7 @@ def sentences_of(draft, context):
         if re.search(NOT_IN_DOCUMENTS, body):   # 说资料里没有的那一句里，提问的分句也不是事实
             parts = [part for part in parts if not re.search(ASKING, part)]
         clauses = [Clause(shown_like(part, piece, normal), context) for part in parts if is_claim(part)]
-        sentences.append(Sentence(piece, clauses))   # 没有要核对的分句，链接、引文和编号也照样要查
+        sentences.append(GuessSentence(piece, clauses))   # 没有要核对的分句，链接、引文和编号也照样要查
     return sentences
 
 
@@ -372,13 +809,6 @@ def is_claim(clause):
     if re.search(NO_CLAIM, clause) and not re.search(r"\d", clause):
         return False
     return bool(re.search(r"[^\W_]", re.sub(COURTESY, "", clause)))
-
-
-def unsent_id(sentence, cited, context):
-    """正文里写着这次没发送的片段编号（[D04#1]）：等于引用了没发送的资料，和第 02 课的硬规则一样拒绝整份回答。"""
-    allowed = "、".join(sorted(context.sent))
-    return [f"来源「{one_line(marker, 40)}」不在这次发送的资料里（只允许 {allowed}）"
-            for marker in re.findall(ID_IN_TEXT, nfkc(sentence.text)) if marker not in context.sent]
 
 
 def unsupported_number(sentence, cited, context):
@@ -444,42 +874,11 @@ def unsupported_sentence(sentence, cited, context):
     return [problem]
 
 
-def mark_grounding(result, hits):
-    """格式检查通过之后：列出没被引用的命中片段（只是信息），再核对草稿的出处。有问题就把 status 改成
-    needs_review（退出码 1）；正文里写了没发送的编号，就像硬规则一样拒绝（抛出 NoAnswer）。返回退出码。"""
-    result["uncited_hits"] = [hit["id"] for hit in hits if hit["id"] not in result["sources"]]
-    if result["status"] != "draft":
-        return EXIT_OK
-    verdict = check_grounding(result["draft"], result["sources"], hits, result["question"])
-    if verdict["status"] == "rejected":
-        raise rejected(*verdict["problems"])
-    result["hints"] = verdict["hints"]
-    if verdict["hints"]:   # 提示不改变状态：写在 stderr 上给人看，也放进输出的 hints
-        print(f"提示（不改变状态）：{len(verdict['hints'])} 处可以再看一眼。", *(f"  - {h}" for h in verdict["hints"]),
-              sep="\n", file=sys.stderr)
-    if verdict["status"] == "draft":
-        print("核对出处：数量、链接、引文和句子都能在引用的片段里找到，没有发现说反的地方。", file=sys.stderr)
-        return EXIT_OK
-    print(f"核对出处：{len(verdict['problems'])} 处需要人工复核。", *(f"  - {p}" for p in verdict["problems"]),
-          sep="\n", file=sys.stderr)
-    result.update(status="needs_review", problems=verdict["problems"])
-    return EXIT_REVIEW
-
-
-# ---------- 第 04 课 · 扩展规则（选读）：句子和片段怎样准备、数量的各种写法、比意思的规则、规则表 ----------
-# 核心规则够用来理解出处核对；下面这些让它在真实的回答上更准：同一个数的不同写法、一步算出来的数、
-# 条件词、说反的否定、谁来承担、丢掉的例外、挪到另一档的数字。每条规则抓到多少、误标多少，写在最后的规则表里。
-
 CLAUSE_MATCH = 0.5         # 分句和原文某个分句的二元组（数字不算）有一半相同，才算“说的是同一件事”，才比较意思
 NEW_CHARS = 4              # 一个分句里有 4 个以上说事实的字是片段里没有的、又占了一大半，就单独指出这个分句
 # 草稿里在替客户算账的字样：有它们时，算错的数会连同该有的算式一起指出
 OPERAND_REACH = 8          # 算账只用草稿里这个数前后各 8 个数（和问题里的数）：真算式的数都写在附近，也免得数字一多就越算越慢
 ARITHMETIC = r"一共|总共|合计|共计|总价|总额|算下来|加起来|折后|优惠后|实付|[=＝×*+＋]|乘以|加上|减去"
-# 虚字：只管语气和连接，不说事实。比较“这个分句是不是新说法”时不算它们
-FUNCTION_CHARS = set("的地得了着过是在也就都会要这那个些您你我们他她它有和或与及而但如果为把被让给对向从到还再又很更最已将可以呢吗吧啊呀哦嘛其该每之所")
-REASONING = r"所以|因此|也就是说|属于|符合|范围内|这一档|即|按照|根据|换句话说|总的来说|简单来说"
-
-
 class Chunk:
     """一个命中片段，为核对准备一次：切好的分句、全部数量、二元组、切好的词（找引文用）。"""
 
@@ -495,7 +894,7 @@ class Chunk:
 
 class Clause:
     """一个分句：原文、切好的词、二元组（数字换成 # 的另算一份，用来找“说的是同一件事”的原文分句）、里面的数量。
-    草稿的分句还记下原文里说同一件事的分句 similar、最像的 original 和一样像的 closest（见 Context.align）。"""
+    草稿的分句还记下原文里说同一件事的分句 similar、最像的 original 和一样像的 closest（见 GuessContext.align）。"""
 
     def __init__(self, text, context=None, sentence=""):
         self.text, self.sentence = text.strip(), sentence   # sentence：片段的分句记下它所在的整句（看限定词用）
@@ -509,7 +908,7 @@ class Clause:
         self.original = self.similar[0] if self.similar else None
 
 
-class Sentence:
+class GuessSentence:
     """草稿的一句话：原文 text、要核对的分句 clauses、全句（客套话除外，数字换成 #）的二元组 pairs。"""
 
     def __init__(self, text, clauses):
@@ -522,7 +921,7 @@ def prepared_chunk(hit_id, title, text):
     return Chunk({"id": hit_id, "title": title, "text": text})
 
 
-class Context:
+class GuessContext:
     """一次核对里各条规则共用的东西：引用的片段（每个只准备一次）、允许的编号、问题里的数、草稿前面算出的数。"""
 
     def __init__(self, cited, hits, question):
@@ -647,8 +1046,6 @@ PART_OF_DAY = r"(上午|早上|早晨|中午|下午|傍晚|晚上|夜里|夜间|
 CLOCK = PART_OF_DAY + r"\s*(\d{1,2})\s*:\s*(\d{2})"
 HOUR = PART_OF_DAY + r"\s*(\d{1,2}|[一二两三四五六七八九十]{1,3})\s*点\s*(半|(\d{1,2})\s*分)?"
 TOKEN = r"[a-z0-9]+(?:\.[0-9]+)*|[^\W_]"   # 一个英文词或数字算一个单位，一个汉字算一个单位
-ABBREVIATION = r"(?i)(?:\be\.g|\bi\.e|\betc|\bvs)$"
-LIST_MARKER = r"(?m)^[^\S\n]*(?:#+|[-*•·●▪]|\d{1,2}[.、)）](?!\d)|[（(]\d{1,2}[)）]|第[一二三四五六七八九十]+[、，,：:])\s*"
 
 
 def chinese_number(text):
@@ -803,24 +1200,6 @@ def tokens(text):
     return re.findall(TOKEN, text.casefold())
 
 
-def split_sentences(text):
-    """按 。！？!? 和换行切句；英文句点后面要有空白才算句末，所以 3.5、e.g. 不会被切开。"""
-    sentences, start = [], 0
-    for match in re.finditer(SENTENCE_END, text):
-        if match.group() == "." and re.search(ABBREVIATION, text[start:match.start()]):
-            continue
-        if text[start:match.end()].strip():
-            sentences.append(text[start:match.end()].strip())
-        start = match.end()
-    return sentences + ([text[start:].strip()] if text[start:].strip() else [])
-
-
-def strip_markers(text):
-    """去掉引用标记、列表序号和 Markdown 的加粗（[1]、^[2]、①、行首的“1.”“- ”“## ”、**），它们不是事实。"""
-    text = re.sub(r"\^?\[\d+\]|[\u2460-\u2473]|\*\*", " ", text)
-    return re.sub(LIST_MARKER, "", text)
-
-
 def found_in(known, kind, value):
     """数量清单 known（片段或分句里的）里有没有草稿的这个数量。时间、星期按值比；日期没写年份时只比月和日；
     片段里没写单位的数字，支持任何单位（百分数除外）；草稿没写单位的数字，片段里有这个数就算；换算得过来的也算（一周 = 7 天）。"""
@@ -940,16 +1319,10 @@ CONDITIONS = {"以内": "不超过|不多于|不高于|不足|未满|不到|以�
               "或": "或者|或是|或|任选|任一|之一", "并且": "并且|(?<![而并])且|同时满足|均需|均须",
               "每天": "每天|每日", "每周": "每周|每星期", "每月": "每月|每个月", "每年": "每年|每个年度"}
 AFTER_UNIT = {"内": "以内", "前": "以内", "后": "以上"}   # 只在单位后面才算：“7 天内”“24 小时前”“30 天后”
-EXCLUSIVE = [{"以内", "以上"}, {"当天", "次日"}, {"或", "并且"}, {"每天", "每周", "每月", "每年"}]
 # 谁来做、谁来付：“由商家承担”“由顾客自行支付”
 ROLE = r"由\s*([^\W\d_]{1,6}?)\s*(?:自己|自行|全额|全部|统一|另行)?(承担|支付|负责|垫付|提供|办理|申请|发起|出具|寄回|赔付|补足|退还)"
-# 说得绝对的词，和原文里限定范围的话：“一律可退”对“但定制商品除外”
-CUSTOMER = r"您|你|客户|顾客|用户|买家|消费者|会员|乘客|游客|学员|本人|受检者|旅客"   # “由您承担”就是“由客户承担”
-UNIVERSAL = r"一经|一律|全部|所有|全都|全程|任何|一经|无论|均可|均不|都可以|都能|都不|都免费|都享|不限|统一|永久"
-CONDITION_LIMIT = r"(?:超过|不足|未满|以内|以上)\s*\d+|\d+\s*(?:天|小时|个月|日)(?:内|以内|之内|后|以后)"   # 超过 15 天、15 天内
+# 原文分句里限定范围的话：“仅限新用户”“前 2 小时”
 SCOPE = r"(?:仅限?|只有|只限|首次|首单|部分)([^\W_]{2,4})|(前\s*(?:\d+|[一二两三四五六七八九十]+)\s*个?(?:小时|天|次|名|位|单|月|年|分钟|周|晚))"
-LIMITER = (r"除[^，。；]{0,12}?(?:外|以外|之外)|但|仅|只有|只限|只能|限|部分|首次|首单|不含|不包括|例外|"
-           r"前\s*(?:\d+|[一二两三四五六七八九十]+)\s*个?(?:小时|天|次|名|位|单|月|年|分钟|周|晚)")
 
 
 def flipped_condition(sentence, cited, context):
@@ -1162,37 +1535,57 @@ def roles(text):
     return {verb: "客户" if re.fullmatch(CUSTOMER, who) else who for who, verb in re.findall(ROLE, text)}
 
 
-class Rule:
-    """规则表的一行：规则函数（名字就是它找的毛病）、它抓什么、一个例子，以及 grounding_eval.py 量出来的
-    measured = (标注集上标出的错误回答, 标注集上误标的如实回答, 盲测集上标出的错误回答, 盲测集上误标的如实回答)。
-    level：refuses 的规则拒绝整份回答；标出的回答里至少 RELIABLE 真的有错，改成 needs_review；其余只写进 hints。"""
-
-    def __init__(self, find, catches, example, measured, refuses=False):
-        self.find, self.name, self.catches, self.example, self.measured = find, find.__name__, catches, example, measured
-        right, wrong = measured[0] + measured[2], measured[1] + measured[3]
-        self.level = "rejected" if refuses else "needs_review" if right >= RELIABLE * (right + wrong) else "hint"
-
-    def __repr__(self):
-        return self.name
-
-
-# 规则表：check_grounding 按这个顺序把每句话交给每条规则。前五条是核心（第 04 课正文），其余是扩展规则。
-# measured 由 python checks/grounding_eval.py --rules 量出（标注集 grounding_cases.json、盲测集 grounding_holdout.json）；
-# checks/test_grounding.py 核对这里写的数和实测相同。
+# 规则表的其余各行（核心的五条登记在核心末尾）。measured 由 python checks/grounding_eval.py --rules 量出
+# （标注集 grounding_cases.json、盲测集 grounding_holdout.json）；checks/test_grounding.py 核对这里写的数和实测相同。
 RULES += [
-    Rule(unsent_id, "正文里写了没发送的片段编号", "试用 7 天 [D04#1]（只发送了 D01#1）", (45, 0, 6, 0), refuses=True),
-    Rule(unsupported_number, "数字、单位、日期时间、算错的数", "试用 30 天（原文 7 天）", (224, 18, 27, 6)),
-    Rule(changed_link, "改过或编出来的链接", "help.example.com/trial（原文 …/trial-terms）", (49, 0, 6, 0)),
-    Rule(altered_quote, "引号里改过的原文", "“从不主动发送”（原文“从不自动发送”）", (4, 0, 0, 0)),
-    Rule(unsupported_sentence, "编出来的句子、出处写错", "到期后会自动转成付费的正式版", (47, 11, 4, 1)),
-    Rule(flipped_condition, "条件词反了", "超过 15 天可以退款（原文 15 天内）", (58, 1, 4, 0)),
-    Rule(flipped_polarity, "说反了（可以↔不予）", "15 天内不能申请退款（原文可以）", (46, 8, 3, 1)),
-    Rule(swapped_role, "谁来承担、谁来办换了", "运费由顾客承担（原文由商家承担）", (4, 0, 0, 0)),
-    Rule(dropped_limit, "丢了例外或限定、说得过宽", "一律可以退款（原文：但定制商品除外）", (23, 5, 7, 2)),
-    Rule(moved_number, "数字挪到另一档", "单人 299 元（原文单人 199 元、双人 299 元）", (48, 11, 5, 4)),
-    Rule(unsupported_clause, "整句有依据，却追加了一个分句", "试用 7 天，须提前一天预约", (61, 23, 6, 10)),
-    Rule(swapped_clauses, "两个分句的说法对调", "客服人员写草稿……由助手检查", (30, 0, 1, 0)),
+    # 写了 evidence 的回答：依据的覆盖、算出来的数、claim 和自己的引文再比几样
+    Rule(claim_not_in_draft, "依据的 claim 不是草稿里的话", "claim「试用 7 天」，草稿写的是 10 天", (0, 0, 0, 0)),
+    Rule(no_evidence, "有事实却没给依据的句子或分句", "“到期后自动续费”没有 evidence", (18, 3, 5, 4)),
+    Rule(opposite_in_part, "claim 的分句和引文对应的分句一个肯定一个否定", "香烟可以报销（引文：但酒水、香烟不予报销）", (3, 0, 1, 0)),
+    Rule(condition_unlike_quote, "claim 的条件词和引文相反", "7 天后可以退款（引文 7 天内）", (8, 0, 2, 0)),
+    Rule(role_unlike_quote, "claim 里谁来承担换了", "由商家承担（引文由顾客承担）", (6, 0, 0, 0)),
+    Rule(wider_than_quote, "claim 说一律，原文有限定", "所有镜片都打 9 折（原文：但渐进片除外）", (6, 0, 1, 0)),
+    Rule(dropped_exception, "引文停在了例外前面", "quote 到“享 9 折”为止，原文接着“但…除外”", (11, 3, 2, 0)),
+    Rule(contact_unlike_quote, "claim 的链接、电话和引文不同", "400-820-1235（引文 400-820-1234）", (6, 0, 1, 0)),
+    Rule(term_from_elsewhere, "claim 用了另一档的词", "银卡享 85 折（引文：金卡享 85 折）", (8, 1, 0, 1)),
+    Rule(clause_unlike_quote, "claim 的分句和引文说的不像同一件事", "…，并且赠送一次清洗（引文只说价钱）", (30, 34, 10, 5)),
+    # 没写 evidence 的回答：逐句猜出处
+    Rule(guessing(unsupported_number), "数字、单位、日期时间、算错的数", "试用 30 天（原文 7 天）", (224, 18, 27, 6)),
+    Rule(guessing(changed_link), "改过或编出来的链接", "help.example.com/trial（原文 …/trial-terms）", (49, 0, 6, 0)),
+    Rule(guessing(altered_quote), "引号里改过的原文", "“从不主动发送”（原文“从不自动发送”）", (4, 0, 0, 0)),
+    Rule(guessing(unsupported_sentence), "编出来的句子、出处写错", "到期后会自动转成付费的正式版", (47, 11, 4, 1)),
+    Rule(guessing(flipped_condition), "条件词反了", "超过 15 天可以退款（原文 15 天内）", (58, 1, 4, 0)),
+    Rule(guessing(flipped_polarity), "说反了（可以↔不予）", "15 天内不能申请退款（原文可以）", (46, 8, 3, 1)),
+    Rule(guessing(swapped_role), "谁来承担、谁来办换了", "运费由顾客承担（原文由商家承担）", (4, 0, 0, 0)),
+    Rule(guessing(dropped_limit), "丢了例外或限定、说得过宽", "一律可以退款（原文：但定制商品除外）", (23, 5, 7, 2)),
+    Rule(guessing(moved_number), "数字挪到另一档", "单人 299 元（原文单人 199 元、双人 299 元）", (48, 11, 5, 4)),
+    Rule(guessing(unsupported_clause), "整句有依据，却追加了一个分句", "试用 7 天，须提前一天预约", (61, 23, 6, 10)),
+    Rule(guessing(swapped_clauses), "两个分句的说法对调", "客服人员写草稿……由助手检查", (30, 0, 1, 0)),
 ]
+
+
+def mark_grounding(result, hits):
+    """格式检查通过之后：列出没被引用的命中片段（只是信息），再核对草稿的出处。有问题就把 status 改成
+    needs_review（退出码 1）；正文里写了没发送的编号，就像硬规则一样拒绝（抛出 NoAnswer）。返回退出码。"""
+    result["uncited_hits"] = [hit["id"] for hit in hits if hit["id"] not in result["sources"]]
+    if result["status"] != "draft":
+        return EXIT_OK
+    verdict = check_grounding(result["draft"], result["sources"], hits, result["question"], result.get("evidence"))
+    if verdict["status"] == "rejected":
+        raise rejected(*verdict["problems"])
+    result["hints"] = verdict["hints"]
+    if verdict["hints"]:   # 提示不改变状态：写在 stderr 上给人看，也放进输出的 hints
+        print(f"提示（不改变状态）：{len(verdict['hints'])} 处可以再看一眼。", *(f"  - {h}" for h in verdict["hints"]),
+              sep="\n", file=sys.stderr)
+    if verdict["status"] == "draft":
+        checked = "每条依据的引文都在片段里，每句话和自己的引文对得上" if result.get("evidence") is not None else \
+            "数量、链接、引文和句子都能在引用的片段里找到"
+        print(f"核对出处：{checked}，没有发现说反的地方。", file=sys.stderr)
+        return EXIT_OK
+    print(f"核对出处：{len(verdict['problems'])} 处需要人工复核。", *(f"  - {p}" for p in verdict["problems"]),
+          sep="\n", file=sys.stderr)
+    result.update(status="needs_review", problems=verdict["problems"])
+    return EXIT_REVIEW
 
 
 # ---------- 第 05 课：不可信的资料（指令、两个版本、常见词、太长）和 --trace ----------
@@ -1233,7 +1626,10 @@ def obeys_hidden_instruction(sentence, cited, context):
             if instruction_like(hit["title"] + " " + hit["text"])]
 
 
-RULES.append(Rule(obeys_hidden_instruction, "引用的片段里藏着指令", "片段里写着“忽略之前的指令”", (0, 0, 0, 0)))
+# 这条的级别是约定，不是实测：标注集和盲测集里没有藏着指令的片段（实测是 0, 0, 0, 0，量不出可靠不可靠）。
+# 片段里有给模型下的指令，说明资料本身被动过手脚，无论草稿看着多像样都该有人看一眼：所以定为 needs_review。
+RULES.append(Rule(obeys_hidden_instruction, "引用的片段里藏着指令", "片段里写着“忽略之前的指令”", (0, 0, 0, 0),
+                  policy="needs_review"))
 
 
 def shingles(text, size=4):
@@ -1360,7 +1756,7 @@ def run(argv):
     result = {"question": question, "status": "retrieved" if hits else "no_hits", "model_called": False, "hits": hits}
     code = EXIT_OK
     if not args["retrieve_only"]:
-        result.update(draft=None, sources=[], uncited_hits=[], problems=[], hints=[])
+        result.update(draft=None, sources=[], evidence=None, uncited_hits=[], problems=[], hints=[])
     if not args["retrieve_only"] and hits:   # 零命中：不读密钥，不发请求，也不检查保存的回答
         started = time.perf_counter()
         materials = build_materials(hits)
@@ -1377,7 +1773,8 @@ def run(argv):
         except NoAnswer as failure:
             started = time.perf_counter()
             print(failure, file=sys.stderr)
-            result.update(status=failure.status, problems=failure.problems, draft=None, sources=[], uncited_hits=[], hints=[])
+            result.update(status=failure.status, problems=failure.problems, draft=None, sources=[], evidence=None,
+                          uncited_hits=[], hints=[])
             if args["check_draft"] is None:   # 检查保存的回答时没有请求模型，model_called 保持 false
                 result["model_called"] = failure.model_called
             code = failure.exit_code

@@ -4,6 +4,7 @@
     $ python checks/grounding_eval.py --rules      # 规则表：每条规则抓到多少、误标多少、单独抓到多少、花多少时间
     $ python checks/grounding_eval.py --details    # 再列出每一条判错的回答和程序给出的理由
     $ python checks/grounding_eval.py --holdout    # 留出集：如实的回答被误标多少（按写法）、每类错误抓到多少
+    $ python checks/grounding_eval.py --evidence   # 带依据（evidence）的回答：带着依据和去掉依据各量一次，并排比较
 
 标注（expected）是人按规则写的：这份回答应当通过（draft）、资料不足（missing）、需要复核（needs_review）
 还是被拒绝（rejected）。“被标出”指 needs_review 或 rejected；hints 里的提示不改变状态，不算标出。
@@ -31,7 +32,7 @@ DOCUMENT_SETS = Path(__file__).resolve().parent / "grounding_documents.json"   #
 HOLDOUT = Path(__file__).resolve().parent / "grounding_holdout.json"
 VERDICTS = ["draft", "missing", "needs_review", "rejected"]
 FLAGGED = {"needs_review", "rejected"}
-CORE = 5   # 规则表的前五条是核心规则（第 04 课正文）
+CORE = 4   # 规则表的前四条是核心规则（第 04 课正文）
 # 标注里的类别，用第 04 课的说法归成几类（同一类的几个旧名字是不同时候写标注的人起的）
 KIND_NAMES = {
     "faithful_copy": "如实·照抄", "faithful_paraphrase": "如实·改写", "faithful_format": "如实·换了格式",
@@ -44,7 +45,10 @@ KIND_NAMES = {
     "invented": "编的句子", "invented_sentence": "编的句子", "short_invented": "编的句子", "wrong_source": "出处写错",
     "swapped_subject": "主语或付钱的人换了", "role_swap": "主语或付钱的人换了",
     "dropped_exception": "丢了例外", "overgeneralised": "说得过宽", "mixed": "几处都错",
-    "id_marker": "越界编号", "out_of_set": "越界编号", "no_content": "没有内容", "missing": "资料不足"}
+    "id_marker": "越界编号", "out_of_set": "越界编号", "no_content": "没有内容", "missing": "资料不足",
+    # 带依据（evidence）的回答才有的几类
+    "quote_from_other_chunk": "引文出自别的片段", "no_evidence": "没给依据的句子", "irrelevant_quote": "引文和这句话无关",
+    "mixed_rule_flipped": "说反了", "link_or_phone_changed": "链接改了", "appended_clause": "追加的分句"}
 LEGEND = ("说明：“标出”= needs_review 或 rejected（hints 不算）。如实的回答被标出是误标；其余各类是错误的回答，"
           "被标出是抓到。")
 STYLE_NAMES = {"copy": "照抄", "paraphrase": "改写", "polite": "客套的开头结尾", "list": "列表", "merged": "合并两个片段",
@@ -232,6 +236,31 @@ def holdout_figures(results):
     return faithful_flagged(results), errors_caught(results), (sum(refused), len(refused))
 
 
+def without_evidence(cases):
+    """同一批回答去掉 evidence：第 04 课“带依据和不带依据”的并排比较用它。"""
+    return [dict(case, answer={k: v for k, v in case["answer"].items() if k != "evidence"}) for case in cases]
+
+
+def evidence_report(labelled, holdout):
+    """带依据的回答（标注集里的和留出集里的），带着 evidence 和去掉 evidence 的结果并排：labelled、holdout 是
+    (带依据的结果, 去掉依据的结果)。"""
+    lines = ["带依据（evidence）的回答：同一批回答带着依据、去掉依据各量一次。", LEGEND]
+    for name, (kept, dropped) in (("标注集", labelled), ("留出集", holdout)):
+        for label, results in (("带着依据", kept), ("去掉依据", dropped)):
+            flagged, caught = faithful_flagged(results), errors_caught(results)
+            lines.append(f"  {name}·{label}：如实的被误标 {flagged[0]}/{flagged[1]} = {flagged[0] / flagged[1]:.1%}，"
+                         f"错误的被标出 {caught[0]}/{caught[1]} = {caught[0] / caught[1]:.1%}")
+    return "\n".join(lines)
+
+
+def evidence_sets():
+    """(标注集里带依据的回答和资料, 留出集里带依据的回答和资料)。"""
+    document_sets = json.loads(DOCUMENT_SETS.read_text(encoding="utf-8-sig"))
+    holdout, holdout_documents = load_holdout()
+    return (([c for c in load_cases() if "evidence" in c["answer"]], document_sets),
+            ([c for c in holdout if "evidence" in c["answer"]], holdout_documents))
+
+
 def holdout_report(results, details=False):
     (false_alarms, faithful), (caught, subtle), (refused, should_refuse) = holdout_figures(results)
     lines = [f"如实的回答被误标：{false_alarms}/{faithful} = {false_alarms / faithful:.1%}",
@@ -252,8 +281,12 @@ def holdout_report(results, details=False):
 
 
 def main(argv):
-    options = parse_tool_options(argv, "用法：python checks/grounding_eval.py [--rules | --holdout] [--details]", __doc__,
-                                 flags=("--details", "--holdout", "--rules"))
+    options = parse_tool_options(argv, "用法：python checks/grounding_eval.py [--rules | --holdout | --evidence] [--details]",
+                                 __doc__, flags=("--details", "--holdout", "--rules", "--evidence"))
+    if options["--evidence"]:
+        pairs = [(evaluate(cases, documents), evaluate(without_evidence(cases), documents)) for cases, documents in evidence_sets()]
+        print(evidence_report(*pairs))
+        return 0
     if options["--rules"]:
         timings = {}
         labelled = evaluate(timings=timings)

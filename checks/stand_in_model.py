@@ -13,6 +13,9 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+# 一份带依据（evidence）的好回答，和第 02 课提示词要的样子一样：“试用几天？”命中 D01#1 时用它
+GROUNDED = {"status": "draft", "draft": "您好，体验版可以试用 7 天。", "sources": ["D01#1"],
+            "evidence": [{"claim": "体验版可以试用 7 天", "source": "D01#1", "quote": "试用期 7 天"}]}
 GIVE_UP_AFTER = 5.0   # 滴空行和装死最多持续这么久，即使检查忘了关它，也会自己停下
 
 

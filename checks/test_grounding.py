@@ -547,9 +547,11 @@ class HoldoutTest(unittest.TestCase):
     抓到至少六成、该拒绝的全拒绝。"""
 
     @classmethod
-    def setUpClass(cls):
-        cls.cases, cls.documents = load_holdout()
-        cls.results = measured()[1]
+    def setUpClass(cls):   # 第四轮盲测的三个领域（没有 evidence）；第五轮带依据的那个领域由 test_evidence.py 管
+        cases, documents = load_holdout()
+        cls.cases = [case for case in cases if "evidence" not in case["answer"]]
+        cls.documents = {name: documents[name] for name in {case["documents"] for case in cls.cases}}
+        cls.results = [result for result in measured()[1] if "evidence" not in result.case["answer"]]
 
     def test_the_holdout_is_three_new_domains_written_in_chat_style(self):
         self.assertEqual(len(self.documents), 3)
@@ -605,13 +607,25 @@ class RuleTableTest(unittest.TestCase):
                 figures = rule_figures(labelled, rule)[:2] + rule_figures(holdout, rule)[:2]
                 self.assertEqual(rule.measured, figures)
 
+    # 级别不靠实测、按约定定的规则，和约定的理由（定它的地方在代码里写着）
+    POLICIES = {"obeys_hidden_instruction": "needs_review"}   # 片段里藏着指令：资料被动过手脚，一律要人看
+
     def test_the_level_follows_the_measured_precision(self):
         for rule in retrieval_qa.RULES:
             right, wrong = rule.measured[0] + rule.measured[2], rule.measured[1] + rule.measured[3]
-            expected = "rejected" if rule.name == "unsent_id" else \
-                "needs_review" if right >= retrieval_qa.RELIABLE * (right + wrong) else "hint"
+            measured_level = "needs_review" if right > 0 and right >= retrieval_qa.RELIABLE * (right + wrong) else "hint"
+            expected = "rejected" if rule.name == "unsent_id" else self.POLICIES.get(rule.name, measured_level)
             with self.subTest(rule=rule.name):
                 self.assertEqual(rule.level, expected)
+
+    def test_a_rule_nothing_has_measured_is_only_a_hint_unless_a_policy_says_otherwise(self):
+        finder = lambda sentence, cited, context: []
+        self.assertEqual(retrieval_qa.Rule(finder, "演示", "演示", (0, 0, 0, 0)).level, "hint")   # 0 ≥ 0.75 × 0 不算可靠
+        self.assertEqual(retrieval_qa.Rule(finder, "演示", "演示", (3, 1, 0, 0)).level, "needs_review")
+        self.assertEqual(retrieval_qa.Rule(finder, "演示", "演示", (2, 1, 0, 0)).level, "hint")
+        self.assertEqual(retrieval_qa.Rule(finder, "演示", "演示", (0, 0, 0, 0), policy="needs_review").level, "needs_review")
+        policy = [rule for rule in retrieval_qa.RULES if rule.name == "obeys_hidden_instruction"][0]
+        self.assertEqual((policy.measured, policy.level), ((0, 0, 0, 0), "needs_review"))
 
     def test_a_hint_leaves_the_status_alone_and_is_reported(self):
         hint_rule = retrieval_qa.RULES[0]

@@ -118,19 +118,47 @@ class ConstantSourceTest(unittest.TestCase):
 
 
 class LessonFourCoreTest(unittest.TestCase):
-    def test_the_lesson_04_core_reads_in_one_sitting_before_its_optional_divider(self):
+    CORE = ("def check_grounding", "def grounding_findings", "def unsent_id", "def quote_not_in_source", "def misstated_amount",
+            "def opposite_of_quote", "class Rule")
+
+    def core_lines(self):
         lines = source("retrieval_qa.py").splitlines()
         start = next(i for i, line in enumerate(lines) if line.startswith("# ---------- 第 04 课："))
         divider = next(i for i, line in enumerate(lines) if line.startswith("# ---------- 第 04 课 · 扩展规则（选读）"))
+        return lines, start, divider
+
+    def test_the_lesson_04_core_reads_in_one_sitting_before_its_optional_divider(self):
+        lines, start, divider = self.core_lines()
         self.assertGreater(divider, start)
         self.assertLessEqual(divider - start, 200, "第 04 课的核心超过 200 行")
         core = "\n".join(lines[start:divider])
-        for name in ("def check_grounding", "def sentences_of", "def unsent_id", "def unsupported_number", "def changed_link",
-                     "def altered_quote", "def unsupported_sentence", "def mark_grounding"):
+        for name in self.CORE:
             with self.subTest(name=name):
                 self.assertIn(name, core)
-        self.assertLess(core.index("def check_grounding"), core.index("def unsupported_number"))   # 入口在前
+        self.assertLess(core.index("def check_grounding"), core.index("def quote_not_in_source"))   # 入口在前
 
+    def test_no_name_the_core_uses_is_defined_only_after_its_divider(self):
+        self.assertEqual(borrowed_from_optional(source("retrieval_qa.py")), [], "核心用到了只在“选读”里定义的名字")
+
+    def test_the_check_sees_a_name_defined_only_after_the_divider(self):
+        text = ("import re\n# ---------- 第 04 课：核心\nREADERS = []\n\ndef core():\n    return later(re, READERS)\n\n"
+                "# ---------- 第 04 课 · 扩展规则（选读）\ndef later(*args):\n    return args\n")
+        self.assertEqual(borrowed_from_optional(text), ["later"])
+
+
+def borrowed_from_optional(text):
+    """第 04 课的核心（分节线到“选读”分节线之间）用到、却只在“选读”之后才定义的顶层名字。核心读得完：它用的名字
+    都定义在核心里、在它前面（第 03 课），或者从第 02 课、第 01 课的文件导入。"""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines, 1) if line.startswith("# ---------- 第 04 课："))
+    divider = next(i for i, line in enumerate(lines, 1) if line.startswith("# ---------- 第 04 课 · 扩展规则（选读）"))
+    tree = ast.parse(text)
+    before = set(top_level_names(ast.Module(body=[node for node in tree.body if node.lineno < divider], type_ignores=[])))
+    before |= {alias.asname or alias.name for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
+               for alias in node.names}
+    used = {node.id for top in tree.body if start < top.lineno < divider for node in ast.walk(top)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    return sorted(used & (set(top_level_names(tree)) - before))
 
 
 class LessonTwoCoreTest(unittest.TestCase):

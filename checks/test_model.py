@@ -22,7 +22,7 @@ from kit_helpers import KIT_PYTHON, ON_SHIPPED, SCRIPT, clean_env, interrupt_kit
 import model_reply_assistant
 import reply_assistant
 import retrieval_qa
-from stand_in_model import StandIn, completion, start_for
+from stand_in_model import GROUNDED, StandIn, completion, start_for
 
 KEY = "sk-test-0123456789abcdef-SECRET"
 GOOD = {"status": "draft", "draft": "体验版的试用期是 7 天。", "sources": ["D01#1"]}
@@ -50,12 +50,26 @@ class FlowTest(StandInCase):
         self.server.reply(GOOD)
         code, result, err = self.ask()
         self.assertEqual(code, 0, err)
-        self.assertEqual(list(result), ["question", "status", "model_called", "hits", "draft", "sources",
+        self.assertEqual(list(result), ["question", "status", "model_called", "hits", "draft", "sources", "evidence",
                                         "uncited_hits", "problems", "hints", "note"])
+        self.assertIsNone(result["evidence"])   # 这份回答没写 evidence：字段照样在，是 null
         self.assertEqual((result["status"], result["model_called"]), ("draft", True))
         self.assertEqual((result["draft"], result["sources"], result["problems"]), (GOOD["draft"], ["D01#1"], []))
         self.assertIn("命中 1 个片段", err)   # 检索结果先给人看
         self.assertEqual(len(self.server.requests), 1)
+
+    def test_an_answer_with_evidence_over_http_is_verified_and_kept(self):
+        self.server.reply(GROUNDED)
+        code, result, err = self.ask()
+        self.assertEqual((code, result["status"], result["evidence"]), (0, "draft", GROUNDED["evidence"]), err)
+        system = self.server.requests[0]["body"]["messages"][0]["content"]
+        self.assertIn(model_reply_assistant.EVIDENCE_PROMPT, system)   # 请求里真的要了依据
+        misquoted = dict(GROUNDED, draft="您好，体验版可以试用 10 天。",
+                         evidence=[{"claim": "体验版可以试用 10 天", "source": "D01#1", "quote": "试用期 7 天"}])
+        self.server.reply(misquoted)
+        code, result, _ = self.ask()
+        self.assertEqual((code, result["status"]), (1, "needs_review"))
+        self.assertEqual(result["problems"], ["「10 天」和依据对不上：它的引文「试用期 7 天」里没有（草稿「体验版可以试用 10 天」）"])
 
     def test_request_carries_only_the_hit_chunks_id_title_and_text(self):
         self.server.reply({"status": "draft", "draft": "不会自动发送，需要客服人员检查后亲手发出。", "sources": ["D01#2"]})
@@ -153,7 +167,7 @@ class AskModelTest(StandInCase):
         self.server.reply(dict(GOOD, sources=["D01#1", "D01#1"]))
         with self.local_env(), contextlib.redirect_stderr(io.StringIO()):
             answer = model_reply_assistant.ask_model("试用几天？", self.MATERIALS)
-        self.assertEqual(answer, {"status": "draft", "draft": GOOD["draft"], "sources": ["D01#1"]})
+        self.assertEqual(answer, {"status": "draft", "draft": GOOD["draft"], "sources": ["D01#1"], "evidence": None})
 
     def test_a_source_that_was_not_sent_raises_no_answer_rejected(self):
         self.server.reply(dict(GOOD, sources=["D02#1"]))
@@ -216,7 +230,7 @@ class BaselineSavedAnswerTest(unittest.TestCase):
         code, result, err = self.check({"status": "draft", "draft": "试用期是 7 天。", "sources": ["D01", "D01"]})
         self.assertEqual(code, 0, err)
         self.assertEqual(result, {"question": "试用几天？", "status": "draft", "model_called": False,
-                                  "draft": "试用期是 7 天。", "sources": ["D01"], "problems": []})
+                                  "draft": "试用期是 7 天。", "sources": ["D01"], "evidence": None, "problems": []})
         self.assertIn("不调用模型，不读取密钥", err)
         self.assertNotIn("正在请求模型", err)
 

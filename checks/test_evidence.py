@@ -1,0 +1,292 @@
+"""带依据（evidence）的回答：第 02 课的硬规则管 evidence 的格式，第 04 课的核心逐条核对它，选读部分再加规则。
+期望值都按规则写：引文在不在片段里、claim 里的数在不在自己的引文里、哪个词一边否定一边肯定。"""
+import ast
+import contextlib
+import io
+import json
+import tempfile
+import unittest
+
+from kit_helpers import ROOT, SHIPPED_DOCUMENTS, run_main, write_temp
+
+import model_reply_assistant
+import reply_assistant
+import retrieval_qa
+from model_reply_assistant import NoAnswer, check_answer
+from retrieval_qa import check_grounding
+
+
+def hit(hit_id, text, title="标题"):
+    return {"id": hit_id, "title": title, "text": text, "matched": []}
+
+
+def item(claim, source, quote):
+    return {"claim": claim, "source": source, "quote": quote}
+
+
+TRIAL = hit("T1", "新注册的团队可以开通体验版，试用期 7 天；这段时间里能使用资料检索和回复草稿两项功能。", "产品规则 · 试用")
+REFUND = hit("R1", "会费一经缴纳不予退还，但因休学、参军离校的同学除外。聚餐的餐饮费不予报销。", "社团 · 会费")
+PRICE = hit("P1", "1.60 进阶款镜片每副 398 元；防蓝光膜层每副另加 80 元。", "镜片价格")
+SEND = hit("S1", "助手只负责写回复草稿，从不自动发送；每一条回复都要由客服人员检查后亲手发出。", "发送边界")
+
+
+def verdict(draft, evidence, hits, sources=None, question=""):
+    sources = sources or sorted({entry["source"] for entry in evidence})
+    return check_grounding(draft, sources, hits, question, evidence)
+
+
+def reply(answer):
+    return {"content": json.dumps(answer, ensure_ascii=False), "finish_reason": "stop"}
+
+
+GOOD = {"status": "draft", "draft": "体验版的试用期是 7 天。", "sources": ["D01#1"],
+        "evidence": [item("体验版的试用期是 7 天", "D01#1", "试用期 7 天")]}
+
+
+class EvidenceHardRuleTest(unittest.TestCase):
+    """第 02 课第 7 条硬规则：evidence 写得不对就拒绝整份回答，每处一句话。"""
+
+    def refused(self, evidence):
+        with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(NoAnswer) as caught:
+            check_answer(reply(dict(GOOD, evidence=evidence)), ["D01#1", "D02#1"])
+        self.assertEqual((caught.exception.status, caught.exception.exit_code), ("rejected", 4))
+        return caught.exception.problems
+
+    def test_a_well_formed_evidence_list_comes_back_with_the_answer(self):
+        with contextlib.redirect_stderr(io.StringIO()):
+            answer = check_answer(reply(GOOD), ["D01#1"])
+        self.assertEqual(answer["evidence"], GOOD["evidence"])
+
+    def test_an_answer_without_evidence_is_still_valid(self):
+        with contextlib.redirect_stderr(io.StringIO()):
+            answer = check_answer(reply({k: v for k, v in GOOD.items() if k != "evidence"}), ["D01#1"])
+        self.assertIsNone(answer["evidence"])
+
+    def test_each_malformed_item_is_named_in_one_line(self):
+        self.assertEqual(self.refused("试用期 7 天"), ["evidence 应当是数组（每项是 {claim, source, quote}），实际是字符串 \"试用期 7 天\""])
+        self.assertEqual(self.refused(["试用期 7 天"]), ["evidence 第 1 项应当是对象 {claim, source, quote}，实际是字符串 \"试用期 7 天\""])
+        self.assertEqual(self.refused([{"claim": "试用 7 天", "source": "D01#1"}]), ["evidence 第 1 项缺少字段 quote"])
+        self.assertEqual(self.refused([item("试用 7 天", "D01#1", 7)]), ["evidence 第 1 项的 quote 应当是字符串，实际是数字 7"])
+        self.assertEqual(self.refused([item("试用 7 天", "D01#1", " 。")]), ["evidence 第 1 项的 quote 是空的"])
+        self.assertEqual(self.refused([item("试用 7 天", "D02#1", "试用期 7 天")]), ["evidence 第 1 项的来源「D02#1」不在 sources 里"])
+
+    def test_a_thousand_bad_items_are_not_listed_one_by_one(self):
+        problems = self.refused([{}] * 1000)
+        self.assertEqual(len(problems), model_reply_assistant.MAX_NAMED_SOURCES + 1)
+        self.assertEqual(problems[-1], "evidence 里还有别的问题，没有一一列出")
+
+    def test_the_prompt_asks_for_evidence_and_lesson_01_is_untouched(self):
+        body = model_reply_assistant.build_request_body("试用几天？", [], "m")
+        self.assertIn(model_reply_assistant.EVIDENCE_PROMPT, body["messages"][0]["content"])
+        self.assertIn('"evidence"', body["messages"][0]["content"])
+        self.assertNotIn("evidence", reply_assistant.SYSTEM_PROMPT)
+
+
+class CoreRuleTest(unittest.TestCase):
+    """核心的三条依据规则，例子就是它们 docstring 里写的。"""
+
+    def test_a_faithful_answer_with_evidence_passes(self):
+        draft = "您好！体验版可以试用七天，这段时间里能用资料检索。"
+        evidence = [item("体验版可以试用七天", "T1", "试用期 7 天"), item("这段时间里能用资料检索", "T1", "这段时间里能使用资料检索")]
+        self.assertEqual(verdict(draft, evidence, [TRIAL])["status"], "draft")
+
+    def test_a_quote_may_differ_only_in_spacing_width_and_punctuation(self):
+        evidence = [item("试用 7 天", "T1", "试用期７天；这段时间里")]
+        self.assertEqual(verdict("试用 7 天。", evidence, [TRIAL])["problems"], [])
+
+    def test_a_quote_that_is_not_in_its_chunk_is_named_with_how_near_it_is(self):
+        quote = "这段时间里能使用资料检索和回复草稿三项功能"   # 原文是“两项”：21 个字里 20 个按顺序对得上
+        problems = verdict("能使用三项功能。", [item("能使用三项功能", "T1", quote)], [TRIAL])["problems"]
+        self.assertIn(f"引文在 T1 里近似，需对照原文：「{quote}」（95% 的字按顺序对得上）", problems)
+        far = verdict("试用 10 天。", [item("试用 10 天", "T1", "试用期 10 天")], [TRIAL])["problems"]   # 6 个字里 4 个
+        self.assertIn("引文在 T1 里找不到：「试用期 10 天」（67% 的字按顺序对得上）", far)
+
+    def test_a_quote_from_another_sent_chunk_says_which(self):
+        evidence = [item("从不自动发送", "T1", "从不自动发送")]
+        problems = verdict("从不自动发送。", evidence, [TRIAL, SEND], sources=["T1"])["problems"]
+        self.assertIn("引文「从不自动发送」不在 T1 里，它出自 S1", problems)
+
+    def test_a_claim_that_misstates_its_quote_is_named(self):
+        problems = verdict("可以试用 10 天。", [item("可以试用 10 天", "T1", "试用期 7 天")], [TRIAL])["problems"]
+        self.assertEqual(problems, ["「10 天」和依据对不上：它的引文「试用期 7 天」里没有（草稿「可以试用 10 天」）"])
+
+    def test_a_right_one_step_sum_passes_and_a_wrong_one_shows_the_arithmetic(self):
+        quote = "1.60 进阶款镜片每副 398 元；防蓝光膜层每副另加 80 元"
+        right = verdict("加防蓝光合计 478 元。", [item("加防蓝光合计 478 元", "P1", quote)], [PRICE])
+        self.assertEqual(right["status"], "draft")
+        wrong = verdict("加防蓝光合计 488 元。", [item("加防蓝光合计 488 元", "P1", quote)], [PRICE])
+        self.assertEqual(wrong["problems"], ["「488 元」和依据对不上：按引文的数一步算，最接近的是 398 + 80 = 478（草稿「加防蓝光合计 488 元」）"])
+
+    def test_a_claim_that_says_the_opposite_of_its_quote_is_named(self):
+        problems = verdict("聚餐的餐饮费可以报销。", [item("聚餐的餐饮费可以报销", "R1", "聚餐的餐饮费不予报销")], [REFUND])["problems"]
+        self.assertEqual(problems, ["意思说反了（「报销」）：草稿「聚餐的餐饮费可以报销」，引文「聚餐的餐饮费不予报销」"])
+
+    def test_the_same_negation_in_other_words_is_not_a_flip(self):
+        evidence = [item("聚餐的餐饮费是不能报销的", "R1", "聚餐的餐饮费不予报销")]
+        self.assertEqual(verdict("聚餐的餐饮费是不能报销的。", evidence, [REFUND])["status"], "draft")
+
+    def test_an_unsent_id_in_the_text_is_still_refused(self):
+        result = verdict("试用 7 天 [D04#1]。", [item("试用 7 天", "T1", "试用期 7 天")], [TRIAL])
+        self.assertEqual(result["status"], "rejected")
+
+
+class OptionalRuleTest(unittest.TestCase):
+    """选读部分往同一张表里加的规则，各一个例子。"""
+
+    def test_a_factual_sentence_without_evidence_is_named_and_courtesy_is_not(self):
+        draft = "您好！试用 7 天，到期后自动续费。祝您使用愉快！"
+        problems = verdict(draft, [item("试用 7 天", "T1", "试用期 7 天")], [TRIAL])["problems"]
+        self.assertEqual(problems, ["这句话里「到期后自动续费」没有给出依据"])
+        problems = verdict("试用 7 天。团队版每月 99 元。", [item("试用 7 天", "T1", "试用期 7 天")], [TRIAL])["problems"]
+        self.assertEqual(problems, ["这句话没有给出依据：「团队版每月 99 元。」"])
+
+    def test_a_claim_that_is_not_in_the_draft_is_a_hint(self):
+        result = verdict("试用 7 天。", [item("试用 7 天", "T1", "试用期 7 天"), item("试用 30 天", "T1", "试用期 7 天")], [TRIAL])
+        self.assertIn("依据里的这句话在草稿里找不到：「试用 30 天」", result["hints"])
+
+    def test_a_quote_that_stops_short_of_its_exception_is_named(self):
+        problems = verdict("会费一经缴纳不予退还。", [item("会费一经缴纳不予退还", "R1", "会费一经缴纳不予退还")], [REFUND])["problems"]
+        self.assertIn("引文停在了例外前面：原文还有「但因休学」，草稿没有提", problems)
+        mentioned = "会费一经缴纳不予退还，休学的同学除外。"
+        evidence = [item("会费一经缴纳不予退还", "R1", "会费一经缴纳不予退还"), item("休学的同学除外", "R1", "但因休学、参军离校的同学除外")]
+        self.assertEqual(verdict(mentioned, evidence, [REFUND])["status"], "draft")
+
+    def test_a_flipped_condition_word_is_named(self):
+        chunk = hit("C1", "到期后 7 天内未续费的，车位由物业收回。")
+        problems = verdict("到期前 7 天内未续费的，车位由物业收回。", [item("到期前 7 天内未续费的，车位由物业收回", "C1",
+                                                                   "到期后 7 天内未续费的，车位由物业收回")], [chunk])["problems"]
+        self.assertEqual(problems[0], "条件变了（引文是“后”，草稿写成“前”）：草稿「到期前 7 天内未续费的」，引文「到期后 7 天内未续费的」")
+
+    def test_a_swapped_payer_is_named_but_you_for_the_customer_is_not(self):
+        chunk = hit("F1", "维修的材料费由业主承担，人工费由物业承担。")
+        problems = verdict("材料费由物业承担。", [item("材料费由物业承担", "F1", "维修的材料费由业主承担")], [chunk])["problems"]
+        self.assertIn("由谁承担变了：引文是「由业主承担」，草稿写成「由物业承担」", problems)
+        self.assertEqual(verdict("材料费由您承担。", [item("材料费由您承担", "F1", "维修的材料费由业主承担")], [chunk])["status"], "draft")
+
+    def test_a_tier_word_taken_from_elsewhere_in_the_chunk_is_named(self):
+        chunk = hit("M1", "金卡会员享八折，银卡会员享九折。")
+        problems = verdict("银卡会员享八折。", [item("银卡会员享八折", "M1", "金卡会员享八折")], [chunk])["problems"]
+        self.assertIn("「银卡」在引文那句里是「金卡」：草稿「银卡会员享八折」", problems)
+
+    def test_a_changed_phone_number_is_named(self):
+        chunk = hit("W1", "预约电话 400-820-1234，也可以在 https://wash.example.com/book 预约。")
+        problems = verdict("预约请拨 400-820-1235。", [item("预约请拨 400-820-1235", "W1", "预约电话 400-820-1234")], [chunk])["problems"]
+        self.assertIn("电话 400-820-1235 不在它的引文里：「预约请拨 400-820-1235」", problems)
+
+    def test_mixed_allow_and_refuse_rules_are_compared_clause_by_clause(self):
+        chunk = hit("B1", "餐饮、交通费用可以报销，但酒水、香烟不予报销。")
+        evidence = [item("酒水、香烟可以报销", "B1", "餐饮、交通费用可以报销，但酒水、香烟不予报销")]
+        problems = verdict("酒水、香烟可以报销。", evidence, [chunk])["problems"]
+        self.assertTrue(any(problem.startswith("意思说反了（「报销」）") for problem in problems), problems)
+        faithful = [item("餐饮费可以报销", "B1", "餐饮、交通费用可以报销，但酒水、香烟不予报销")]
+        self.assertEqual(verdict("餐饮费可以报销。", faithful, [chunk])["status"], "draft")
+
+    def test_a_claim_worded_unlike_its_quote_is_only_a_hint_showing_the_pair(self):
+        evidence = [item("试用 7 天，并且赠送一次上门培训", "T1", "试用期 7 天")]
+        result = verdict("试用 7 天，并且赠送一次上门培训。", evidence, [TRIAL])
+        self.assertIn("草稿「并且赠送一次上门培训」↔ 引文「试用期 7 天」：说的不像同一件事", result["hints"])
+
+
+class CoreReadsAloneTest(unittest.TestCase):
+    """第 04 课的核心（选读分节线之前）单独运行，带依据的课文例子得到和完整检查一样的结论。"""
+
+    @classmethod
+    def setUpClass(cls):
+        source = (ROOT / "retrieval_qa.py").read_text(encoding="utf-8")
+        core = source[:source.index("# ---------- 第 04 课 · 扩展规则（选读）")]
+        cls.core = {"__name__": "core_only", "__file__": str(ROOT / "retrieval_qa.py")}
+        exec(compile(core, "retrieval_qa.py（核心）", "exec"), cls.core)
+
+    def test_the_core_has_only_its_own_rules(self):
+        self.assertEqual([rule.name for rule in self.core["RULES"]],
+                         ["unsent_id", "quote_not_in_source", "misstated_amount", "opposite_of_quote"])
+
+    def test_the_lesson_examples_get_the_same_verdict_from_the_core_alone(self):
+        hits = [hit("D01#1", TRIAL["text"], "产品规则 · 试用")]
+        for name in ("good.json", "bad-evidence.json"):
+            answer = lesson_file(name)
+            with self.subTest(answer=name):
+                alone = self.core["check_grounding"](answer["draft"], answer["sources"], hits, "试用几天？", answer["evidence"])
+                full = check_grounding(answer["draft"], answer["sources"], hits, "试用几天？", answer["evidence"])
+                self.assertEqual(alone["status"], full["status"])
+                self.assertLessEqual(set(alone["problems"]), set(full["problems"]))
+
+
+def lesson_file(name):
+    """第 04 课里 ```json file=NAME 块的内容。"""
+    text = (ROOT / "lessons" / "04-sources-and-failure-boundaries.md").read_text(encoding="utf-8")
+    block = text.split(f"```json file={name}\n", 1)[1].split("```", 1)[0]
+    return json.loads(block)
+
+
+class CheckDraftWithEvidenceTest(unittest.TestCase):
+    """--check-draft 读 evidence：问题里分别点名改过的引文、没给依据的句子、说错引文的 claim；输出带着 evidence。"""
+
+    def run_answer(self, answer):
+        with tempfile.TemporaryDirectory() as directory:
+            path = write_temp(directory, "answer.json", json.dumps(answer, ensure_ascii=False))
+            code, out, err = run_main(retrieval_qa, ["试用几天？", "--check-draft", str(path)])
+        return code, json.loads(out), err
+
+    def test_a_faithful_answer_with_evidence_is_a_draft_and_keeps_its_evidence(self):
+        code, result, err = self.run_answer(GOOD)
+        self.assertEqual((code, result["status"], result["evidence"]), (0, "draft", GOOD["evidence"]))
+        self.assertIn("每条依据的引文都在片段里", err)
+
+    def test_the_three_kinds_of_evidence_problems_are_each_named(self):
+        answer = {"status": "draft", "sources": ["D01#1"],
+                  "draft": "体验版可以试用 10 天。试用期间能使用资料检索。到期后会自动转成付费的正式版。",
+                  "evidence": [item("体验版可以试用 10 天", "D01#1", "试用期 7 天"),
+                               item("试用期间能使用资料检索", "D01#1", "这段时间里能使用全部功能")]}
+        code, result, _ = self.run_answer(answer)
+        self.assertEqual((code, result["status"]), (1, "needs_review"))
+        problems = "\n".join(result["problems"])
+        self.assertIn("「10 天」和依据对不上", problems)                       # 说错引文的 claim
+        self.assertIn("引文在 D01#1 里找不到：「这段时间里能使用全部功能」", problems)   # 引文不在片段里
+        self.assertIn("这句话没有给出依据：「到期后会自动转成付费的正式版。」", problems)  # 没给依据的句子
+
+    def test_lesson_02_s_own_check_draft_reads_evidence_too(self):
+        with tempfile.TemporaryDirectory() as directory:
+            answer = dict(GOOD, sources=["D01"], evidence=[item("体验版的试用期是 7 天", "D01", "试用期 7 天")])
+            path = write_temp(directory, "answer.json", json.dumps(answer, ensure_ascii=False))
+            code, out, _ = run_main(model_reply_assistant, ["试用几天？", "--check-draft", str(path)])
+        self.assertEqual((code, json.loads(out)["evidence"]), (0, answer["evidence"]))
+
+
+class EvidenceSetTest(unittest.TestCase):
+    """带依据的标注回答：三轮里每种错误都至少 6 份；留出集里有一个只用来量、没拿来改规则的领域。"""
+
+    KINDS = ("changed_number", "unit_change", "date_time", "polarity", "condition_flip", "tier_swap", "role_swap",
+             "dropped_exception", "overgeneralised", "altered_quote", "quote_from_other_chunk", "no_evidence",
+             "irrelevant_quote", "wrong_arithmetic", "mixed_rule_flipped", "link_or_phone_changed", "appended_clause")
+
+    def test_every_error_kind_has_at_least_six_answers_with_evidence(self):
+        import grounding_eval
+        (labelled, _), (holdout, _) = grounding_eval.evidence_sets()
+        for kind in self.KINDS:
+            with self.subTest(kind=kind):
+                self.assertGreaterEqual(sum(case["kind"] == kind for case in labelled + holdout), 6)
+        faithful = [case for case in labelled + holdout if case["expected"] == "draft"]
+        self.assertGreaterEqual(len(faithful) * 2, len(labelled + holdout) - 2)
+        self.assertEqual(len({case["documents"] for case in holdout}), 1)
+        self.assertGreaterEqual(len(holdout), 60)
+
+
+class EvidenceFiguresTest(unittest.TestCase):
+    """README 写的留出集数字（带依据、去掉依据）就是现在量出来的。"""
+
+    def test_readme_quotes_the_held_out_figures_with_and_without_evidence(self):
+        import grounding_eval
+        _, (cases, documents) = grounding_eval.evidence_sets()
+        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+        kept = grounding_eval.evaluate(cases, documents)
+        dropped = grounding_eval.evaluate(grounding_eval.without_evidence(cases), documents)
+        (flagged, faithful), (caught, errors) = grounding_eval.faithful_flagged(kept), grounding_eval.errors_caught(kept)
+        self.assertIn(f"现在带着依据误标 {flagged}/{faithful}（{flagged / faithful:.1%}）、\n标出 {caught}/{errors}（{caught / errors:.1%}）", readme)
+        (flagged, _), (caught, _) = grounding_eval.faithful_flagged(dropped), grounding_eval.errors_caught(dropped)
+        self.assertIn(f"去掉依据误标 {flagged}/{faithful}、标出 {caught}/{errors}", readme)
+        self.assertIn(f"乐器租赁行的 {len(cases)} 份", readme)
+
+
+if __name__ == "__main__":
+    unittest.main()
