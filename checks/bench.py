@@ -16,7 +16,6 @@ import contextlib
 import io
 import json
 import os
-import re
 import platform
 import random
 import statistics
@@ -95,17 +94,26 @@ def long_draft(size):
     return draft
 
 
-def long_evidence(draft, hits):
-    """给 long_draft 的草稿配上依据：有事实的句子每句一条，claim 是这句（去掉句号），quote 是片段里和它字重合最多的那一段
-    （按 ；。 切）。草稿和片段都是 bench 自己的，配出来的依据全部如实：核对的结论是 draft。"""
-    parts = [(hit["id"], part) for hit in hits for part in re.split("[；。]", hit["text"]) if part]
-    evidence = []
-    for sentence in retrieval_qa.split_sentences(draft):
-        claim = sentence.rstrip("。")
-        if "咨询" not in claim:   # 客套话不用依据
-            source, quote = max(parts, key=lambda found: len(set(claim) & set(found[1])))
-            evidence.append({"claim": claim, "source": source, "quote": quote})
-    return evidence
+def evidence_sample(size):
+    """带依据的回答：3 个 400 字左右的片段，写着一条条不同的规则（“甲子项目每次收费 11 元，须提前 2 天预约”）；草稿照着
+    规则一句一句写到 size 字左右，每句一条依据（claim 是这句，quote 是那条规则）。返回 (草稿, 来源, 片段, 依据)，结论是 draft。"""
+    names = [a + b for a in "甲乙丙丁戊己庚辛壬癸" for b in "子丑寅卯辰巳午未申酉戌亥"]
+    rules = [f"{name}项目每次收费 {11 + index} 元，须提前 {2 + index % 5} 天预约" for index, name in enumerate(names)]
+    hits, draft, evidence = [], "", []
+    for number in range(3):
+        chosen = rules[number::3]
+        text = ""
+        for rule in chosen:
+            if len(text) + len(rule) + 1 > 400:
+                break
+            text += rule + "；"
+        hits.append({"id": f"E{number}", "title": f"收费规则 {number}", "text": text})
+    for rule in [rule for hit in hits for rule in hit["text"].split("；") if rule]:
+        if len(draft) + len(rule) + 1 > size:
+            break
+        draft += rule + "。"
+        evidence.append({"claim": rule, "source": next(hit["id"] for hit in hits if rule in hit["text"]), "quote": rule})
+    return draft, [hit["id"] for hit in hits], hits, evidence
 
 
 def odd_drafts(size):
@@ -141,12 +149,11 @@ def main(argv):
         slowest = max(odd, key=odd.get)
         rows.append((f"出处核对：3 个 400 字的片段、{size} 字的怪草稿（{len(odd)} 种里最慢的：“{slowest}”重复）",
                      f"{odd[slowest]:.1f} ms", f"≤ {target} ms", odd[slowest] <= target))
-    for size, target in ((500, 5), (2000, 20)):   # 带依据的核对：500 字不超过 5 ms，和草稿长度成正比
-        text = long_draft(size)
-        evidence = long_evidence(text, hits)
-        spent = median_ms(lambda: retrieval_qa.check_grounding(text, sources, hits, "", evidence), repeat=10)
+    for size in (500, 2000):   # 带依据的核对：500 字不超过 5 ms，和草稿长度成正比（3 个 400 字的片段写得下 1100 多字的草稿）
+        text, cited, chunks, evidence = evidence_sample(size)
+        spent, target = median_ms(lambda: retrieval_qa.check_grounding(text, cited, chunks, "", evidence), repeat=10), 5 * len(text) / 500
         rows.append((f"带依据的核对：3 个 400 字的片段、{len(text)} 字的草稿、{len(evidence)} 条依据", f"{spent:.1f} ms",
-                     f"≤ {target} ms", spent <= target))
+                     f"≤ {target:.1f} ms", spent <= target))
     if not options["--no-suite"]:
         started = time.perf_counter()
         done = subprocess.run([sys.executable, "-W", "error", str(ROOT / "checks" / "run_checks.py")],

@@ -272,6 +272,16 @@ class EvidenceSetTest(unittest.TestCase):
         self.assertGreaterEqual(len(holdout), 60)
 
 
+class BenchSampleTest(unittest.TestCase):
+    def test_the_evidence_answer_bench_times_is_faithful_and_checked_all_the_way(self):
+        import bench
+        for size in (500, 2000):
+            draft, sources, hits, evidence = bench.evidence_sample(size)
+            with self.subTest(size=size):
+                self.assertGreaterEqual(len(evidence), 20)
+                self.assertEqual(check_grounding(draft, sources, hits, "", evidence), {"status": "draft", "problems": [], "hints": []})
+
+
 class EvidenceFiguresTest(unittest.TestCase):
     """README 写的留出集数字（带依据、去掉依据）就是现在量出来的。"""
 
