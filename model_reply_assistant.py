@@ -268,14 +268,17 @@ def check_answer(reply, allowed_ids):
     else:
         print(f"回答格式合规：draft，引用 {'、'.join(one_line(s, 40) for s in sources)}", file=sys.stderr)
     evidence = [{field: item[field] for field in EVIDENCE_FIELDS} for item in evidence] \
-        if status == "draft" and evidence is not None else None
+        if status == "draft" and evidence is not None else None   # 没写、写了 null，或是 missing 的回答：None
     return {"status": status, "draft": draft.strip(), "sources": sources, "evidence": evidence}
 
 
 def evidence_problems(evidence, sources):
     """evidence 的格式（第 7 条硬规则）：一个数组，每项是 {claim, source, quote} 三个非空字符串，source 在 sources 里。
-    例：[{"claim": "试用 7 天", "source": "D01#1", "quote": ""}] -> ["evidence 第 1 项的 quote 是空的"]。
-    别的字段（有的模型会加 reason）不看也不拒绝。不写 evidence（字段不存在）是允许的：第 04 课会改用逐句对齐去猜（选读）。内容对不对，由第 04 课核对。"""
+    例：[{"claim": "试用 7 天", "source": "D01#1", "quote": "；"}] -> ["evidence 第 1 项的 quote 里没有字"]。
+    别的字段（有的模型会加 reason）不看也不拒绝。不写 evidence（或写 null）是允许的：第 04 课会改用逐句对齐去猜（选读）。
+    内容对不对，由第 04 课核对。写坏了几千项的，只点名前 MAX_NAMED_SOURCES 处。"""
+    if evidence is None:
+        return []
     if not isinstance(evidence, list):
         return [f"evidence 应当是数组（每项是 {{claim, source, quote}}），实际是{describe(evidence)}"]
     problems = []
@@ -290,10 +293,10 @@ def evidence_problems(evidence, sources):
             elif not isinstance(value, str):
                 problems.append(f"evidence 第 {number} 项的 {field} 应当是字符串，实际是{describe(value)}")
             elif not any(char.isalnum() for char in value):
-                problems.append(f"evidence 第 {number} 项的 {field} 是空的")
-        if isinstance(item.get("source"), str) and item["source"] not in sources:
+                problems.append(f"evidence 第 {number} 项的 {field} " + ("是空的" if not value.strip() else "里没有字"))
+        if isinstance(item.get("source"), str) and item["source"].strip() and item["source"] not in sources:
             problems.append(f"evidence 第 {number} 项的来源「{one_line(item['source'], 40)}」不在 sources 里")
-        if len(problems) >= MAX_NAMED_SOURCES:   # 几千项写坏的 evidence：只点名前几处
+        if len(problems) > MAX_NAMED_SOURCES:   # 几千项写坏的 evidence：只点名前几处，不一条条印出来
             return problems[:MAX_NAMED_SOURCES] + ["evidence 里还有别的问题，没有一一列出"]
     return problems
 

@@ -396,7 +396,7 @@ def amounts(text):
 
 
 def misstated_amount(sentence, cited, context):
-    """claim 里的数量要在这句的引文或问题里（单位相同或一边没写），或是 context.numbers 一步算得出的（“一晚”的“一”不算）。例：claim「可以
+    """claim 里的数量要在这句的引文或问题里（单位相同或一边没写），或是 context.numbers 一步算得出的（选读读出的“一晚”的“一”不算）。例：claim「可以
     试用 10 天」，quote「试用期 7 天」 -> 「10 天」对不上；写着“合计”时给出最接近的算式：「合计 488 元」，quote「398 元……另加 80 元」 -> 398 + 80 = 478。"""
     problems = []
     known = set(amounts(" ".join(item["quote"] for items in sentence.claims.values() for item in items) + " " + context.question))
@@ -1574,18 +1574,18 @@ def mark_grounding(result, hits):
     if verdict["status"] == "rejected":
         raise rejected(*verdict["problems"])
     result["hints"] = verdict["hints"]
-    if verdict["hints"]:   # 提示不改变状态：写在 stderr 上给人看，也放进输出的 hints
-        print(f"提示（不改变状态）：{len(verdict['hints'])} 处可以再看一眼。", *(f"  - {h}" for h in verdict["hints"]),
-              sep="\n", file=sys.stderr)
     if verdict["status"] == "draft":
         checked = "每条依据的引文都在片段里，每句话和自己的引文对得上" if result.get("evidence") is not None else \
             "数量、链接、引文和句子都能在引用的片段里找到"
         print(f"核对出处：{checked}，没有发现说反的地方。", file=sys.stderr)
-        return EXIT_OK
-    print(f"核对出处：{len(verdict['problems'])} 处需要人工复核。", *(f"  - {p}" for p in verdict["problems"]),
-          sep="\n", file=sys.stderr)
-    result.update(status="needs_review", problems=verdict["problems"])
-    return EXIT_REVIEW
+    else:
+        print(f"核对出处：{len(verdict['problems'])} 处需要人工复核。", *(f"  - {p}" for p in verdict["problems"]),
+              sep="\n", file=sys.stderr)
+        result.update(status="needs_review", problems=verdict["problems"])
+    if verdict["hints"]:   # 提示不改变状态：写在结论后面给人看，也放进输出的 hints
+        print(f"提示（不改变状态）：{len(verdict['hints'])} 处可以再看一眼。",
+              *(f"  - {h}" for h in verdict["hints"]), sep="\n", file=sys.stderr)
+    return EXIT_OK if verdict["status"] == "draft" else EXIT_REVIEW
 
 
 # ---------- 第 05 课：不可信的资料（指令、两个版本、常见词、太长）和 --trace ----------

@@ -67,13 +67,23 @@ class EvidenceHardRuleTest(unittest.TestCase):
         self.assertEqual(self.refused(["试用期 7 天"]), ["evidence 第 1 项应当是对象 {claim, source, quote}，实际是字符串 \"试用期 7 天\""])
         self.assertEqual(self.refused([{"claim": "试用 7 天", "source": "D01#1"}]), ["evidence 第 1 项缺少字段 quote"])
         self.assertEqual(self.refused([item("试用 7 天", "D01#1", 7)]), ["evidence 第 1 项的 quote 应当是字符串，实际是数字 7"])
-        self.assertEqual(self.refused([item("试用 7 天", "D01#1", " 。")]), ["evidence 第 1 项的 quote 是空的"])
+        self.assertEqual(self.refused([item("试用 7 天", "D01#1", " ")]), ["evidence 第 1 项的 quote 是空的"])
+        self.assertEqual(self.refused([item("试用 7 天", "D01#1", "；")]), ["evidence 第 1 项的 quote 里没有字"])
+        self.assertEqual(self.refused([item("试用 7 天", "", "试用期 7 天")]), ["evidence 第 1 项的 source 是空的"])   # 只说一次
         self.assertEqual(self.refused([item("试用 7 天", "D02#1", "试用期 7 天")]), ["evidence 第 1 项的来源「D02#1」不在 sources 里"])
 
     def test_a_thousand_bad_items_are_not_listed_one_by_one(self):
         problems = self.refused([{}] * 1000)
         self.assertEqual(len(problems), model_reply_assistant.MAX_NAMED_SOURCES + 1)
         self.assertEqual(problems[-1], "evidence 里还有别的问题，没有一一列出")
+        exactly = self.refused([item("试用 7 天", "D01#1", "")] * model_reply_assistant.MAX_NAMED_SOURCES)
+        self.assertEqual(len(exactly), model_reply_assistant.MAX_NAMED_SOURCES)   # 正好 5 处：全点名，不说“还有别的”
+        self.assertNotIn("evidence 里还有别的问题，没有一一列出", exactly)
+
+    def test_evidence_written_as_null_counts_as_not_written(self):
+        with contextlib.redirect_stderr(io.StringIO()):
+            answer = check_answer(reply(dict(GOOD, evidence=None)), ["D01#1"])
+        self.assertIsNone(answer["evidence"])
 
     def test_the_prompt_asks_for_evidence_and_lesson_01_is_untouched(self):
         body = model_reply_assistant.build_request_body("试用几天？", [], "m")
