@@ -648,7 +648,7 @@ def wider_than_quote(sentence, cited, context):
         universal = re.search(UNIVERSAL, nfkc(claim))
         if not universal or re.search(LIMITER, nfkc(claim)) or any(universal.group() in item["quote"] for item in items):
             continue
-        around = " ".join("，".join(parts) for item in items for parts, _ in quote_pieces(item, context))
+        around = nfkc(" ".join(piece for item in items for piece, _, _ in quote_pieces(item, context)))
         noun = re.match(r"[^\W\d_]{2}", nfkc(claim)[universal.end():]) if universal.group() in ("所有", "任何") else None
         limit = re.search(LIMITER + "|" + CONDITION_LIMIT, around) or \
             (noun and re.search(f"(?<![所有全部一律])(?<!所有)[^\\W\\d_]{{2}}{noun.group()}", around))
@@ -659,36 +659,39 @@ def wider_than_quote(sentence, cited, context):
 
 def dropped_exception(sentence, cited, context):
     """引文停在了例外前面：原文里紧接着引文的分句是“但…”“…除外”“仅…”，或者引文盖住的分句里有“仅限…”“前 N 名”，
-    草稿里却一点没提（那段话的实字一大半不在草稿里，或者它的数字草稿里没有）。
+    草稿里却一点没提（那段话每一部分的实字都有一大半不在草稿里，或者它的数字草稿里没有）。
     例：quote「购买镜架同时配镜片的，镜片享9折」，原文接着是“但渐进多焦点镜片和特价镜片除外” -> 指出这个分句。"""
     problems, items = [], [item for items in sentence.claims.values() for item in items]
     if items and not hasattr(context, "said"):   # 整份草稿的实字和数量，每份回答只算一次
         context.said = content_chars(context.draft), {value for value, _ in amounts(context.draft)}
     for item in items:
         said, numbers = context.said
-        for parts, covered in quote_pieces(item, context):
-            following = [part for part in parts[covered[-1] + 1:covered[-1] + 2] if re.search(EXCEPTION, part)]
+        for piece, parts, covered in quote_pieces(item, context):   # 紧跟着的例外：从那个分句起到句末，整段说出来
+            following = [piece[piece.find(part):].strip().rstrip("。；;") for part in parts[covered[-1] + 1:covered[-1] + 2]
+                         if re.search(EXCEPTION, part)]
             inside = [found.group() for i in covered for found in re.finditer(f"(?:{LIMIT_INSIDE})[^，。；]{{0,6}}", parts[i])]
-            for phrase in following + inside:
-                words = content_chars(re.sub(LIMIT_INSIDE + "|" + EXCEPTION, "", phrase))
-                if len(words & said) * 2 < len(words) or not {value for value, _ in amounts(phrase)} <= numbers:
+            for phrase in following + inside:   # 提到了例外的任何一部分（“休学的同学除外”）就算提过
+                words = [content_chars(re.sub(LIMIT_INSIDE + "|" + EXCEPTION, "", part)) for part in re.split(CLAUSE_BREAK, phrase)]
+                words = [part for part in words if part]
+                if words and not any(len(part & said) * 2 >= len(part) for part in words) or \
+                        not {value for value, _ in amounts(phrase)} <= numbers:
                     problems.append(f"引文停在了例外前面：原文还有「{one_line(phrase.strip(), 31)}」，草稿没有提")
     return problems
 
 
 def quote_pieces(item, context):
-    """引文所在的原文句子（按 。；！？ 切），每句切成分句：[(分句们, 引文盖住的分句的位置)]。"""
+    """引文所在的原文句子（按 。；！？ 切），每句切成分句：[(那一句, 分句们, 引文盖住的分句的位置)]。"""
     quote = plain(item["quote"])
-    found = [(parts, [i for i, part in enumerate(parts) if plain(part) in quote or quote in plain(part)])
-             for parts in pieces_of(context.sent.get(item["source"], ""))]
-    return [(parts, covered) for parts, covered in found if covered]
+    found = [(piece, parts, [i for i, part in enumerate(parts) if plain(part) in quote or quote in plain(part)])
+             for piece, parts in pieces_of(context.sent.get(item["source"], ""))]
+    return [(piece, parts, covered) for piece, parts, covered in found if covered]
 
 
 @functools.lru_cache(maxsize=256)   # 每条依据都要看一遍它的片段：同一个片段只切一次
 def pieces_of(text):
-    """片段按 。；！？ 切成句、每句切成分句（空的不要）：“甲，乙。丙。” -> (("甲", "乙。"), ("丙。",))。"""
-    return tuple(tuple(part for part in re.split(CLAUSE_BREAK, piece) if plain(part))
-                 for piece in re.split(r"(?<=[。；;！？!?\n])", nfkc(text)))
+    """片段按 。；！？ 切成句、每句再切成分句（空的不要，原文照旧）：“甲，乙。丙。” -> (("甲，乙。", ("甲", "乙")), ("丙。", ("丙",)))。"""
+    return tuple((piece, tuple(part for part in re.split(CLAUSE_BREAK, piece) if plain(part)))
+                 for piece in re.split(r"(?<=[。；;！？!?\n])", text) if piece.strip())
 
 
 def contact_unlike_quote(sentence, cited, context):
@@ -716,7 +719,7 @@ def term_from_elsewhere(sentence, cited, context):
     for claim, items in sentence.claims.items():
         mine = two_char_words(claim)
         around = two_char_words(" ".join(" ".join(parts[i] for i in {0, *covered}) for item in items
-                                         for parts, covered in quote_pieces(item, context)))
+                                         for _, parts, covered in quote_pieces(item, context)))
         chunk = plain(" ".join(context.sent.get(item["source"], "") for item in items))
         for term in sorted(word for word in mine - around if word in chunk):
             rivals = sorted(word for word in around - mine if word[1] == term[1] and word[0] not in claim)
@@ -1545,7 +1548,7 @@ RULES += [
     Rule(condition_unlike_quote, "claim 的条件词和引文相反", "7 天后可以退款（引文 7 天内）", (8, 0, 2, 0)),
     Rule(role_unlike_quote, "claim 里谁来承担换了", "由商家承担（引文由顾客承担）", (6, 0, 0, 0)),
     Rule(wider_than_quote, "claim 说一律，原文有限定", "所有镜片都打 9 折（原文：但渐进片除外）", (6, 0, 1, 0)),
-    Rule(dropped_exception, "引文停在了例外前面", "quote 到“享 9 折”为止，原文接着“但…除外”", (11, 3, 2, 0)),
+    Rule(dropped_exception, "引文停在了例外前面", "quote 到“享 9 折”为止，原文接着“但…除外”", (10, 3, 2, 0)),
     Rule(contact_unlike_quote, "claim 的链接、电话和引文不同", "400-820-1235（引文 400-820-1234）", (6, 0, 1, 0)),
     Rule(term_from_elsewhere, "claim 用了另一档的词", "银卡享 85 折（引文：金卡享 85 折）", (8, 1, 0, 1)),
     Rule(clause_unlike_quote, "claim 的分句和引文说的不像同一件事", "…，并且赠送一次清洗（引文只说价钱）", (30, 34, 10, 5)),

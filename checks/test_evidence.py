@@ -156,7 +156,7 @@ class OptionalRuleTest(unittest.TestCase):
 
     def test_a_quote_that_stops_short_of_its_exception_is_named(self):
         problems = verdict("会费一经缴纳不予退还。", [item("会费一经缴纳不予退还", "R1", "会费一经缴纳不予退还")], [REFUND])["problems"]
-        self.assertIn("引文停在了例外前面：原文还有「但因休学」，草稿没有提", problems)
+        self.assertIn("引文停在了例外前面：原文还有「但因休学、参军离校的同学除外」，草稿没有提", problems)   # 整段例外
         mentioned = "会费一经缴纳不予退还，休学的同学除外。"
         evidence = [item("会费一经缴纳不予退还", "R1", "会费一经缴纳不予退还"), item("休学的同学除外", "R1", "但因休学、参军离校的同学除外")]
         self.assertEqual(verdict(mentioned, evidence, [REFUND])["status"], "draft")
