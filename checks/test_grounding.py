@@ -508,12 +508,15 @@ class LabelledSetTest(unittest.TestCase):
         caught, total = catch_rate(self.results, {"changed_number", "laundered_number", "wrong_arithmetic"})
         self.assertGreaterEqual(caught / total, 0.9, f"{caught}/{total}")
 
+    def guessed(self):   # 没写依据的回答：逐句去猜的那一路，守住它原来的成绩（带依据的由 test_evidence.py 管）
+        return [result for result in self.results if "evidence" not in result.case["answer"]]
+
     def test_at_most_8_percent_of_faithful_answers_are_flagged(self):
-        flagged, total = faithful_flagged(self.results)
+        flagged, total = faithful_flagged(self.guessed())
         self.assertLessEqual(flagged / total, 0.08, f"{flagged}/{total}")
 
     def test_at_least_two_thirds_of_unfaithful_answers_are_caught(self):
-        caught, total = errors_caught(self.results)
+        caught, total = errors_caught(self.guessed())
         self.assertGreaterEqual(caught / total, 2 / 3, f"{caught}/{total}")
 
     def test_faithful_copies_pass(self):
@@ -608,7 +611,8 @@ class RuleTableTest(unittest.TestCase):
                 self.assertEqual(rule.measured, figures)
 
     # 级别不靠实测、按约定定的规则，和约定的理由（定它的地方在代码里写着）
-    POLICIES = {"obeys_hidden_instruction": "needs_review"}   # 片段里藏着指令：资料被动过手脚，一律要人看
+    POLICIES = {"obeys_hidden_instruction": "needs_review",   # 片段里藏着指令：资料被动过手脚，一律要人看
+                "no_evidence": "needs_review"}   # 依据的约定要求每句事实都有依据：缺了就是回答没守约定
 
     def test_the_level_follows_the_measured_precision(self):
         for rule in retrieval_qa.RULES:
