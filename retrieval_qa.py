@@ -50,6 +50,7 @@ MAX_FILE_BYTES = 100 * 1024   # 100 KB：手工切分的教学资料远小于此
 MAX_RECORDS = 100             # 1–100 条：再多就不是“人工切分、人工写关键词”了（第 03 课）
 MAX_HITS = 3                  # 最多取 3 条：教学取值，不是通用最优参数（第 03 课“想多了解”）
 CONTROL_CHARACTER = "[\x00-\x1f\x7f-\x9f]"   # Unicode 的控制字符（Cc 类）正好是这两段
+ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))   # 看不见的字符：比较时去掉（“D01#1\u200b”就是 D01#1）
 
 
 def load_documents(path=DOCUMENTS_PATH):
@@ -74,8 +75,8 @@ def nfkc(text):
 
 
 def normalize(text):
-    """NFKC 把全角字母数字变成半角，casefold 忽略大小写：ＡＢＣ、abc、ABC 视为相同；首尾空白不算。"""
-    return nfkc(text).casefold().strip()
+    """NFKC 把全角字母数字变成半角，casefold 忽略大小写，去掉看不见的零宽字符：ＡＢＣ、abc、A\u200bBC 视为相同；首尾空白不算。"""
+    return nfkc(text).casefold().translate(ZERO_WIDTH).strip()
 
 
 def retrieve(question, documents, limit=MAX_HITS):
@@ -187,7 +188,7 @@ def check_records(data, shown):
         if folded in look_alike:
             other = look_alike[folded]
             raise fail(shown, f"{label}的 id 和第 {other} 条的 id {json.dumps(data[other - 1]['id'], ensure_ascii=False)} "
-                       "只差大小写、全角半角或首尾空格", "人和模型都容易把它们当成同一个片段，请改成明显不同的 id")
+                       "只差大小写、全角半角、首尾空格或看不见的字符", "人和模型都容易把它们当成同一个片段，请改成明显不同的 id")
         first_seen[record["id"]], look_alike[folded] = number, number
 
 
@@ -273,10 +274,9 @@ def misspelt_field(record, field):
 
 RELIABLE = 0.75            # 一条规则标出的回答里至少 75% 真有错，它才改状态；不到的只写进 hints（实测选的取值，见第 04 课）
 QUOTE_NEAR = 0.85          # 引文有 85% 以上的字按顺序对得上原文，说“近似”：多半是抄的时候改了字，也要人对照
-MAX_DRAFT_CHARS = 2000     # 回复草稿不会这么长；更长的不逐句核对，直接交给人
-MAX_DRAFT_NUMBERS, MAX_DRAFT_QUOTES = 100, 5   # 数字（含中文数字）或引文多到这个份上，也不像回复草稿：同样交给人
+MAX_DRAFT_CHARS, MAX_DRAFT_NUMBERS, MAX_DRAFT_QUOTES = 2000, 100, 5   # 字、数字、引文多到这个份上，不像回复草稿：不逐句核对，交给人
 QUOTE = r"「([^」]+)」|『([^』]+)』|“([^”]+)”"
-ID_IN_TEXT = r"[\[【［]\s*([A-Za-z][\w#.\-]*\d[\w#.\-]*)\s*[\]】］]"   # 正文里括号中的片段编号 [D04#1]；[1] 不算
+ID_IN_TEXT = r"(?i)[\[【［]\s*([a-z][\w#.\-]*\d[\w#.\-]*)\s*[\]】］]|(?<![0-9a-z#])([a-z]{1,3}\d{1,3}#\d{1,3})(?![0-9a-z#])"   # [D04#1]、X9#2
 SENTENCE_END = r"(?i)(?<=[。！？!?\n])|(?<=\.)(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<!vs\.)(?=\s)"   # 句号后面要有空白；e.g. 这样的缩写不算
 LIST_MARKER = r"(?m)^[^\S\n]*(?:#+|[-*•·●▪]|\d{1,2}[.、)）](?!\d)|[（(]\d{1,2}[)）]|第[一二三四五六七八九十]+[、，,：:])\s*"
 AMOUNT = r"(\d+(?:,\d{3})*(?:\.\d+)?)\s*(%|个?工作日|个?小时|分钟|个月|周?岁|天|日|周|月|年|元|块|角|折|次|人|名|位|张|副|件|台|晚|公里|米|公斤|克|分|倍)?"
@@ -284,19 +284,17 @@ UNIT_NAMES = {"工作日": "个工作日", "个小时": "小时", "个月": "月
 COMPUTING = r"一共|总共|合计|共计|总价|总额|算下来|加起来|折后|优惠后|实付|还差|差价|便宜|[=＝×*+＋]|乘以|加上|减去|打.{0,3}折"
 NOT_NEGATIVE = r"未(?=[^\W\d_]{1,3}之?前)|不同|不仅|不论|不管|不断|不错|不久|不过|不当|无论|未来|非常|不好意思|不超过|不多于|不高于|不足|未满|不少于|不低于|不到"
 NEGATIVE = r"不予|不可|不能|不得|不会|不用|不必|不需|无需|无须|无法|禁止|严禁|谢绝|拒绝|请勿|并非|没有|没|未|不|勿"   # 先去掉 NOT_NEGATIVE 再找
-RULES = []     # 规则表：每条规则一行（本节末尾），选读部分和第 05 课再往里加；check_grounding 按顺序用它们
-READERS = []   # 读数量的办法：核心只读阿拉伯数字（amounts）；选读部分再加中文数字、日期和钟点
+RULES, READERS = [], []   # 规则表（本节末尾，选读和第 05 课再往里加）；读数量的办法（核心只读阿拉伯数字，选读再加中文数字、日期）
 
 
-def check_grounding(draft, sources, hits, question="", evidence=None):
-    """草稿逐句对照引用的片段，返回 {"status", "problems", "hints"}：status 是 draft、needs_review（可靠的规则发现了问题）或
-    rejected（正文里写了没发送的编号）；不够可靠的规则找到的放进 hints。evidence 为 None：回答没写依据（靠选读的规则去猜）。"""
-    too_much = too_much_to_check(draft)
-    if too_much:   # 不逐句核对，可正文里的越界编号照样拒绝
-        refused = unsent_id(Sentence(draft), [], Context(draft, hits, question, None))
+def check_grounding(draft, sources, hits, question="", evidence=None, library=None):
+    """草稿逐句对照引用的片段，返回 {"status", "problems", "hints"}：draft、needs_review（可靠的规则发现了问题）或 rejected（写了没发送
+    的编号），不够可靠的规则找到的放进 hints。evidence 为 None：回答没写依据（靠选读去猜）；library：资料库的全部编号（省略时只认发送的）。"""
+    if too_much := too_much_to_check(draft):   # 不逐句核对，可正文里的越界编号照样拒绝
+        refused = unsent_id(Sentence(draft), [], Context(draft, hits, question, None, library))
         return {"status": "rejected" if refused else "needs_review", "problems": refused or [too_much], "hints": []}
     found = {"rejected": [], "needs_review": [], "hint": []}
-    for rule, problem in grounding_findings(draft, sources, hits, question, evidence):
+    for rule, problem in grounding_findings(draft, sources, hits, question, evidence, library):
         found[rule.level].append(problem)
     status = "rejected" if found["rejected"] else "needs_review" if found["needs_review"] else "draft"
     return {"status": status, "problems": found["rejected"] or found["needs_review"], "hints": found["hint"]}
@@ -304,17 +302,17 @@ def check_grounding(draft, sources, hits, question="", evidence=None):
 
 def too_much_to_check(draft):
     """太长、数字或引文太多的草稿不逐句核对：返回给人看的说明；正常的草稿返回 None。"""
-    numbers = re.findall(r"\d+|[零一二两三四五六七八九十百千万半]+", draft)
-    counts = ((len(draft), MAX_DRAFT_CHARS, "个字", "字"), (len(numbers), MAX_DRAFT_NUMBERS, "个数字", "个"),
+    numbers = len(re.findall(r"\d+|[零一二两三四五六七八九十百千万半]+", draft))
+    counts = ((len(draft), MAX_DRAFT_CHARS, "个字", "字"), (numbers, MAX_DRAFT_NUMBERS, "个数字", "个"),
               (len(re.findall(QUOTE, draft)), MAX_DRAFT_QUOTES, "处引文", "处"))
     return next((f"草稿有 {count} {what}，超过逐句核对的上限 {limit} {unit}，请人工复核"
                  for count, limit, what, unit in counts if count > limit), None)
 
 
-def grounding_findings(draft, sources, hits, question="", evidence=None):
+def grounding_findings(draft, sources, hits, question="", evidence=None, library=None):
     """[(规则, 问题)]：每句交给每条规则，同一个问题只报一次。每条依据归到含有它的 claim 的那句；找不到的 claim 自成一“句”（in_draft 为假）。"""
     cited = [hit for source in sources for hit in hits if hit["id"] == source]
-    context = Context(draft, hits, question, evidence)
+    context = Context(draft, hits, question, evidence, library)
     sentences = [Sentence(piece) for piece in split_sentences(strip_markers(draft)) if re.search(r"[^\W_]", piece)]
     for item in evidence or []:
         homes = [s for s in sentences if plain(item["claim"]) in plain(s.text) or plain(s.text) in plain(item["claim"])] \
@@ -334,9 +332,10 @@ class Sentence:
 
 class Context:
     """各条规则共用的：草稿、问题、evidence、发送的片段 sent（编号 -> 标题和正文），草稿、引文、问题里的数 numbers（写两次算两个）。"""
-    def __init__(self, draft, hits, question, evidence):
+    def __init__(self, draft, hits, question, evidence, library=None):
         self.draft, self.hits, self.question, self.evidence = draft, hits, question, evidence
         self.sent = {hit["id"]: hit["title"] + "\n" + hit["text"] for hit in hits}
+        self.library = library   # 资料库里全部的编号；None：不知道，只认得发送的
         written = [v for part in re.split(r"[，。；！？\n]", strip_markers(draft)) for v, _ in amounts(part)] if evidence else []
         quoted = [v for text in [question] + [item["quote"] for item in evidence or []] for v, _ in amounts(text)]
         self.numbers = [v for v in written + [v for v in quoted if v not in written] if isinstance(v, float)]   # 日期钟点不算
@@ -359,10 +358,13 @@ def plain(text):
 
 
 def unsent_id(sentence, cited, context):
-    """正文里写着这次没发送的片段编号（[D04#1]）：等于引用了没发送的资料，和第 02 课的硬规则一样拒绝整份回答。"""
-    allowed = "、".join(sorted(context.sent))
-    return [f"来源「{one_line(marker, 40)}」不在这次发送的资料里（只允许 {allowed}）"
-            for marker in re.findall(ID_IN_TEXT, nfkc(sentence.text)) if marker not in context.sent]
+    """正文里写着资料库里这次没发送的编号（带不带括号、夹着零宽字符、全角半角都算），或者括号里、D04#1 这样的编号资料库里
+    根本没有：等于引用了没发送的资料，和第 02 课的硬规则一样拒绝。例：只发送了 D01#1，“依据 D04#1。” -> 来源「D04#1」不在……"""
+    text, allowed, library = normalize(sentence.text), "、".join(sorted(context.sent)), context.library or list(context.sent)
+    unsent = [i for i in library if i not in context.sent and re.search(rf"(?<![0-9a-z#]){re.escape(normalize(i))}(?![0-9a-z]|[#.-][0-9a-z])", text)]
+    unknown = [m for pair in re.findall(ID_IN_TEXT, nfkc(sentence.text).translate(ZERO_WIDTH)) for m in pair if m and normalize(m) not in map(normalize, library)]
+    return [f"来源「{one_line(i, 40)}」不在这次发送的资料里（只允许 {allowed}）" for i in unsent + unknown if context.library is None or i in unsent] + [
+        f"来源「{one_line(m, 40)}」不是资料里的编号（编出来的；只允许 {allowed}）" for m in dict.fromkeys(unknown) if context.library is not None]
 
 
 def quote_not_in_source(sentence, cited, context):
@@ -1569,13 +1571,17 @@ RULES += [
 ]
 
 
-def mark_grounding(result, hits):
+def mark_grounding(result, hits, library=None):
     """格式检查通过之后：列出没被引用的命中片段（只是信息），再核对草稿的出处。有问题就把 status 改成
-    needs_review（退出码 1）；正文里写了没发送的编号，就像硬规则一样拒绝（抛出 NoAnswer）。返回退出码。"""
+    needs_review（退出码 1）；正文里写了没发送的编号，就像硬规则一样拒绝（抛出 NoAnswer）。返回退出码。
+    library 是资料库里全部的编号：正文里写了其中没发送的，哪怕是 missing 的说明，也拒绝。"""
     result["uncited_hits"] = [hit["id"] for hit in hits if hit["id"] not in result["sources"]]
-    if result["status"] != "draft":
+    if result["status"] != "draft":   # missing 的说明不核对出处，可写了没发送的编号照样拒绝
+        refused = unsent_id(Sentence(result["draft"] or ""), [], Context("", hits, result["question"], None, library))
+        if refused:
+            raise rejected(*refused)
         return EXIT_OK
-    verdict = check_grounding(result["draft"], result["sources"], hits, result["question"], result.get("evidence"))
+    verdict = check_grounding(result["draft"], result["sources"], hits, result["question"], result.get("evidence"), library)
     if verdict["status"] == "rejected":
         raise rejected(*verdict["problems"])
     result["hints"] = verdict["hints"]
@@ -1612,9 +1618,6 @@ INSTRUCTION_PATTERNS = [
     r"(?:instructions?|prompts?|rules|messages?)",
     r"reveal\s+(?:your\s+)?(?:system\s+)?prompt", r"you\s+are\s+now", r"you're\s+now", r"from\s+now\s+on,?\s+you",
 ]
-
-
-ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
 
 
 @functools.lru_cache(maxsize=64)   # 出处核对时每句话都要问一遍引用的片段：同一段文字只查一次
@@ -1774,7 +1777,7 @@ def run(argv):
                 result["model_called"] = True
             result.update(answer)
             started = time.perf_counter()
-            code = mark_grounding(result, hits)   # 第 04 课
+            code = mark_grounding(result, hits, [document["id"] for document in documents])   # 第 04 课
         except NoAnswer as failure:
             started = time.perf_counter()
             print(failure, file=sys.stderr)

@@ -269,6 +269,51 @@ class CheckDraftWithEvidenceTest(unittest.TestCase):
         self.assertEqual((code, json.loads(out)["evidence"]), (0, answer["evidence"]))
 
 
+class LibraryIdTest(unittest.TestCase):
+    """issue 25：正文里的编号和资料库里的每个编号比，不靠编号长什么样。问“部署 1 台服务器后会自动发送吗？”命中 D01#2 和 D02#1，
+    回答只引用 D02#1，正文里却写了没发送的 D04#1。"""
+    SENT = [hit("D01#2", "助手只负责写回复草稿，从不自动发送。"), hit("D02#1", "私有部署需要一台 4 核 CPU、8 GB 内存的服务器。")]
+    LIBRARY = ["D01#1", "D01#2", "D02#1", "D03#1", "D04#1", "price", "价格规则", "refund-fee", "R09#1"]
+    DRAFT = "私有部署需要一台 4 核 CPU、8 GB 内存的服务器。"
+
+    def check(self, tail, library=LIBRARY, hits=SENT):
+        return check_grounding(self.DRAFT + tail, ["D02#1"], hits, "部署 1 台服务器后会自动发送吗？", None, library)
+
+    def test_an_unsent_id_is_refused_in_any_brackets_or_none(self):
+        for tail in ("【来源：D04#1】", "[source: D04#1]", "[D02#1, D04#1]", "（来源：D04#1）", "依据 D04#1。", "[D04\u200b#1]",
+                     "[^1]: D04#1", "依据Ｄ０４＃１。", "[d04#1]"):
+            with self.subTest(tail=tail):
+                result = self.check(tail)
+                self.assertEqual((result["status"], result["problems"]),
+                                 ("rejected", ["来源「D04#1」不在这次发送的资料里（只允许 D01#2、D02#1）"]))
+
+    def test_ids_shaped_unlike_d01_1_are_known_too(self):
+        for tail, name in (("详见价格规则。", "价格规则"), ("see price.", "price"), ("见 refund-fee 一节。", "refund-fee")):
+            with self.subTest(tail=tail):
+                self.assertEqual(self.check(tail)["problems"], [f"来源「{name}」不在这次发送的资料里（只允许 D01#2、D02#1）"])
+
+    def test_a_sent_id_in_any_form_is_fine_and_a_longer_id_is_not_a_shorter_one(self):
+        sent = [hit("R09#1", "私有部署需要一台 4 核 CPU、8 GB 内存的服务器。")]
+        for tail in ("［Ｒ09＃1］", "[R09#1]", "依据 r09#1。", "R09#1."):
+            with self.subTest(tail=tail):
+                result = check_grounding(self.DRAFT + tail, ["R09#1"], sent, "", None, self.LIBRARY + ["R09#11"])
+                self.assertEqual(result["status"], "draft", result)
+
+    def test_an_id_in_no_document_is_named_as_invented(self):
+        self.assertEqual(self.check("[X99#9]")["problems"], ["来源「X99#9」不是资料里的编号（编出来的；只允许 D01#2、D02#1）"])
+        self.assertEqual(self.check("[X99#9]", library=None)["problems"], ["来源「X99#9」不在这次发送的资料里（只允许 D01#2、D02#1）"])
+
+    def test_the_command_refuses_an_unsent_id_in_a_draft_and_in_a_missing_answer(self):
+        for answer in ({"status": "draft", "draft": self.DRAFT + "依据 D04#1。", "sources": ["D02#1"]},
+                       {"status": "missing", "draft": "资料里没有，可以参考 D04#1。", "sources": []}):
+            with self.subTest(status=answer["status"]), tempfile.TemporaryDirectory() as directory:
+                path = write_temp(directory, "answer.json", json.dumps(answer, ensure_ascii=False))
+                code, out, _ = run_main(retrieval_qa, ["部署 1 台服务器后会自动发送吗？", "--check-draft", str(path)])
+                result = json.loads(out)
+                self.assertEqual((code, result["status"]), (4, "rejected"))
+                self.assertEqual(result["problems"], ["来源「D04#1」不在这次发送的资料里（只允许 D01#2、D02#1）"])
+
+
 class EvidenceSetTest(unittest.TestCase):
     """带依据的标注回答：三轮里每种错误都至少 6 份；留出集里有一个只用来量、没拿来改规则的领域。"""
 

@@ -116,7 +116,7 @@ class RunnerTest(unittest.TestCase):
             self.assertEqual((kit / "retrieval_documents.json").read_bytes(), shipped)
 
     def test_a_code_excerpt_must_appear_in_its_file(self):
-        good = self.lesson("```python from=retrieval_qa.py\ndef check_grounding(draft, sources, hits, question=\"\", evidence=None):\n```\n")
+        good = self.lesson("```python from=retrieval_qa.py\ndef check_grounding(draft, sources, hits, question=\"\", evidence=None, library=None):\n```\n")
         self.assertEqual(check_markdown(good), ([], 0))
         bad = self.lesson("```python from=retrieval_qa.py\ndef check_grounding(draft, sources):\n```\n")
         self.assertEqual(check_markdown(bad)[0], ["lesson.md:1: 课文摘录的代码在 retrieval_qa.py 里找不到（代码改了，课文要跟着改）"])

@@ -71,6 +71,12 @@ class FlowTest(StandInCase):
         self.assertEqual((code, result["status"]), (1, "needs_review"))
         self.assertEqual(result["problems"], ["「10 天」和依据对不上：它的引文「试用期 7 天」里没有（草稿「体验版可以试用 10 天」）"])
 
+    def test_an_unsent_library_id_in_the_text_from_a_model_is_refused(self):
+        self.server.reply(dict(GOOD, draft="体验版的试用期是 7 天（来源：D04#1）。"))   # 没有括号对，也认得资料库里的编号
+        code, result, _ = self.ask()
+        self.assertEqual((code, result["status"], result["model_called"]), (4, "rejected", True))
+        self.assertEqual(result["problems"], ["来源「D04#1」不在这次发送的资料里（只允许 D01#1）"])
+
     def test_request_carries_only_the_hit_chunks_id_title_and_text(self):
         self.server.reply({"status": "draft", "draft": "不会自动发送，需要客服人员检查后亲手发出。", "sources": ["D01#2"]})
         self.ask("部署后会自动发送吗？")

@@ -811,15 +811,16 @@ class SharedStateTest(unittest.TestCase):
 
 class LookAlikeIdTest(unittest.TestCase):
     def test_ids_that_differ_only_by_case_or_width_are_refused_naming_both(self):
-        for twin in ("f01#1", "Ｆ01＃1", " F01#1 "):
+        for twin in ("f01#1", "Ｆ01＃1", " F01#1 ", "F01#1\u200b", "F\u200d01#1"):   # 零宽字符夹在 id 里也算同一个
             with self.subTest(twin=twin), tempfile.TemporaryDirectory() as directory:
                 records = json.loads(FIXTURE_DOCUMENTS.read_text(encoding="utf-8-sig"))
                 records.append({"id": twin, "title": "另一条", "text": "别的内容。", "keywords": ["别的"]})
                 path = write_temp(directory, "docs.json", json.dumps(records, ensure_ascii=False))
                 code, out, err = run_kit(["--retrieve-only", "借期是多久？", "--documents", str(path)])
                 self.assertEqual((code, out), (2, ""))
-                self.assertEqual(err.strip(), f"错误：资料文件 {path}：第 4 条记录（id {json.dumps(twin, ensure_ascii=False)}）"
-                                              '的 id 和第 1 条的 id "F01#1" 只差大小写、全角半角或首尾空格。'
+                shown = json.dumps(twin, ensure_ascii=False).replace("\u200b", "\\u200b").replace("\u200d", "\\u200d")   # 看不见的字符写出来
+                self.assertEqual(err.strip(), f"错误：资料文件 {path}：第 4 条记录（id {shown}）"
+                                              '的 id 和第 1 条的 id "F01#1" 只差大小写、全角半角、首尾空格或看不见的字符。'
                                               "提示：人和模型都容易把它们当成同一个片段，请改成明显不同的 id。")
 
 
