@@ -187,7 +187,7 @@ def parse_response(status, headers, data, target):
         raise BadResponse(http_failure(status, headers, data, target))
     text = response_text(headers, data)
     try:
-        payload = read_json(text)
+        payload = read_json(text, object_pairs_hook=JsonObject)   # 记下写了两遍的字段（json 默认只留最后一个）
     except JsonProblem as problem:
         raise BadResponse("服务器的响应不是 JSON" if problem.line else f"服务器的响应无法读取：{problem.what}") from None
     if not isinstance(payload, dict) or not payload.get("choices"):
@@ -199,6 +199,10 @@ def parse_response(status, headers, data, target):
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(message, dict):
         raise BadResponse("服务器的响应里没有 choices[0].message")
+    twice = [f"{where}.{key}" for where, part in (("", payload), ("choices[0]", choice), ("choices[0].message", message))
+             for key in part.duplicates if key in ("choices", "message", "content", "finish_reason")]
+    if twice:   # 同一个字段两个值：不知道该信哪一个，整份响应都不用
+        raise BadResponse(f"服务器的响应里 {twice[0].lstrip('.')} 写了不止一次，不知道该信哪一个")
     finish_reason = choice.get("finish_reason")
     if finish_reason == "insufficient_system_resource":   # DeepSeek：服务器资源不够，回答没写完，不是模型的错
         raise BadResponse("服务器资源不足，回答没有写完（finish_reason 是 insufficient_system_resource），请稍后手动重试")
@@ -254,7 +258,7 @@ def check_answer(reply, allowed_ids):
     allowed = set(allowed_ids)
     unknown = [source for source in dict.fromkeys(sources) if source not in allowed]
     for source in unknown[:MAX_NAMED_SOURCES]:
-        problems.append(f"来源「{one_line(source, 40)}」不在这次发送的资料里（只允许 {'、'.join(sorted(allowed))}）")
+        problems.append(f"来源「{visible(source)}」不在这次发送的资料里（只允许 {'、'.join(sorted(allowed))}）")
     if len(unknown) > MAX_NAMED_SOURCES:   # 回答里写了几万个编号：不把它们一条条印出来
         problems.append(f"还有 {len(unknown) - MAX_NAMED_SOURCES} 个来源也不在这次发送的资料里，没有一一列出")
     evidence = answer.get("evidence")
@@ -295,7 +299,7 @@ def evidence_problems(evidence, sources):
             elif not any(char.isalnum() for char in value):
                 problems.append(f"evidence 第 {number} 项的 {field} " + ("是空的" if not value.strip() else "里没有字"))
         if isinstance(item.get("source"), str) and item["source"].strip() and item["source"] not in sources:
-            problems.append(f"evidence 第 {number} 项的来源「{one_line(item['source'], 40)}」不在 sources 里")
+            problems.append(f"evidence 第 {number} 项的来源「{visible(item['source'])}」不在 sources 里")
         if len(problems) > MAX_NAMED_SOURCES:   # 几千项写坏的 evidence：只点名前几处，不一条条印出来
             return problems[:MAX_NAMED_SOURCES] + ["evidence 里还有别的问题，没有一一列出"]
     return problems
@@ -398,6 +402,13 @@ def one_line(text, limit=None):
     return cut.rstrip(" ,.;:，。；：") + "…"
 
 
+def visible(text, limit=40):
+    """把别人写的编号、状态原样放进一句话：看不见的字符（换行、零宽、方向控制……）写成 \\u200b 这样的六个字，首尾的空格
+    留着；超过 limit 个字就交给 one_line 截短。例：“D01#1”后面跟一个零宽字符 -> D01#1\\u200b；"draft " -> 「draft 」里看得见空格。"""
+    shown = "".join(char if char.isprintable() else f"\\u{ord(char):04x}" for char in str(text))
+    return shown if len(shown) <= limit else one_line(shown, limit)   # 太长的照 one_line 截短
+
+
 def describe(value):
     """用中文说出“实际是什么”。"""
     if value is None:
@@ -409,7 +420,7 @@ def describe(value):
     if isinstance(value, str):
         if not value.strip():
             return "只有空白的字符串" if value else "空字符串"
-        return "字符串 " + json.dumps(one_line(value, 21), ensure_ascii=False)
+        return "字符串 " + json.dumps(visible(value, 21), ensure_ascii=False).replace("\\\\u", "\\u")
     if isinstance(value, list):
         return f"数组（{len(value)} 项）"
     return "对象 {…}"
@@ -421,6 +432,9 @@ def model_target(environ=None):
     """返回 {"url", "model", "official"}。LOCAL_MODEL_ 开头的变量一个都没有，才请求 DeepSeek 官方地址；
     设置了 LOCAL_MODEL_URL 就请求本机模型；设置了别的 LOCAL_MODEL_ 变量、或者 LOCAL_MODEL_URL 是空的，是用法错误（退出码 2）。"""
     environ = os.environ if environ is None else environ
+    for variable in ("LOCAL_MODEL_URL", "LOCAL_MODEL_NAME", "DEEPSEEK_MODEL"):   # 不是 UTF-8 的值：点名是哪个变量，不带着乱码往下走
+        if any("\udc80" <= char <= "\udcff" for char in environ.get(variable, "")):
+            raise kit_error(f"环境变量 {variable} 的值不是 UTF-8 文本（终端的编码不对？）：请重新设置它。资料和密钥都没有发出。")
     local = environ.get("LOCAL_MODEL_URL", "").strip()
     others = [name for name in ("LOCAL_MODEL_NAME", "LOCAL_MODEL_API_KEY") if name in environ]
     if not local and ("LOCAL_MODEL_URL" in environ or others):   # 想用本机模型，地址却是空的：绝不悄悄改发官方地址

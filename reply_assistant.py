@@ -54,7 +54,7 @@ def build_messages(question, materials=None):
     """组装发给模型的两条消息。materials 省略时就是基线做法：三份资料全部发送。"""
     materials = MATERIALS if materials is None else materials
     blocks = "\n\n".join(material_block(material) for material in materials)
-    user = f"问题：{question}\n\n资料：\n{blocks}"
+    user = f"问题：{question.replace('<', '＜').replace('>', '＞')}\n\n资料：\n{blocks}"   # 问题里的尖括号也换掉：伪造不出资料块
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
@@ -140,6 +140,8 @@ def use_utf8_streams():
 def checked_question(question):
     """去掉首尾空白的问题。去掉空白和看不见的字符（零宽、方向控制……）以后什么也不剩，就是空问题（用法错误）。"""
     question = question.strip()
+    if any("\udc80" <= char <= "\udcff" for char in question):   # 命令行或管道送来的字节不是 UTF-8（Python 把它们记成这样的代用字符）
+        raise kit_error("问题里有不是 UTF-8 的字节（终端或文件的编码不对？）。请换成 UTF-8 再试，或把问题直接写在命令后面。")
     if not any(char.isprintable() and not char.isspace() for char in question):
         raise kit_error("问题是空的。请输入一个问题，例如：试用几天？")
     return question
