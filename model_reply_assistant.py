@@ -340,7 +340,7 @@ UNSAFE_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\
 INVISIBLE = "\u200b-\u200f\u2060-\u2064\ufeff"
 
 
-KEY_SHAPED = re.compile(f"(sk-|Bearer\\s+)(?:[{INVISIBLE}]*[A-Za-z0-9_.~+/-]){{16,}}", re.IGNORECASE)
+KEY_SHAPED = re.compile(f"(s[{INVISIBLE}]*k[{INVISIBLE}]*-|Bearer\\s+)(?:[{INVISIBLE}]*[A-Za-z0-9_.~+/-]){{16,}}", re.IGNORECASE)
 
 
 class ShownSafely:
@@ -368,9 +368,19 @@ def shown_safely():
 
 
 def write_json(result):
-    """stdout 上只写这一个 JSON 对象：UTF-8、缩进、中文不转义。"""
-    sys.stdout.write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
+    """stdout 上只写这一个 JSON 对象：UTF-8、缩进、中文不转义。看着像密钥的先在每个字符串里抹掉，再转成 JSON：
+    转成 JSON 以后，制表符成了“\\t”两个字，“Bearer⇥密钥”就认不出来了。"""
+    sys.stdout.write(json.dumps(masked(result), ensure_ascii=False, indent=2) + "\n")
     sys.stdout.flush()
+
+
+def masked(value):
+    """把 value（JSON 的对象、数组、字符串）里每个字符串中看着像密钥的换成 ***：{"a": ["Bearer 0123…"]} -> {"a": ["Bearer ***"]}。"""
+    if isinstance(value, str):
+        return KEY_SHAPED.sub(lambda match: match.group(1) + "***", value)
+    if isinstance(value, dict):
+        return {key: masked(item) for key, item in value.items()}
+    return [masked(item) for item in value] if isinstance(value, list) else value
 
 
 def ask_question(prompt="问题："):

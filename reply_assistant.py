@@ -137,9 +137,14 @@ def use_utf8_streams():
         sys.stdin.reconfigure(encoding="utf-8")
 
 
+MAX_QUESTION_CHARS = 2000   # 和草稿逐句核对的上限一样：再长就不像一个问题了
+
+
 def checked_question(question):
     """去掉首尾空白的问题。去掉空白和看不见的字符（零宽、方向控制……）以后什么也不剩，就是空问题（用法错误）。"""
     question = question.strip()
+    if len(question) > MAX_QUESTION_CHARS:   # 客户的问题不会这么长；更长的多半是把文件粘进来了
+        raise kit_error(f"问题有 {len(question)} 个字，超过上限 {MAX_QUESTION_CHARS} 字。请只写问题本身。")
     if any("\udc80" <= char <= "\udcff" for char in question):   # 命令行或管道送来的字节不是 UTF-8（Python 把它们记成这样的代用字符）
         raise kit_error("问题里有不是 UTF-8 的字节（终端或文件的编码不对？）。请换成 UTF-8 再试，或把问题直接写在命令后面。")
     if not any(char.isprintable() and not char.isspace() for char in question):

@@ -1698,8 +1698,9 @@ def version_warnings(records):
         titles.setdefault(normalize(record["title"]), []).append(index)
     pairs = set(similar) | {(i, j) for group in titles.values() for i in group for j in group if i < j}
     warnings, reported = [], set()
+    numbers = {index: numbers_in(records[index]["text"]) for index in {i for pair in pairs for i in pair}}   # 每条只读一次数字
     for first, second in sorted(pairs, key=lambda pair: (pair[1], pair[0])):
-        first_numbers, second_numbers = numbers_in(records[first]["text"]), numbers_in(records[second]["text"])
+        first_numbers, second_numbers = numbers[first], numbers[second]
         if second in reported or ((first, second) not in similar and first_numbers == second_numbers):
             continue
         why = f"正文几乎相同（相似度 {similar[first, second]:.2f}）" if (first, second) in similar else "标题相同"
