@@ -13,7 +13,7 @@ SCRIPTS = ("reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py")
 LESSON_01_NAMES = {"MATERIALS", "ANSWER_EXAMPLE", "SYSTEM_PROMPT", "material_block", "build_messages", "USAGE", "run",
                    "main", "EXIT_OK", "EXIT_REVIEW", "EXIT_USAGE", "EXIT_MODEL_FAILED", "EXIT_REJECTED",
                    "EXIT_INTERRUPTED", "KitError", "error_line", "kit_error", "closest", "parse_command_line", "use_utf8_streams",
-                   "run_cli", "EXIT_OUTPUT", "output_lost", "checked_question"}
+                   "run_cli", "EXIT_OUTPUT", "output_lost", "checked_question", "MAX_QUESTION_CHARS"}
 # 每一课的代表：它们必须定义在 retrieval_qa.py 里那一课的分节下面
 SECTION_OF = {"load_documents": "03", "retrieve": "03", "build_materials": "03", "normalize": "03",
               "check_grounding": "04", "numbers_in": "04", "mark_grounding": "04",
