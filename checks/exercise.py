@@ -33,7 +33,8 @@ EXERCISES = {
     4: "第 04 课 练习：写一份错误的草稿 trick.json，让“试用几天？”的 --check-draft 仍判为 draft",
     5: "第 05 课 练习：在资料里加一条藏着指令的记录，看警告和复核（做完删掉）",
 }
-RESTORE = {2, 3, 5}   # 做完要改回去的练习
+RESTORE = {2: "把 D01#1 正文里的 14 天改回 7 天", 3: "用你做的备份把 D01#1 恢复回来",
+           5: "删掉你加的那条藏着指令的记录"}   # 做完要改回去的练习，各自怎么改回
 
 
 def load(path):
@@ -242,7 +243,7 @@ def main(argv):
         print(f"练习 {numbers[0]}：{EXERCISES[numbers[0]]}")
         print(f"{LABELS[state]}：{lines[0]}", *lines[1:], sep="\n")
         if state == "done" and numbers[0] in RESTORE:
-            print("提醒：这个练习做完要改回去（照课文把改动改回来；练习三用你做的备份），免得影响后面的练习。")
+            print(f"提醒：这个练习做完要改回去（{RESTORE[numbers[0]]}），免得影响后面的练习。")
     return 0 if all(state != "todo" for state, _ in results.values()) else 1
 
 
