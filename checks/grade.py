@@ -42,8 +42,9 @@ LEGEND = [
     "练习 1–5：“做完”= 副本里的资料或 trick.json 现在就能证明；“做完，未改回”= 练习二、三、五做完还没改回去；"
     "“自报已改回”= 只有学生自己的进度文件这么说，老师核实不了；空 = 没做。",
     "recall@3、精确率：关键词检索在 checks/eval_questions.json 上的成绩。验收：离线验收记录通过几行。",
-    "和老师的套件不同：加了、改了、缺了的文件（内容按 SHA-256 比）；新加的 .py/.pth 会被 Python 自动导入，标“风险”。",
-    "要看一眼：这一行为什么需要老师打开副本看看。",
+    "和老师的套件不同：加了、改了、缺了的文件（内容按 SHA-256 比）；新加的 .py/.pth 会被 Python 自动导入，标“风险”；"
+    "链接（符号链接、硬链接）写明指向哪里或和几个文件共用，资料或 trick.json 是链接的不算分。",
+    "要看一眼：这一行为什么需要老师打开副本看看（改了 Python 文件、检查或课文，有链接，和别的副本改得一模一样……）。",
 ]
 
 
@@ -84,9 +85,12 @@ def compare_with_teacher(folder):
     theirs = kit_files(folder)
     differences, concerns, absent = [], [], set()
     for name in sorted(mine | set(theirs)):
-        if is_student_file(name):
-            continue
         info = theirs.get(name)
+        if is_student_file(name):   # 学生照课文存的文件不算差别；可它是链接（指向别人的），就是拿别人的作业
+            if info is not None and (stat.S_ISLNK(info.st_mode) or info.st_nlink > 1):
+                differences.append(f"{name}（{shared_link(folder / name, info)}）")
+                concerns.append(("有链接", name))
+            continue
         if info is None:
             top = name.split("/")[0]
             if "/" in name and not (folder / top).exists():
@@ -106,11 +110,21 @@ def compare_with_teacher(folder):
             differences.append(f"{name}（加的{'，风险' if risky else ''}）")
             if risky:
                 concerns.append(("加了 Python 文件", name))
+        elif info.st_nlink > 1:   # 硬链接：和另一个文件（多半是别人的副本）共用同一份内容
+            differences.append(f"{name}（{shared_link(folder / name, info)}）")
+            concerns.append(("有链接", name))
         elif fingerprint(folder / name) != teacher_fingerprint(name):
             differences.append(f"{name}（改了）")
             if name.endswith(RISKY):
                 concerns.append(("改了 Python 文件", name))
+            elif name.startswith(("checks/", "lessons/")):   # 改了检查的数据或课文：检查和练习的结论可能跟着变
+                concerns.append(("改了检查或课文", name))
     return differences, concerns
+
+
+def shared_link(path, info):
+    """链接的说明：符号链接说指向哪里；硬链接说和几个文件共用。"""
+    return f"链接 → {os.readlink(path)}" if stat.S_ISLNK(info.st_mode) else f"硬链接，和另外 {info.st_nlink - 1} 个文件共用内容"
 
 
 def is_student_file(name):
@@ -143,10 +157,12 @@ def grade(folder):
     row["不同"], concerns = compare_with_teacher(kit)
     row["要看"] += concerns
     data = kit / DATA
-    if data.is_symlink():   # 资料是别人的文件：不是这个副本里的证据，不算分
-        row.update(资料=f"链接 → {os.readlink(data)}，不算本人的资料")
+    if data.is_symlink() or (data.exists() and os.lstat(data).st_nlink > 1):   # 资料是别人的文件：不是这个副本里的证据，不算分
+        row.update(资料=f"{shared_link(data, os.lstat(data))}，不算本人的资料")
         row["要看"].append(("资料是链接", "练习不算分"))
         return row
+    trick = kit / "trick.json"
+    linked_trick = trick.is_symlink() or (trick.exists() and os.lstat(trick).st_nlink > 1)   # 别人的 trick.json：练习四不算分
     try:
         with contextlib.redirect_stderr(io.StringIO()):
             documents = retrieval_qa.load_documents(str(data))
@@ -158,7 +174,7 @@ def grade(folder):
     row["资料"] = "能读"
     claimed = exercise.remembered_done(True, kit / "checks" / exercise.PROGRESS.name)   # 学生自己写的进度：只当作自报
     for number in exercise.EXERCISES:
-        done, _ = exercise.CHECKS[number](documents, data)
+        done = False if number == 4 and linked_trick else exercise.CHECKS[number](documents, data)[0]
         if done:
             row["练习"][number] = "做完，未改回" if number in exercise.RESTORE else "做完"
         elif number in exercise.RESTORE and number in claimed and exercise.restored(number, documents):
@@ -189,7 +205,23 @@ def rows_for(arguments):
             result.append((name, {"资料": "—", "要看": [("跳过", "不是文件夹（比如上次写出的成绩表）")]}))
         else:
             result.append((name, grade(path)))
+    same_as_another(result, paths)
     return result
+
+
+def same_as_another(result, paths):
+    """几个副本里改了的、加的同一个文件一模一样：在“要看一眼”里点名另一个副本。资料文件和学生照课文存的文件（good.json……）
+    不算：大家照着同一篇课文做练习（加同一个关键词、把 7 天改成 14 天），本来就一样。"""
+    owners = {}
+    for (name, row), path in zip(result, paths):
+        kit = find_kit(path)[0] if path.is_dir() else None
+        changed = [entry.rsplit("（", 1)[0] for entry in row.get("不同", []) if entry.endswith(("（改了）", "（加的）", "（加的，风险）"))]
+        for file in changed if kit else []:
+            owners.setdefault((file, fingerprint(kit / file)), []).append(name)
+    for (file, _), names in owners.items():
+        for name, row in result:
+            if name in names and len(names) > 1:
+                row["要看"].append(("和别的副本一模一样", f"{file}（{'、'.join(other for other in names if other != name)}）"))
 
 
 def fraction(pair):

@@ -478,6 +478,36 @@ class GradeTest(unittest.TestCase):
         self.assertTrue(third["资料"].startswith("读不了：第 3 行第 18 列"), third["资料"])
         self.assertIn("总结：3 个副本，2 个要看一眼（", out.splitlines()[-1])
 
+    def test_shared_work_is_shown_and_earns_no_credit(self):
+        """issue 25：硬链接到别人副本的资料、链接到别人副本的 trick.json 不算分；两份副本改得一模一样的文件互相点名；
+        改了 checks/ 或 lessons/ 里的文件也要看一眼。照课文做的练习（同一个关键词）不算一模一样。"""
+        honest, copier, linker, twin, editor = self.copies(5)
+        for kit in (honest, copier):
+            records = kit.records()
+            records[0]["keywords"].append("免费用多久")   # 两个人都照课文做了练习一：资料一样，不点名
+            kit.write_records(records)
+        (honest.path / "trick.json").write_text(json.dumps({"status": "draft", "draft": "老用户可以试用 7 天。",
+                                                           "sources": ["D01#1"], "why": "原文没说老用户"},
+                                                          ensure_ascii=False), encoding="utf-8")
+        (linker.path / "trick.json").symlink_to(honest.path / "trick.json")
+        copier.documents.unlink()
+        os.link(twin.documents, copier.documents)   # 硬链接到 twin 的资料：两边共用一份，两边都要看一眼
+        for kit in (honest, twin):
+            (kit.path / "model_reply_assistant.py").write_text("# 两个人交上来一模一样的改动\n", encoding="utf-8")
+        (editor.path / "checks" / "eval_questions.json").write_text("[]\n", encoding="utf-8")
+        rows, _ = self.grade(honest.path, copier.path, linker.path, twin.path, editor.path)
+        first, second, third, fourth, fifth = rows.values()
+        self.assertEqual(first["练习4"], "做完")
+        self.assertIn("硬链接", second["资料"])
+        self.assertIn("资料是链接", second["要看一眼"])
+        self.assertIn("硬链接", fourth["资料"])   # 分不出谁抄了谁：共用同一份资料的两个副本都不算分
+        self.assertEqual(third["练习4"], "")   # trick.json 是别人的
+        self.assertIn("trick.json（链接 → ", third["和老师的套件不同"])
+        self.assertIn("和别的副本一模一样：model_reply_assistant.py", first["要看一眼"])
+        self.assertIn("和别的副本一模一样：model_reply_assistant.py", fourth["要看一眼"])
+        self.assertNotIn("一模一样", second["要看一眼"] + third["要看一眼"])
+        self.assertIn("改了检查或课文：checks/eval_questions.json", fifth["要看一眼"])
+
     def test_added_files_links_and_pipes_are_shown(self):
         added, linked, piped = self.copies(3)
         (added.path / "unicodedata.py").write_text("# 悄悄换掉标准库\n", encoding="utf-8")
