@@ -36,7 +36,7 @@ DATA = "retrieval_documents.json"
 STUDENT_FILES = {"trick.json", "good.json", DATA}
 SKIPPED_NAMES = {".git", "__pycache__", ".exercise-progress.json", ".DS_Store", "Thumbs.db"}
 # 新加了就要看一眼：Python 启动时、导入时会自动读它们
-RISKY = (".py", ".pth")
+RISKY = (".py", ".pth", ".pyc", ".pyo", ".so", ".pyd")   # Python 会自动导入或执行的文件
 LEGEND = [
     "副本：相对于这些副本共同的文件夹。资料：能不能读；读不了时是程序自己的报错（截短）。",
     "练习 1–5：“做完”= 副本里的资料或 trick.json 现在就能证明；“做完，未改回”= 练习二、三、五做完还没改回去；"
@@ -119,7 +119,35 @@ def compare_with_teacher(folder):
                 concerns.append(("改了 Python 文件", name))
             elif name.startswith(("checks/", "lessons/")):   # 改了检查的数据或课文：检查和练习的结论可能跟着变
                 concerns.append(("改了检查或课文", name))
+    for name, why in forged_bytecode(folder):
+        differences.append(f"{name}（{why}，风险）")
+        concerns.append(("字节码不是这份源代码编出来的", name))
     return differences, concerns
+
+
+def forged_bytecode(folder):
+    """__pycache__ 里的字节码，和用老师这台机器的 Python 编译副本自己的源代码得到的不一样：[(相对路径, 原因)]。
+    学生运行套件时 Python 自己写的 __pycache__ 一模一样，不算；别的 Python 版本写的这里读不了，也不会被这个版本用上，跳过。
+    只看代码本身（不看文件名和时间戳）：伪造的字节码可以把时间戳写得和源代码一样，骗过 Python 去用它。"""
+    import importlib.util
+    import marshal
+    found = []
+    for cache in sorted(path for path in folder.rglob("__pycache__") if path.is_dir() and not path.is_symlink()):
+        for pyc in sorted(cache.iterdir()):
+            name, source = pyc.relative_to(folder).as_posix(), cache.parent / (pyc.name.split(".")[0] + ".py")
+            if pyc.is_symlink() or not pyc.is_file():
+                found.append((name, "是链接或不是普通文件"))
+            elif not source.is_file():
+                found.append((name, "没有对应的源代码"))
+            elif pyc.read_bytes()[:4] == importlib.util.MAGIC_NUMBER:
+                optimize = 2 if ".opt-2." in pyc.name else 1 if ".opt-1." in pyc.name else 0
+                try:
+                    code = marshal.loads(pyc.read_bytes()[16:])
+                except (EOFError, ValueError, TypeError):
+                    code = None
+                if code != compile(source.read_bytes(), str(source), "exec", dont_inherit=True, optimize=optimize):
+                    found.append((name, "字节码和副本里的源代码对不上"))
+    return found
 
 
 def shared_link(path, info):

@@ -508,6 +508,27 @@ class GradeTest(unittest.TestCase):
         self.assertNotIn("一模一样", second["要看一眼"] + third["要看一眼"])
         self.assertIn("改了检查或课文：checks/eval_questions.json", fifth["要看一眼"])
 
+    def test_bytecode_that_is_not_the_copys_own_source_is_a_risk(self):
+        """issue 25：为没改过的 retrieval_qa.py 伪造的 __pycache__ 字节码要看一眼；学生运行套件时 Python 自己写的不算；
+        光秃秃的 .pyc 是加的、有风险的文件。"""
+        import importlib.util
+        import py_compile
+        honest, forged = self.copies(2)
+        for kit in (honest, forged):   # 两个人都运行过套件：Python 写下和源代码一致的字节码
+            for name in ("retrieval_qa.py", "model_reply_assistant.py"):
+                py_compile.compile(str(kit.path / name), cfile=importlib.util.cache_from_source(str(kit.path / name)))
+        cheat = forged.path / "cheat.py"   # 另写一份，编译成 retrieval_qa 的字节码，塞进 __pycache__
+        cheat.write_text((forged.path / "retrieval_qa.py").read_text(encoding="utf-8").replace("MAX_HITS = 3", "MAX_HITS = 30"),
+                         encoding="utf-8")
+        py_compile.compile(str(cheat), cfile=importlib.util.cache_from_source(str(forged.path / "retrieval_qa.py")))
+        cheat.unlink()
+        (forged.path / "checks" / "difflib.pyc").write_bytes(importlib.util.MAGIC_NUMBER + bytes(12))
+        rows, _ = self.grade(honest.path, forged.path)
+        first, second = rows.values()
+        self.assertNotIn("字节码", first.get("要看一眼", "") + first["和老师的套件不同"])   # 空的最后一格解析时没有
+        self.assertIn("字节码不是这份源代码编出来的：__pycache__/retrieval_qa.", second["要看一眼"])
+        self.assertIn("checks/difflib.pyc（加的，风险）", second["和老师的套件不同"])
+
     def test_added_files_links_and_pipes_are_shown(self):
         added, linked, piped = self.copies(3)
         (added.path / "unicodedata.py").write_text("# 悄悄换掉标准库\n", encoding="utf-8")
