@@ -17,6 +17,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -27,13 +28,13 @@ import acceptance
 import evaluate
 import exercise
 import retrieval_qa
-from model_reply_assistant import one_line, os_reason
+from model_reply_assistant import one_line, os_reason, visible
 from reply_assistant import KitError
 
 USAGE = "用法：python checks/grade.py 学生的套件文件夹 … [--out FILE.md | FILE.csv]"
 DATA = "retrieval_documents.json"
 # 学生照课文自己写的文件：不算“和老师的套件不同”
-STUDENT_FILES = {"trick.json", "good.json", DATA}
+STUDENT_FILES = {"trick.json", DATA}   # 学生自己写的；课文让存的文件见 lesson_files()
 SKIPPED_NAMES = {".git", "__pycache__", ".exercise-progress.json", ".DS_Store", "Thumbs.db"}
 # 新加了就要看一眼：Python 启动时、导入时会自动读它们
 RISKY = (".py", ".pth", ".pyc", ".pyo", ".so", ".pyd")   # Python 会自动导入或执行的文件
@@ -119,6 +120,9 @@ def compare_with_teacher(folder):
                 concerns.append(("改了 Python 文件", name))
             elif name.startswith(("checks/", "lessons/")):   # 改了检查的数据或课文：检查和练习的结论可能跟着变
                 concerns.append(("改了检查或课文", name))
+    kept = sorted(name for name in theirs if name in lesson_files())
+    if kept:   # 照课文存的文件：另起一条说个数，不和真正的差别混在一起
+        differences.append(f"（另有课文让存的文件 {len(kept)} 个）")
     for name, why in forged_bytecode(folder):
         differences.append(f"{name}（{why}，风险）")
         concerns.append(("字节码不是这份源代码编出来的", name))
@@ -156,7 +160,17 @@ def shared_link(path, info):
 
 
 def is_student_file(name):
-    return name in STUDENT_FILES or (name.startswith("bad-") and name.endswith(".json")) or name.endswith(".backup.json")
+    return name in STUDENT_FILES or name in lesson_files() or name.endswith(".backup.json")
+
+
+@functools.lru_cache(maxsize=None)
+def lesson_files():
+    """课文让学生存的文件：老师这份套件的课文里 ```json file=名字 块的名字（good.json、answer.json、obey-send.json……）。
+    从课文里读出来，不靠猜：课文加了一个文件，这里自动就认得。"""
+    names = set()
+    for lesson in sorted((ROOT / "lessons").glob("*.md")):
+        names |= set(re.findall(r"^```json file=(\S+)", lesson.read_text(encoding="utf-8"), re.M))
+    return frozenset(names)
 
 
 def find_kit(folder):
@@ -238,12 +252,13 @@ def rows_for(arguments):
 
 
 def same_as_another(result, paths):
-    """几个副本里改了的、加的同一个文件一模一样：在“要看一眼”里点名另一个副本。资料文件和学生照课文存的文件（good.json……）
-    不算：大家照着同一篇课文做练习（加同一个关键词、把 7 天改成 14 天），本来就一样。"""
+    """几个副本里改了的、加的同一个文件，或练习四的 trick.json 一模一样：在“要看一眼”里点名另一个副本。资料文件和照课文存的
+    文件（good.json……）不算：大家照着同一篇课文做练习（加同一个关键词、把 7 天改成 14 天），本来就一样。"""
     owners = {}
     for (name, row), path in zip(result, paths):
         kit = find_kit(path)[0] if path.is_dir() else None
         changed = [entry.rsplit("（", 1)[0] for entry in row.get("不同", []) if entry.endswith(("（改了）", "（加的）", "（加的，风险）"))]
+        changed += ["trick.json"] if kit and (kit / "trick.json").is_file() else []   # 练习四是自己写的：两份一样就是抄的
         for file in changed if kit else []:
             owners.setdefault((file, fingerprint(kit / file)), []).append(name)
     for (file, _), names in owners.items():
@@ -265,7 +280,7 @@ def markdown(rows):
                  evaluate.ratio(row["recall"]) if row.get("recall") else "—",
                  evaluate.ratio(row["precision"]) if row.get("precision") else "—", fraction(row.get("验收")),
                  "、".join(row.get("不同", [])) or "无", looks(row)]
-        lines.append("| " + " | ".join(str(cell).replace("|", "｜") for cell in cells) + " |")
+        lines.append("| " + " | ".join(visible(str(cell), 10 ** 6).replace("|", "｜") for cell in cells) + " |")   # 换行、控制字符写出来
     return "\n".join(lines + ["", summary(rows)]) + "\n"
 
 
@@ -300,7 +315,7 @@ def csv_rows(rows):
         body.append([name, row["资料"], *[row.get("练习", {}).get(n, "") for n in exercise.EXERCISES],
                      share(row.get("recall")), share(row.get("precision")), *accepted,
                      "、".join(row.get("不同", [])), looks(row)])
-    return [header] + body
+    return [header] + [[visible(cell, 10 ** 6) if isinstance(cell, str) else cell for cell in line] for line in body]
 
 
 def main(argv):

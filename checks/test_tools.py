@@ -505,7 +505,8 @@ class GradeTest(unittest.TestCase):
         self.assertIn("trick.json（链接 → ", third["和老师的套件不同"])
         self.assertIn("和别的副本一模一样：model_reply_assistant.py", first["要看一眼"])
         self.assertIn("和别的副本一模一样：model_reply_assistant.py", fourth["要看一眼"])
-        self.assertNotIn("一模一样", second["要看一眼"] + third["要看一眼"])
+        self.assertNotIn("一模一样", second["要看一眼"])   # 照课文做的同一个关键词不算
+        self.assertIn("和别的副本一模一样：trick.json", third["要看一眼"])   # 链接过去的 trick.json 就是同一份
         self.assertIn("改了检查或课文：checks/eval_questions.json", fifth["要看一眼"])
 
     def test_bytecode_that_is_not_the_copys_own_source_is_a_risk(self):
@@ -528,6 +529,18 @@ class GradeTest(unittest.TestCase):
         self.assertNotIn("字节码", first.get("要看一眼", "") + first["和老师的套件不同"])   # 空的最后一格解析时没有
         self.assertIn("字节码不是这份源代码编出来的：__pycache__/retrieval_qa.", second["要看一眼"])
         self.assertIn("checks/difflib.pyc（加的，风险）", second["和老师的套件不同"])
+
+    def test_files_the_lessons_ask_for_are_counted_apart_and_odd_names_are_escaped(self):
+        diligent, odd = self.copies(2)
+        for name in ("good.json", "answer.json", "obey-send.json", "bad-evidence.json"):   # 课文让存的
+            (diligent.path / name).write_text("{}\n", encoding="utf-8")
+        (odd.path / "a\nb|c.txt").write_text("x\n", encoding="utf-8")
+        rows, out = self.grade(diligent.path, odd.path)
+        first, second = rows.values()
+        self.assertTrue(first["和老师的套件不同"].endswith("、（另有课文让存的文件 4 个）"), first["和老师的套件不同"])
+        self.assertNotIn("good.json", first["和老师的套件不同"])
+        self.assertIn("a\\u000ab｜c.txt（加的）", second["和老师的套件不同"])   # 换行写出来，竖线换成全角，表格不断行
+        self.assertEqual(len([line for line in out.splitlines() if line.startswith("| ")]), 3)
 
     def test_added_files_links_and_pipes_are_shown(self):
         added, linked, piped = self.copies(3)
