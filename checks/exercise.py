@@ -13,6 +13,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -129,6 +130,10 @@ def exercise_4(documents, path):
     if result["status"] != "draft":
         reason = (result["problems"] or [result["note"]])[0]
         return False, [f"检查没被骗过：结果是 {result['status']}。程序说：{reason}"]
+    sent = " ".join(hit["text"] for hit in result["hits"])
+    facts = [part for part in re.split(r"[。！？!?\n]", result["draft"]) if retrieval_qa.plain(part)]
+    if facts and all(retrieval_qa.plain(part) in retrieval_qa.plain(sent) for part in facts):   # 每句都照抄原文：本来就对
+        return False, ["检查判它为 draft，可草稿的每一句都是照抄原文，说的就是原文的意思：要写一份真的错了的草稿。"]
     why = answer.get("why", "") if isinstance(answer, dict) else ""
     if not isinstance(why, str) or not why.strip():
         return False, ["检查判它为 draft。可程序分不出一份草稿是“骗过了检查”还是“本来就对”：请在 trick.json 里加一个 "

@@ -31,7 +31,7 @@ import retrieval_qa
 from model_reply_assistant import one_line, os_reason, visible
 from reply_assistant import KitError
 
-USAGE = "用法：python checks/grade.py 学生的套件文件夹 … [--out FILE.md | FILE.csv]"
+USAGE = "用法：python checks/grade.py 学生的套件文件夹 … [--out FILE.md | FILE.csv] [--details]"
 DATA = "retrieval_documents.json"
 # 学生照课文自己写的文件：不算“和老师的套件不同”
 STUDENT_FILES = {"trick.json", DATA}   # 学生自己写的；课文让存的文件见 lesson_files()
@@ -305,6 +305,24 @@ def summary(rows):
             + (f"；另有 {others} 个参数不是套件，见最后一列" if others else "") + "。")
 
 
+def details(arguments):
+    """--details：每个副本的练习四草稿和它说的错处（trick.json 的 draft 和 why），老师一眼看得出它是不是真的错了。"""
+    lines = ["", "练习四的草稿（trick.json）："]
+    for argument in dict.fromkeys(arguments):
+        kit = find_kit(Path(argument))[0] if Path(argument).is_dir() else None
+        trick = kit / "trick.json" if kit else None
+        try:
+            answer = json.loads(trick.read_text(encoding="utf-8-sig")) if trick and trick.is_file() else None
+        except (OSError, ValueError):
+            answer = "读不了"
+        if isinstance(answer, dict):
+            lines.append(f"- {visible(argument, 60)}：草稿「{visible(str(answer.get('draft', '')), 80)}」；"
+                         f"说它错在「{visible(str(answer.get('why', '')), 80)}」")
+        else:
+            lines.append(f"- {visible(argument, 60)}：{'没有 trick.json' if answer is None else 'trick.json 读不了'}")
+    return "\n".join(lines) + "\n"
+
+
 def csv_rows(rows):
     header = ["副本", "资料", *[f"练习{n}" for n in exercise.EXERCISES], "recall@3", "精确率", "验收通过", "验收行数",
               "和老师的套件不同", "要看一眼"]
@@ -319,7 +337,7 @@ def csv_rows(rows):
 
 
 def main(argv):
-    options = parse_tool_options(argv, USAGE, __doc__, values=("--out",), positionals=1000)
+    options = parse_tool_options(argv, USAGE, __doc__, values=("--out",), flags=("--details",), positionals=1000)
     if not options["args"]:
         print(f"错误：至少要给一个学生的套件文件夹。{USAGE}", file=sys.stderr)
         return 2
@@ -329,7 +347,7 @@ def main(argv):
         return 2
     rows = rows_for(options["args"])
     if out is None:
-        sys.stdout.write(markdown(rows))
+        sys.stdout.write(markdown(rows) + (details(options["args"]) if options["--details"] else ""))
         return 0
     try:
         if out.lower().endswith(".csv"):

@@ -542,6 +542,21 @@ class GradeTest(unittest.TestCase):
         self.assertIn("a\\u000ab｜c.txt（加的）", second["和老师的套件不同"])   # 换行写出来，竖线换成全角，表格不断行
         self.assertEqual(len([line for line in out.splitlines() if line.startswith("| ")]), 3)
 
+    def test_exercise_4_needs_a_draft_that_says_something_else_and_details_show_it(self):
+        copied, tricked = self.copies(2)
+        text = "新注册的团队可以开通体验版，试用期 7 天。"   # 照抄原文：本来就对，再写什么 why 也不算骗过了检查
+        (copied.path / "trick.json").write_text(json.dumps({"status": "draft", "draft": text, "sources": ["D01#1"],
+                                                            "why": "随便写的"}, ensure_ascii=False), encoding="utf-8")
+        (tricked.path / "trick.json").write_text(json.dumps({"status": "draft", "draft": "老用户也可以试用 7 天。",
+                                                             "sources": ["D01#1"], "why": "原文只说新注册的团队"},
+                                                            ensure_ascii=False), encoding="utf-8")
+        code, out, err = run_kit([str(copied.path), str(tricked.path), "--details"], script=ROOT / "checks" / "grade.py")
+        self.assertEqual(code, 0, err)
+        rows = [line for line in out.splitlines() if line.startswith("| ")][1:]
+        self.assertNotIn("做完", rows[0])
+        self.assertIn("做完", rows[1])
+        self.assertIn("草稿「老用户也可以试用 7 天。」；说它错在「原文只说新注册的团队」", out)
+
     def test_added_files_links_and_pipes_are_shown(self):
         added, linked, piped = self.copies(3)
         (added.path / "unicodedata.py").write_text("# 悄悄换掉标准库\n", encoding="utf-8")
