@@ -121,11 +121,17 @@ def main(argv):
         print(f"资料文件 {shown}：和发布版不同（{state}）；{consequence}。", file=sys.stderr)
     os.environ["KIT_CHECK_PYCACHE"] = pycache_dir()   # 各组检查的子进程共用一份字节码缓存
     names = DATA_CHECKS if documents else sorted(path.stem for path in CHECKS_DIR.glob("test_*.py"))
+    if documents:   # 老师只判这份文件：说清跑哪几项、其余为什么不跑
+        print(f"只跑关于这份资料文件的 {len(names)} 项检查：{'、'.join(names)}；程序行为的检查用套件自带的资料，"
+              "和学生的文件无关，这里不跑（不加 --documents 就全跑）。和发布版不同时，比对发布版内容的几项会写明跳过。", file=sys.stderr)
     # 检查大多在等子进程（启动 Python、等假服务）；分成四组同时跑，两个核都不闲着，最后也不会只剩一组在跑
     parts = 4 if (os.cpu_count() or 1) > 1 and not documents else 1
     print(f"正在运行检查（分 {parts} 组同时跑），下面只列出没通过的……", file=sys.stderr)
     run, failed, skipped = run_in_parallel(split(names, parts), verbose)   # 检查总在子进程里跑，用的是同一份环境变量
-    if documents:   # 老师检查学生的文件：再看练习做到哪一步
+    linked = documents and (Path(options["--documents"]).is_symlink() or (documents.exists() and os.stat(documents).st_nlink > 1))
+    if linked:   # 和 grade.py 一样：链接过去的资料是别人的，不是这个学生的证据
+        print(f"资料文件 {options['--documents']} 是链接（符号链接或硬链接）：不算本人的资料，练习不判。", file=sys.stderr)
+    elif documents:   # 老师检查学生的文件：再看练习做到哪一步
         sys.stdout.flush()
         subprocess.run([sys.executable, str(CHECKS_DIR / "exercise.py"), "all", "--documents", str(documents)])
     print(f"checks: {run - failed - skipped} passed, {failed} failed, {skipped} skipped")

@@ -741,6 +741,16 @@ class RunChecksCommandTest(unittest.TestCase):
         self.assertIn("还没完成：资料文件现在读不了。错误：资料文件 ", out)   # 接着判练习：读不了就都没做完
         self.assertNotIn("Traceback", err)
 
+    def test_documents_says_which_checks_ran_and_agrees_with_grade_on_links(self):
+        with tempfile.TemporaryDirectory() as directory:
+            real = write_temp(directory, "mine.json", SHIPPED_DOCUMENTS.read_bytes())
+            link = Path(directory) / "link.json"
+            link.symlink_to(real)
+            code, out, err = self.run_checks("--documents", str(link))
+        self.assertIn("只跑关于这份资料文件的 4 项检查：test_loader.KitDocumentsTest", err)
+        self.assertIn("是链接（符号链接或硬链接）：不算本人的资料，练习不判", err)
+        self.assertNotIn("练习", out.replace("checks:", ""))   # 没有判练习的那张表
+
     def test_documents_judges_the_students_file_not_the_teachers(self):
         # 老师自己的资料做过练习一：以前样例问题是在老师的文件上判的，原样交上来的学生反而不及格
         teacher = KitCopy(with_checks=True)
