@@ -462,7 +462,7 @@ class GradeTest(unittest.TestCase):
     def test_one_row_per_copy_with_a_legend_and_a_summary(self):
         plain, busy, broken = self.copies(3)
         script = plain.path / "retrieval_qa.py"   # Windows 克隆：换行符和 BOM 变了，内容没变
-        script.write_bytes(b"\xef\xbb\xbf" + script.read_bytes().replace(b"\n", b"\r\n"))
+        script.write_bytes(b"\xef\xbb\xbf" + script.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))   # 已经是 CRLF 的也对
         records = busy.records()
         records[0]["keywords"].append("免费用多久")   # 练习一
         busy.write_records(records)
@@ -765,6 +765,18 @@ class RunChecksCommandTest(unittest.TestCase):
         out = done.stdout.decode("utf-8")
         self.assertEqual(done.returncode, 0, out)   # 检查全过（练习做没做完只是报告，不影响退出码）
         self.assertRegex(out.splitlines()[-1], r"^checks: \d+ passed, 0 failed, 0 skipped$")
+
+    @unittest.skipUnless(hasattr(os, "mkfifo"), "这个系统没有命名管道")
+    def test_the_lesson_runner_copies_a_kit_whose_data_file_is_a_named_pipe(self):
+        """学生把资料文件弄成了命名管道：课文执行器复制套件时不碰它（换成发布版），整套检查只在读资料的那一项失败。"""
+        import transcripts
+        kit = KitCopy(with_checks=True)
+        self.addCleanup(kit.close)
+        kit.documents.unlink()
+        os.mkfifo(kit.documents)
+        with tempfile.TemporaryDirectory() as directory, mock.patch.object(transcripts, "ROOT", kit.path):
+            copy = transcripts.make_copy(directory)
+            self.assertEqual((copy / "retrieval_documents.json").read_bytes(), SHIPPED_DOCUMENTS.read_bytes().replace(b"\r\n", b"\n"))
 
     @unittest.skipUnless(hasattr(os, "mkfifo"), "这个系统没有命名管道")
     def test_a_named_pipe_as_the_data_file_never_hangs(self):

@@ -97,7 +97,9 @@ def make_copy(directory):
     """把套件（不含 .git）复制到临时目录，课文在这里执行。资料文件换成发布版的副本：课文记录的是发布版资料上的输出，
     学生改没改资料、文件是不是 CRLF 换行或带 BOM（Windows 上常见），都不影响这里。"""
     kit = Path(directory) / "kit"
-    shutil.copytree(ROOT, kit, ignore=shutil.ignore_patterns(".git", "__pycache__", ".exercise-progress.json"))
+    # 学生的资料文件不复制（下面换成发布版；它可能是命名管道，复制会卡住或出错）
+    shutil.copytree(ROOT, kit, ignore=shutil.ignore_patterns(".git", "__pycache__", ".exercise-progress.json",
+                                                             "retrieval_documents.json"))
     # 学生的编辑器可能把副本存成了 CRLF、加了 BOM：课文里的字节数（--trace）按发布时的 LF、无 BOM 记
     kit.joinpath("retrieval_documents.json").write_bytes(
         SHIPPED_DOCUMENTS.read_bytes().removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n"))
