@@ -1,6 +1,6 @@
 """第 02 课：真正调用模型。标准库 urllib 发一次 HTTPS 请求，回答必须是合规的 JSON，只能引用发过去的资料。
 
-    $ python model_reply_assistant.py 试用几天？
+    $ python3 model_reply_assistant.py 试用几天？
 
 默认请求 DeepSeek 官方接口，密钥来自环境变量 DEEPSEEK_API_KEY（没有就用不回显的方式询问）。
 没有密钥时可以改用本机的 OpenAI 兼容模型（例如 Ollama）：设置 LOCAL_MODEL_URL 和 LOCAL_MODEL_NAME。
@@ -88,7 +88,7 @@ JSON_ERRORS = {
     "Invalid \\escape": "反斜杠「\\」后面的转义写法不合法",
 }
 
-USAGE = "用法：python model_reply_assistant.py [问题] [--timeout 秒 | --check-draft 文件]；详见 --help。"
+USAGE = "用法：python3 model_reply_assistant.py [问题] [--timeout 秒 | --check-draft 文件]；详见 --help。"
 BRACKETS = "LOCAL_MODEL_URL 写得不对：方括号要配对，里面只能写 IPv6 地址（例如 [::1]），IPv4 地址直接写 127.0.0.1"
 NO_KEY_OPTIONS = ("没有密钥时，可以用 LOCAL_MODEL_URL 改用本机模型（见第 02 课），或把保存的回答交给 --check-draft 检查"
                   "（model_reply_assistant.py 和 retrieval_qa.py 都有这个选项），或用 retrieval_qa.py --retrieve-only 只检索。")
@@ -1050,7 +1050,7 @@ ENVIRONMENT_HELP = f"""\
 
 
 HELP = f"""\
-用法：python model_reply_assistant.py [问题] [--timeout 秒 | --check-draft 文件]
+用法：python3 model_reply_assistant.py [问题] [--timeout 秒 | --check-draft 文件]
 
 基线做法：把三份资料全部发给模型，请它写一份回复草稿，并检查回答。结果以一个 JSON 对象写到 stdout。
 

@@ -1,6 +1,6 @@
 """第 01 课基线：回复草稿助手的三份原始资料，以及“把资料全部交给模型”的提示词。
 
-    $ python reply_assistant.py 试用几天？
+    $ python3 reply_assistant.py 试用几天？
 
 不联网、不需要密钥：只把这一版会发给模型的两条消息打印出来。
 中间一节是三个脚本共用的一层“外壳”：退出码、报错格式、命令行解析和入口；最后是本课的小程序 run()。
@@ -190,7 +190,7 @@ def output_lost(error):
 
 # ---------- 本课的小程序：看看基线会发什么 ----------
 
-USAGE = "用法：python reply_assistant.py [问题]"
+USAGE = "用法：python3 reply_assistant.py [问题]"
 
 
 def run(argv):

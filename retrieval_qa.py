@@ -1,8 +1,8 @@
 """资料检索问答：先用人工写的关键词找出命中的资料片段，再决定要不要请模型写草稿。
 
-    $ python retrieval_qa.py --retrieve-only 试用几天？
+    $ python3 retrieval_qa.py --retrieve-only 试用几天？
 
-用法：python retrieval_qa.py [问题] [--retrieve-only | --check-draft 文件] [--documents PATH] [--timeout 秒] [--trace]
+用法：python3 retrieval_qa.py [问题] [--retrieve-only | --check-draft 文件] [--documents PATH] [--timeout 秒] [--trace]
 
 按关键词从资料文件里找出和问题相关的片段（最多 3 条）；不加 --retrieve-only 时，只把命中的片段发给模型写草稿，
 检查回答的格式和引用，再把草稿的数字、链接、引文、句子和引用的片段对照。stdout 上永远只有一个 JSON 对象；
@@ -1540,7 +1540,7 @@ def roles(text):
     return {verb: "客户" if re.fullmatch(CUSTOMER, who) else who for who, verb in re.findall(ROLE, text)}
 
 
-# 规则表的其余各行（核心的五条登记在核心末尾）。measured 由 python checks/grounding_eval.py --rules 量出
+# 规则表的其余各行（核心的五条登记在核心末尾）。measured 由 python3 checks/grounding_eval.py --rules 量出
 # （标注集 grounding_cases.json、盲测集 grounding_holdout.json）；checks/test_grounding.py 核对这里写的数和实测相同。
 RULES += [
     # 写了 evidence 的回答：依据的覆盖、算出来的数、claim 和自己的引文再比几样
@@ -1728,7 +1728,7 @@ def trace_line(stage, started, detail, ended=None):
 
 # ---------- 命令行：各课的步骤在 run() 里汇合 ----------
 
-USAGE = ("用法：python retrieval_qa.py [问题] [--retrieve-only | --check-draft 文件] [--documents PATH] "
+USAGE = ("用法：python3 retrieval_qa.py [问题] [--retrieve-only | --check-draft 文件] [--documents PATH] "
          "[--timeout 秒] [--trace]；详见 --help。")
 NOTES = {
     "retrieved": "只做了检索（--retrieve-only）：没有调用模型，也没有读取密钥。",

@@ -1,8 +1,8 @@
 """验收记录：把四个样例问题（第 03 课里问过的）各跑一遍，写成“问题｜命中编号｜是否调用模型｜期望事实｜实际草稿｜是否通过”表格。
 
-    $ python checks/acceptance.py                          # 只检索（离线）：要模型回答的两行写“草稿待测”
-    $ python checks/acceptance.py --with-model             # 真的请模型（DeepSeek 密钥或 LOCAL_MODEL_URL 的本机模型）
-    $ python checks/acceptance.py --out 验收记录.csv       # 写成 CSV（Excel 能直接打开）；其他文件名写 Markdown
+    $ python3 checks/acceptance.py                          # 只检索（离线）：要模型回答的两行写“草稿待测”
+    $ python3 checks/acceptance.py --with-model             # 真的请模型（DeepSeek 密钥或 LOCAL_MODEL_URL 的本机模型）
+    $ python3 checks/acceptance.py --out 验收记录.csv       # 写成 CSV（Excel 能直接打开）；其他文件名写 Markdown
 
 “是否通过”按规则算：应当命中的片段都命中了（零命中的问题确实零命中）；要回答的问题，状态是 draft（通过出处核对）、
 草稿里有期望的说法、没有和它相反的说法、引用都在命中的片段里；零命中的问题没有调用模型。
@@ -94,7 +94,7 @@ def markdown(rows):
 
 
 def main(argv):
-    usage = "用法：python checks/acceptance.py [--with-model] [--out FILE] [--documents PATH]"
+    usage = "用法：python3 checks/acceptance.py [--with-model] [--out FILE] [--documents PATH]"
     options = parse_tool_options(argv, usage, __doc__, flags=("--with-model",), values=("--out", "--documents"))
     with_model, out = options["--with-model"], options["--out"]
     try:

@@ -1,7 +1,7 @@
 """性能实测：打印一张表，和目标对照。它不是检查：结果随机器而变，不会让任何检查失败。
 
-    $ python checks/bench.py               # 全部四项（最后一项把整套检查跑一遍，要十秒左右）
-    $ python checks/bench.py --no-suite    # 跳过整套检查那一项
+    $ python3 checks/bench.py               # 全部四项（最后一项把整套检查跑一遍，要十秒左右）
+    $ python3 checks/bench.py --no-suite    # 跳过整套检查那一项
 
 1. 只检索的命令（python retrieval_qa.py --retrieve-only 试用几天？）对比 python -c "import json"：
    交替各跑 25 次取中位数，目标：最多慢 15 ms。字节码照常缓存（放在临时目录），和学生第二次运行时一样；
@@ -124,7 +124,7 @@ def odd_drafts(size):
 
 
 def main(argv):
-    options = parse_tool_options(argv, "用法：python checks/bench.py [--no-suite]", __doc__, flags=("--no-suite",))
+    options = parse_tool_options(argv, "用法：python3 checks/bench.py [--no-suite]", __doc__, flags=("--no-suite",))
     rows = []
     with tempfile.TemporaryDirectory() as directory:
         env = clean_env(PYTHONPYCACHEPREFIX=directory)

@@ -1,7 +1,7 @@
 """检索评测：用 eval_questions.json 里标好答案的问题，量一量关键词路由，再和 BM25 并排比一比。
 
-    $ python checks/evaluate.py                       # 用套件自带的资料
-    $ python checks/evaluate.py --documents my.json   # 用你改过的另一份资料
+    $ python3 checks/evaluate.py                       # 用套件自带的资料
+    $ python3 checks/evaluate.py --documents my.json   # 用你改过的另一份资料
 
 打印两种检索的 recall@3、精确率、可回答问题的零命中率、无关问题的误命中率，再逐条列出关键词路由的漏检和误检。
 BM25 只用来对比：套件的检索器仍然是关键词路由。不联网，不需要密钥。
@@ -110,7 +110,7 @@ def report(documents, questions):
 
 
 def main(argv):
-    options = parse_tool_options(argv, "用法：python checks/evaluate.py [--documents PATH]", __doc__, values=("--documents",))
+    options = parse_tool_options(argv, "用法：python3 checks/evaluate.py [--documents PATH]", __doc__, values=("--documents",))
     path = options["--documents"] or retrieval_qa.DOCUMENTS_PATH
     warnings = io.StringIO()
     try:

@@ -1,9 +1,9 @@
 """练习自查：看看你这份套件里，某个练习做完了没有、还差什么、做完要不要改回去。
 
-    $ python checks/exercise.py                          # 列出全部练习
-    $ python checks/exercise.py 1                        # 检查练习 1
-    $ python checks/exercise.py all                      # 一张表判完全部练习
-    $ python checks/exercise.py all --documents 学生.json  # 老师用：判一份学生的资料文件（trick.json 在它旁边找）
+    $ python3 checks/exercise.py                          # 列出全部练习
+    $ python3 checks/exercise.py 1                        # 检查练习 1
+    $ python3 checks/exercise.py all                      # 一张表判完全部练习
+    $ python3 checks/exercise.py all --documents 学生.json  # 老师用：判一份学生的资料文件（trick.json 在它旁边找）
 
 只读你的文件，从不修改；不联网，不需要密钥。做完了退出码为 0，还没做完为 1，用法不对为 2。
 练习二、三、五做完要改回去。判你自己的套件时，工具会在 checks/.exercise-progress.json（git 不跟踪）里记下
@@ -24,7 +24,7 @@ from model_reply_assistant import JsonProblem, read_head, read_json
 from reply_assistant import KitError
 from retrieval_qa import instruction_like
 
-USAGE = "用法：python checks/exercise.py [编号 | all] [--documents PATH]"
+USAGE = "用法：python3 checks/exercise.py [编号 | all] [--documents PATH]"
 DOCUMENTS_NAME = "retrieval_documents.json"
 PROGRESS = CHECKS_DIR / ".exercise-progress.json"   # 记下见过做完的练习；只记套件自己的资料文件
 EXERCISES = {
@@ -95,7 +95,7 @@ def exercise_2(documents, path):
     if not sent:
         return False, ["正文改成了 14 天，可“试用几天？”现在没有命中 D01#1：是不是把关键词也改了？"]
     return True, [f"“试用几天？”会发送 D01#1：{sent[0]['text']}",
-                  "有密钥（或本机模型）就运行 python retrieval_qa.py 试用几天？，回答应当说 14 天、引用 D01#1。"]
+                  "有密钥（或本机模型）就运行 python3 retrieval_qa.py 试用几天？，回答应当说 14 天、引用 D01#1。"]
 
 
 def exercise_3(documents, path):
@@ -141,11 +141,32 @@ def exercise_4(documents, path):
     return True, [f"检查判它为 draft，而你说它错在：{why.strip()[:60]}", "对照第 04 课“这些检查不能证明什么”一节，这正是出处核对证明不了的地方。"]
 
 
+def lesson_examples():
+    """课文 ```json edit= 块里示范记录的正文（第 05 课第一节的 X9 等）。照抄示范不算“换个说法”。"""
+    texts = set()
+    for lesson in sorted((ROOT / "lessons").glob("*.md")):
+        try:
+            blocks = re.findall(r"^```json edit=\S+\n(.*?)^```", lesson.read_text(encoding="utf-8"), re.M | re.S)
+        except (OSError, UnicodeDecodeError):
+            continue
+        for block in blocks:
+            try:
+                texts.add(json.loads(block)["text"].strip())
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue
+    return texts
+
+
 def exercise_5(documents, path):
     shipped_ids = {record["id"] for record in shipped()}
-    added = [record for record in documents if record["id"] not in shipped_ids]
-    if not added:
+    new = [record for record in documents if record["id"] not in shipped_ids]
+    if not new:
         return False, ["资料里还没有你新加的记录。照第 05 课第一节，加一条正文里藏着指令的记录。"]
+    examples = lesson_examples()
+    added = [record for record in new if record["text"].strip() not in examples]
+    if not added:
+        ids = "、".join(record["id"] for record in new)
+        return False, [f"{ids} 照抄的是课文里的示范记录。练习要你换个说法：自己写一句藏在正文里的指令，看警告认不认得。"]
     flagged = [r["id"] for r in added if instruction_like(r["title"] + " " + r["text"])]
     if flagged:
         return True, [f"{'、'.join(flagged)} 会触发警告；引用它的草稿一律要人工复核：照第 05 课的 obey-cite.json 写一份引用它的回答，用 --check-draft 看它变成 needs_review。"]
@@ -183,7 +204,13 @@ def judge(number, documents, path, remembered):
     if done:
         return "done", lines
     if number in RESTORE and number in remembered and restored(number, documents):
-        return "restored", ["之前见过它做完的样子，现在资料又恢复了，这正是要求的。"]
+        lines = ["之前见过它做完的样子，现在资料又恢复了，这正是要求的。"]
+        shipped_ids = {record["id"] for record in shipped()}
+        unnamed = [record["id"] for record in documents if record["id"] not in shipped_ids]
+        if number == 5 and unnamed:   # 分不出普通记录和清单没认出的指令：提醒一句，不替学生判
+            lines.append(f"你后来加的 {'、'.join(unnamed)} 没有触发警告。如果它也藏着一句指令，"
+                         "就给它加 \"instruction\" 字段，原样抄写那句话，再运行一次。")
+        return "restored", lines
     if number in RESTORE:
         lines = lines + ["（如果你已经做完、又改回去了，那就对了：这个练习做完就该改回去。）"]
     return "todo", lines
@@ -216,7 +243,7 @@ LABELS = {"done": "已完成", "restored": "已完成（做完并已改回）", 
 def main(argv):
     options = parse_tool_options(argv, USAGE, __doc__, values=("--documents",), positionals=1)
     if not options["args"]:
-        print("练习（python checks/exercise.py 编号，或 all）：")
+        print("练习（python3 checks/exercise.py 编号，或 all）：")
         for number, text in EXERCISES.items():
             print(f"  {number}  {text}")
         return 0

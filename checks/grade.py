@@ -1,8 +1,8 @@
 """全班一起看：用老师手里这份可信的代码和检查，给每个学生的套件副本各出一行。
 
-    $ python checks/grade.py 作业/张三 作业/李四 …          # Markdown：列的说明、表格、一行总结，写到 stdout
-    $ python checks/grade.py 作业/* --out 成绩.csv           # CSV（带 BOM，Excel 能直接打开；数字就是数字）
-    $ python checks/grade.py 作业/* --out 成绩.md            # 同样的 Markdown 写进文件
+    $ python3 checks/grade.py 作业/张三 作业/李四 …          # Markdown：列的说明、表格、一行总结，写到 stdout
+    $ python3 checks/grade.py 作业/* --out 成绩.csv           # CSV（带 BOM，Excel 能直接打开；数字就是数字）
+    $ python3 checks/grade.py 作业/* --out 成绩.md            # 同样的 Markdown 写进文件
 
 每个参数一行，从不因为一个副本不对就整张表作废：不是文件夹、不像套件的，那一行写明原因；套件放深了一层的，
 找到它照样判，并注明。学生副本里的代码一行也不运行、不导入：读的只是它的资料文件、trick.json、进度文件，
@@ -31,7 +31,7 @@ import retrieval_qa
 from model_reply_assistant import one_line, os_reason, visible
 from reply_assistant import KitError
 
-USAGE = "用法：python checks/grade.py 学生的套件文件夹 … [--out FILE.md | FILE.csv] [--details]"
+USAGE = "用法：python3 checks/grade.py 学生的套件文件夹 … [--out FILE.md | FILE.csv] [--details]"
 DATA = "retrieval_documents.json"
 # 学生照课文自己写的文件：不算“和老师的套件不同”
 STUDENT_FILES = {"trick.json", DATA}   # 学生自己写的；课文让存的文件见 lesson_files()

@@ -1,10 +1,10 @@
 """出处核对的实测：把人工标注的回答交给 retrieval_qa.py --check-draft，和标注对比。
 
-    $ python checks/grounding_eval.py              # 标注集：混淆矩阵、各类错误被标出多少、精确率和召回率
-    $ python checks/grounding_eval.py --rules      # 规则表：每条规则抓到多少、误标多少、单独抓到多少、花多少时间
-    $ python checks/grounding_eval.py --details    # 再列出每一条判错的回答和程序给出的理由
-    $ python checks/grounding_eval.py --holdout    # 留出集：如实的回答被误标多少（按写法）、每类错误抓到多少
-    $ python checks/grounding_eval.py --evidence   # 带依据（evidence）的回答：带着依据和去掉依据各量一次，并排比较
+    $ python3 checks/grounding_eval.py              # 标注集：混淆矩阵、各类错误被标出多少、精确率和召回率
+    $ python3 checks/grounding_eval.py --rules      # 规则表：每条规则抓到多少、误标多少、单独抓到多少、花多少时间
+    $ python3 checks/grounding_eval.py --details    # 再列出每一条判错的回答和程序给出的理由
+    $ python3 checks/grounding_eval.py --holdout    # 留出集：如实的回答被误标多少（按写法）、每类错误抓到多少
+    $ python3 checks/grounding_eval.py --evidence   # 带依据（evidence）的回答：带着依据和去掉依据各量一次，并排比较
 
 标注（expected）是人按规则写的：这份回答应当通过（draft）、资料不足（missing）、需要复核（needs_review）
 还是被拒绝（rejected）。“被标出”指 needs_review 或 rejected；hints 里的提示不改变状态，不算标出。
@@ -281,7 +281,7 @@ def holdout_report(results, details=False):
 
 
 def main(argv):
-    options = parse_tool_options(argv, "用法：python checks/grounding_eval.py [--rules | --holdout | --evidence] [--details]",
+    options = parse_tool_options(argv, "用法：python3 checks/grounding_eval.py [--rules | --holdout | --evidence] [--details]",
                                  __doc__, flags=("--details", "--holdout", "--rules", "--evidence"))
     if options["--evidence"]:
         pairs = [(evaluate(cases, documents), evaluate(without_evidence(cases), documents)) for cases, documents in evidence_sets()]

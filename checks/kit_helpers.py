@@ -202,6 +202,7 @@ class KitCopy:
         if with_checks:   # 评测、练习自查这些工具在 checks/ 里，用到它们时连 checks/ 一起复制
             shutil.copytree(ROOT / "checks", self.path / "checks",
                             ignore=shutil.ignore_patterns("__pycache__", ".exercise-progress.json"))
+            shutil.copytree(ROOT / "lessons", self.path / "lessons")   # 练习五要认出课文里的示范记录
         self.documents = self.path / "retrieval_documents.json"
         self.original = self.documents.read_bytes()
 

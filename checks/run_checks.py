@@ -1,7 +1,7 @@
 """一条命令跑完套件的全部离线检查（不联网、不需要密钥、只写临时目录）。
 
-    $ python -W error checks/run_checks.py                  # 全部检查
-    $ python checks/run_checks.py --documents 学生的.json    # 老师用：只检查一份学生的资料文件，再给练习打勾
+    $ python3 -W error checks/run_checks.py                  # 全部检查
+    $ python3 checks/run_checks.py --documents 学生的.json    # 老师用：只检查一份学生的资料文件，再给练习打勾
 
 从任何目录运行都可以。最后一行形如 “checks: 200 passed, 0 failed, 1 skipped”；有失败时退出码为 1，用法错误为 2。
 
@@ -37,7 +37,7 @@ WEIGHTS = {"test_tools": 4.1, "test_lessons": 6.8, "test_cli": 2.3, "test_server
 DATA_CHECKS = ["test_loader.KitDocumentsTest.test_kit_documents_file_is_valid",
                "test_loader.KitDocumentsTest.test_shipped_documents_are_unchanged",
                "test_loader.SampleFileTest", "test_retrieval.SampleQuestionsTest"]
-USAGE = "用法：python checks/run_checks.py [-v] [--documents PATH]；详见 --help。"
+USAGE = "用法：python3 checks/run_checks.py [-v] [--documents PATH]；详见 --help。"
 
 
 class ConciseResult(unittest.TextTestResult):

@@ -116,7 +116,7 @@ class UsageTest(unittest.TestCase):
                 self.assertEqual(out, "")
                 self.assertEqual(len(err.strip().splitlines()), 1)
                 self.assertTrue(err.startswith("错误："), err)
-                self.assertIn("用法：python retrieval_qa.py", err)
+                self.assertIn("用法：python3 retrieval_qa.py", err)
 
     def test_bad_timeout_is_refused_before_anything_else(self):
         for value in ("0", "-1", "abc", "3601"):

@@ -1,7 +1,7 @@
 """课文记录的执行器：把 lessons/*.md 和 README.md 里的每个 ```console 块真的跑一遍，输出必须与课文一致。
 
-    $ python checks/transcripts.py                    # 检查全部课文
-    $ python checks/transcripts.py lessons/03-retrieval-qa.md
+    $ python3 checks/transcripts.py                    # 检查全部课文
+    $ python3 checks/transcripts.py lessons/03-retrieval-qa.md
 
 课文里的写法（都在套件的临时副本里执行，不碰你的文件）：
 - ```console 块：`$ ` 开头的行是命令，其后到下一个 `$ ` 之前的行是期望输出（stdout 与 stderr 合在一起，
@@ -231,7 +231,7 @@ def compare(command, expected, kit):
 
 
 def main(argv):
-    options = parse_tool_options(argv, "用法：python checks/transcripts.py [课文文件 …]", __doc__, positionals=100)
+    options = parse_tool_options(argv, "用法：python3 checks/transcripts.py [课文文件 …]", __doc__, positionals=100)
     paths = [Path(arg).resolve() for arg in options["args"]] or default_documents()
     missing = [str(path) for path in paths if not path.is_file()]
     if missing:
