@@ -300,8 +300,11 @@ def summary(rows):
         for kind in dict.fromkeys(kind for kind, _ in row["要看"]):
             counts[kind] = counts.get(kind, 0) + 1
     said = "，".join(f"{kind} {count} 个" for kind, count in sorted(counts.items(), key=lambda item: -item[1]))
+    flagged = sum(1 for row in copies if row["要看"])
+    if sum(counts.values()) > flagged:   # 原因加起来比副本多：说清一个副本可以占几种，免得读成数错了
+        said = "按原因数，一个副本可以占几种：" + said
     others = len(rows) - len(copies)
-    return (f"总结：{len(copies)} 个副本，{sum(1 for row in copies if row['要看'])} 个要看一眼" + (f"（{said}）" if said else "")
+    return (f"总结：{len(copies)} 个副本，{flagged} 个要看一眼" + (f"（{said}）" if said else "")
             + (f"；另有 {others} 个参数不是套件，见最后一列" if others else "") + "。")
 
 

@@ -502,6 +502,7 @@ class GradeTest(unittest.TestCase):
         self.assertEqual((second["练习1"], second["要看一眼"]), ("做完", "改了 Python 文件：model_reply_assistant.py"))
         self.assertTrue(third["资料"].startswith("读不了：第 3 行第 18 列"), third["资料"])
         self.assertIn("总结：3 个副本，2 个要看一眼（", out.splitlines()[-1])
+        self.assertNotIn("按原因数", out.splitlines()[-1])   # 每份只有一种原因：不加这句
 
     def test_shared_work_is_shown_and_earns_no_credit(self):
         """issue 25：硬链接到别人副本的资料、链接到别人副本的 trick.json 不算分；两份副本改得一模一样的文件互相点名；
@@ -597,8 +598,9 @@ class GradeTest(unittest.TestCase):
             os.mkfifo(piped.path / "checks" / "shipped_documents.json.fifo")
             (piped.path / "checks" / ".exercise-progress.json").unlink(missing_ok=True)
             os.mkfifo(piped.path / "checks" / ".exercise-progress.json")   # 打开它会一直等：必须不碰
-        rows, _ = self.grade(added.path, linked.path, piped.path)
+        rows, out = self.grade(added.path, linked.path, piped.path)
         first, second, third = rows.values()
+        self.assertIn("个要看一眼（按原因数，一个副本可以占几种：", out.splitlines()[-1])   # 链接的那份占两种原因
         self.assertIn("unicodedata.py（加的，风险）", first["和老师的套件不同"])
         self.assertIn("checks/unittest.py（加的，风险）", first["和老师的套件不同"])
         self.assertIn("lessons/notes.md（加的）", first["和老师的套件不同"])
