@@ -20,6 +20,7 @@ from pathlib import Path
 from kit_helpers import CHECKS_DIR, ROOT, SHIPPED_DOCUMENTS, parse_tool_options, run_tool
 
 import retrieval_qa
+import transcripts
 from model_reply_assistant import JsonProblem, read_head, read_json
 from reply_assistant import KitError
 from retrieval_qa import instruction_like
@@ -142,16 +143,17 @@ def exercise_4(documents, path):
 
 
 def lesson_examples():
-    """课文 ```json edit= 块里示范记录的正文（第 05 课第一节的 X9 等）。照抄示范不算“换个说法”。"""
+    """课文 ```json edit= 块里示范记录的正文（第 05 课第一节的 X9 等）。照抄示范不算“换个说法”。
+    块用课文执行器的 parse_markdown 读出：和它照做的是同一批。"""
     texts = set()
     for lesson in sorted((ROOT / "lessons").glob("*.md")):
         try:
-            blocks = re.findall(r"^```json edit=\S+\n(.*?)^```", lesson.read_text(encoding="utf-8"), re.M | re.S)
+            steps = transcripts.parse_markdown(lesson)
         except (OSError, UnicodeDecodeError):
             continue
-        for block in blocks:
+        for step in (step for step in steps if step[0] == "edit"):   # ("edit", 行号, 文件名, 块的内容)
             try:
-                texts.add(json.loads(block)["text"].strip())
+                texts.add(json.loads(step[3])["text"].strip())
             except (ValueError, KeyError, TypeError, AttributeError):
                 continue
     return texts

@@ -17,7 +17,6 @@ import hashlib
 import io
 import json
 import os
-import re
 import stat
 import sys
 from pathlib import Path
@@ -28,6 +27,7 @@ import acceptance
 import evaluate
 import exercise
 import retrieval_qa
+import transcripts
 from model_reply_assistant import one_line, os_reason, visible
 from reply_assistant import KitError
 
@@ -169,7 +169,7 @@ def lesson_files():
     从课文里读出来，不靠猜：课文加了一个文件，这里自动就认得。"""
     names = set()
     for lesson in sorted((ROOT / "lessons").glob("*.md")):
-        names |= set(re.findall(r"^```json file=(\S+)", lesson.read_text(encoding="utf-8"), re.M))
+        names |= {step[2] for step in transcripts.parse_markdown(lesson) if step[0] == "file"}   # 和课文执行器读的是同一批块
     return frozenset(names)
 
 
