@@ -550,11 +550,18 @@ def spelled_amounts(text):
     """READERS 的一种读法：quantities_in 认得的写法都算（七天、八折、百分之二十、半小时、1.2 万元、3 月 5 日、下午 3 点、
     周一至周五……）。返回 ({(值, 单位): 写法}, 读过的部分换成空格的文字)。“八折” -> ({(80.0, "折"): "八折"}, "  ")。
     日期只比月和日（(3, 5)），钟点按分钟（下午 3 点 = 900）。“半小时”和“30 分钟”不算同一个数量：要换算的，人来看。"""
-    found = {}
-    for kind, value, shown in quantities_in(text):
+    found, taken, search_from = {}, [False] * len(text), {}
+    for kind, value, shown in quantities_in(text):   # 数量按写的先后排好：每种写法从上一次找到的地方往后找
         found[(value[1:] if kind == "日期" else float(value) if isinstance(value, str) else value, kind)] = shown
-        text = text.replace(shown, " " * len(shown), 1)
-    return found, text
+        start = text.find(shown, search_from.get(shown, 0))
+        while start >= 0 and any(taken[start:start + len(shown)]):   # 这几个字已经算在前一个数量里了
+            start = text.find(shown, start + 1)
+        if start < 0:
+            search_from[shown] = len(text)
+            continue
+        taken[start:start + len(shown)] = [True] * len(shown)
+        search_from[shown] = start + len(shown)
+    return found, "".join(" " if hit else char for char, hit in zip(text, taken))
 
 
 READERS.append(spelled_amounts)
@@ -883,6 +890,7 @@ CLAUSE_MATCH = 0.5         # 分句和原文某个分句的二元组（数字不
 NEW_CHARS = 4              # 一个分句里有 4 个以上说事实的字是片段里没有的、又占了一大半，就单独指出这个分句
 # 草稿里在替客户算账的字样：有它们时，算错的数会连同该有的算式一起指出
 OPERAND_REACH = 8          # 算账只用草稿里这个数前后各 8 个数（和问题里的数）：真算式的数都写在附近，也免得数字一多就越算越慢
+ASKED_OPERANDS = 12        # 问题里拿来算账的数：不同的数最多 12 个。真问题里的数一只手数得过来；粘进一长串数字的问题也不会越算越慢
 ARITHMETIC = r"一共|总共|合计|共计|总价|总额|算下来|加起来|折后|优惠后|实付|[=＝×*+＋]|乘以|加上|减去"
 class Chunk:
     """一个命中片段，为核对准备一次：切好的分句、全部数量、二元组、切好的词（找引文用）。"""
@@ -939,6 +947,10 @@ class GuessContext:
         self.clauses = [clause for chunk in self.cited for clause in chunk.clauses]
         self.known = [quantity for chunk in self.cited for quantity in chunk.quantities]
         self.asked = quantities_in(nfkc(question))
+        distinct = {}
+        for kind, value, shown in self.asked:   # 同一个数问了几遍，算账时只算一遍
+            distinct.setdefault((kind, value), (kind, value, shown))
+        self.asked_operands = list(distinct.values())[:ASKED_OPERANDS]
         self.seen = set(nfkc(question).casefold() + "".join(chunk.text for chunk in self.cited).casefold())
         self.links = {link_key(link) for chunk in self.cited for link in re.findall(LINK, chunk.text)}
         self.source = "\n".join(chunk.text for chunk in self.cited)
@@ -984,7 +996,7 @@ class GuessContext:
         position = self.position[id(quantity)]
         nearby = self.drafted[max(0, position - OPERAND_REACH):position + OPERAND_REACH + 1]
         found = [(other, "这句" if where is clause else "草稿") for other, where in nearby if other is not quantity]
-        found += [(other, "问题") for other in self.asked]
+        found += [(other, "问题") for other in self.asked_operands]
         return [(float(value), kind, origin) for (kind, value, _), origin in found
                 if isinstance(value, str) or kind == "时间"]
 
@@ -1110,9 +1122,10 @@ def quantities_in(text):
     take(ISO_DATE, "日期", lambda m: (int(m.group(1)), int(m.group(2)), int(m.group(3))))
     take(CLOCK, "时间", clock_minutes)
     take(HOUR, "时间", clock_minutes)
-    for start, end, first, last in weekday_ranges(text):   # 周一至周五：周一到周五每一天都算写过
+    ranges = weekday_ranges(text)
+    for start, end, first, last in ranges:   # 周一至周五：周一到周五每一天都算写过
         found.extend((start, ("星期", day, text[start:end])) for day in range(first, last + 1))
-        text = text[:start] + " " * (end - start) + text[end:]
+    text = blanked(text, [(start, end) for start, end, _, _ in ranges])
     take(WEEKDAY, "星期", lambda m: WEEKDAYS[m.group(1)])
     take(r"百分之(" + CN_NUMBER + ")", "%", lambda m: plain_number(chinese_number(m.group(1))))
     # 半小时 = 0.5 小时，两个半小时 = 2.5 小时；只从一串数字的第一个字开始找，免得一长串数字每个位置都从头试一遍
@@ -1122,14 +1135,26 @@ def quantities_in(text):
         found.append((match.start(), (match.group(2), plain_number((int(whole) if whole.isdigit() else chinese_number(whole)) + 0.5),
                                       match.group())))
     text = re.sub(half, lambda m: " " * len(m.group()), text)
-    for start, end, unit, value in chinese_numbers(text):
-        found.append((start, (unit, value, text[start:end].strip())))
-        text = text[:start] + " " * (end - start) + text[end:]
+    spelled = chinese_numbers(text)
+    found.extend((start, (unit, value, text[start:end].strip())) for start, end, unit, value in spelled)
+    text = blanked(text, [(start, end) for start, end, _, _ in spelled])
     for match in re.finditer("(" + NUMBER + r")(\s*万)?", text):   # 1.2 万元 = 12000 元
         unit, end = unit_after(text, match.end())
         number = plain_number(float(match.group(1).replace(",", "")) * 10000) if match.group(2) else plain_number(match.group(1))
         found.append((match.start(), (unit or "", number, text[match.start():end].strip())))
     return [discount_as_percent(quantity) for _, quantity in sorted(found, key=lambda item: item[0])]
+
+
+def blanked(text, spans):
+    """把 spans [(起, 止)] 处的字换成同样多的空格，别处的位置不变。一次拼好：在循环里每找到一处就把整段文字
+    切开重拼，文字越长越慢（长度的平方）。"""
+    pieces, done = [], 0
+    for start, end in sorted(spans):
+        start = max(start, done)   # 和前一处重叠的部分已经是空格
+        if end > start:
+            pieces += [text[done:start], " " * (end - start)]
+            done = end
+    return "".join(pieces) + text[done:]
 
 
 def discount_as_percent(quantity):
@@ -1148,7 +1173,10 @@ def chinese_numbers(text):
     for match in re.finditer(CN_NUMBER, text):
         unit, end = unit_after(text, match.end())
         before = text[match.start() - 1:match.start()]
-        if re.search(r"\d\s*$", text[:match.start()]):   # “1.2 万元”的“万”属于前面的阿拉伯数字
+        start = match.start()
+        while start and text[start - 1].isspace():   # 往回跳过空白（不切出前面整段文字再搜：那样越长越慢）
+            start -= 1
+        if start and re.match(r"\d", text[start - 1]):   # “1.2 万元”的“万”属于前面的阿拉伯数字
             continue
         if unit is None or before == "第" or (match.group() == "一" and (unit not in ONE_COUNTS or before in "换另某哪这那同")):
             continue
@@ -1198,9 +1226,12 @@ def tokens(text):
     text = re.sub(ISO_DATE, lambda m: f"{int(m.group(1))}年{int(m.group(2))}月{int(m.group(3))}日", text)
     for pattern in (CLOCK, HOUR):   # “晚上 7 点”“19:00”都写成 19:00
         text = re.sub(pattern, lambda m: clock_text(clock_minutes(m)) or m.group(), text)
-    for start, _, _, value in reversed(chinese_numbers(text)):   # 只换中文数字，单位留着
-        numeral = re.match(CN_NUMBER, text[start:]).group()
-        text = text[:start] + value + text[start + len(numeral):]
+    pieces, done = [], 0
+    for start, _, _, value in chinese_numbers(text):   # 只换中文数字，单位留着
+        numeral = re.compile(CN_NUMBER).match(text, start).group()
+        pieces += [text[done:start], value]
+        done = start + len(numeral)
+    text = "".join(pieces) + text[done:]
     text = re.sub(NUMBER, lambda m: plain_number(m.group()), text)
     return re.findall(TOKEN, text.casefold())
 

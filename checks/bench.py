@@ -1,6 +1,6 @@
 """性能实测：打印一张表，和目标对照。它不是检查：结果随机器而变，不会让任何检查失败。
 
-    $ python3 checks/bench.py               # 全部四项（最后一项把整套检查跑一遍，要十秒左右）
+    $ python3 checks/bench.py               # 全部五项（最后一项把整套检查跑一遍，要十秒左右）
     $ python3 checks/bench.py --no-suite    # 跳过整套检查那一项
 
 1. 只检索的命令（python retrieval_qa.py --retrieve-only 试用几天？）对比 python -c "import json"：
@@ -9,7 +9,10 @@
 2. 在进程内读取一份生成的 100 条、将近 100 KB 的资料并检索一次（含第 05 课的全部警告检查）：中位数，目标 ≤ 50 ms。
 3. 出处核对：3 个片段、5 句话的草稿（自带样例）：中位数，目标 ≤ 5 ms。同样的片段各写长到 400 字，
    500 字和 2000 字的草稿：目标 ≤ 10 ms 和 ≤ 50 ms；再用二十几种不像回复的草稿（同一个字、标点、数字重复）各量一次，报最慢的。
-4. 整套检查（python -W error checks/run_checks.py）跑一遍的时间，目标 ≤ 10 s（两核机器）。
+4. 问题：二十几种怪问题（同上的重复片段，加上命中关键词、编号、<material> 的重复）各写到 1000 字和 2000 字（问题的上限），
+   在进程内走完检索、组装请求和出处核对：报 2000 字里最慢的，目标 ≤ 50 ms；再报 2000 字比 1000 字慢几倍里最大的，
+   和长度成正比时约为 2，目标 ≤ 2.5（长度的平方会是 4）。
+5. 整套检查（python -W error checks/run_checks.py）跑一遍的时间，目标 ≤ 10 s（两核机器）。
    有检查被跳过（比如资料文件改过）时，这一项不算达到：跳过的检查不花时间。
 """
 import contextlib
@@ -27,6 +30,7 @@ from datetime import date
 
 from kit_helpers import ROOT, SCRIPT, clean_env, parse_tool_options, run_tool
 
+import reply_assistant
 import retrieval_qa
 
 RUNS = 25
@@ -123,6 +127,22 @@ def odd_drafts(size):
     return {piece.strip() or repr(piece): (piece * (size // len(piece) + 1))[:size] for piece in pieces}
 
 
+def odd_questions(size):
+    """不像问题的问题：odd_drafts 的那些，加上命中关键词的、写着编号的、想伪造资料块的，各重复到 size 字。"""
+    questions = odd_drafts(size)
+    for piece in ("试用", "部署几核", "试用几天？", "D01#1 ", "<material id=\"X\">", "sk-abc "):
+        questions[piece.strip()] = (piece * (size // len(piece) + 1))[:size]
+    return {name: "问" + text[1:] for name, text in questions.items()}   # 开头换成字：只有空白的问题是用法错误
+
+
+def question_path(question, documents):
+    """一个问题在程序里要走的路（不调用模型）：检查长度、检索、组装请求、核对一份引用第一个命中片段的草稿。"""
+    question = reply_assistant.checked_question(question)
+    hits = retrieval_qa.retrieve(question, documents) or documents[:1]
+    reply_assistant.build_messages(question, hits)
+    retrieval_qa.check_grounding("体验版的试用期是 7 天。私有部署需要 4 核 CPU。", [hits[0]["id"]], hits, question)
+
+
 def main(argv):
     options = parse_tool_options(argv, "用法：python3 checks/bench.py [--no-suite]", __doc__, flags=("--no-suite",))
     rows = []
@@ -154,6 +174,17 @@ def main(argv):
         spent, target = median_ms(lambda: retrieval_qa.check_grounding(text, cited, chunks, "", evidence), repeat=10), 5 * len(text) / 500
         rows.append((f"带依据的核对：3 个 400 字的片段、{len(text)} 字的草稿、{len(evidence)} 条依据", f"{spent:.1f} ms",
                      f"≤ {target:.1f} ms", spent <= target))
+    with contextlib.redirect_stderr(io.StringIO()):
+        documents = retrieval_qa.load_documents(str(ROOT / "checks" / "shipped_documents.json"))
+    spent = {size: {name: median_ms(lambda: question_path(text, documents), repeat=5) for name, text in odd_questions(size).items()}
+             for size in (1000, 2000)}
+    slowest = max(spent[2000], key=spent[2000].get)
+    growth = {name: spent[2000][name] / spent[1000][name] for name in spent[2000]}
+    steepest = max(growth, key=growth.get)
+    rows.append((f"问题 2000 字：检索、组装请求、出处核对（{len(growth)} 种怪问题里最慢的：“{slowest}”重复）",
+                 f"{spent[2000][slowest]:.1f} ms", "≤ 50 ms", spent[2000][slowest] <= 50))
+    rows.append((f"问题从 1000 字到 2000 字慢几倍（最大的：“{steepest}”重复；成正比约为 2，平方是 4）",
+                 f"{growth[steepest]:.2f} 倍", "≤ 2.5 倍", growth[steepest] <= 2.5))
     if not options["--no-suite"]:
         started = time.perf_counter()
         done = subprocess.run([sys.executable, "-W", "error", str(ROOT / "checks" / "run_checks.py")],

@@ -371,6 +371,18 @@ class BadInputOnTheModelPathTest(unittest.TestCase):
         self.assertEqual((str(caught.exception), caught.exception.exit_code),
                          (f"错误：问题有 {limit + 1} 个字，超过上限 {limit} 字。请只写问题本身。", 2))
 
+    def test_a_256_kib_question_piped_into_check_draft_is_refused_before_any_checking(self):
+        # issue 25 的例子：这样的问题曾让 --check-draft 花 8.7 秒（耗时随问题长度的平方增长）
+        from kit_helpers import run_kit
+        question = "部署后会自动发送吗？" * (256 * 1024 // 30)   # 每字 3 字节：约 256 KiB
+        with tempfile.TemporaryDirectory() as directory:
+            path = write_temp(directory, "answer.json", json.dumps(GOOD, ensure_ascii=False))
+            code, out, err = run_kit(["--check-draft", str(path)], stdin=question + "\n")
+        self.assertEqual(code, 2)
+        self.assertEqual(out, "")
+        self.assertIn(f"问题有 {len(question)} 个字，超过上限 {reply_assistant.MAX_QUESTION_CHARS} 字", err)
+        self.assertNotIn("核对出处", err)
+
     def test_near_duplicate_records_read_their_numbers_once_each(self):
         from unittest import mock
         text = "会员规则：积分可以兑换洗车时长，每 100 分抵 5 元，单笔最多抵扣实付金额的 20%，护理液和特价商品不参与积分抵扣。"

@@ -4,6 +4,7 @@ import functools
 import inspect
 import io
 import json
+import re
 import subprocess
 import tempfile
 import unittest
@@ -735,6 +736,26 @@ class OddDraftTest(unittest.TestCase):
                          ["草稿有 6 处引文，超过逐句核对的上限 5 处，请人工复核"])
         self.assertEqual(check_grounding("原文写着「试用期」。" * 5, ["T1"], [TRIAL])["status"], "draft")
 
+    def test_every_odd_question_up_to_the_limit_gets_through_the_whole_path(self):
+        documents = retrieval_qa.load_documents(str(SHIPPED_DOCUMENTS))
+        for size in (40, 2000):
+            for piece, question in bench.odd_questions(size).items():   # bench.py 量“问题 2000 字”用的同一批
+                with self.subTest(piece=piece, size=size):
+                    bench.question_path(question, documents)   # 不抛异常就是走完了；时间见 bench.py
+
+    def test_a_question_full_of_numbers_lends_at_most_twelve_distinct_ones_to_arithmetic(self):
+        # 以前问题里的每个数都拿来两两算账：“1、2、3……” 2000 字的问题要算上百万次，时间随问题长度的平方增长
+        question = "、".join(str(n) for n in range(1, 600))[:2000]   # 问题的上限是 2000 字
+        context = retrieval_qa.GuessContext([TRIAL], [TRIAL], question + "，" + question)
+        self.assertEqual([value for _, value, _ in context.asked_operands], [str(n) for n in range(1, 13)])
+        self.assertEqual(len(context.asked), 2 * len(re.findall(r"\d+", question)))   # 问题里写过的数仍然都算“问过”
+        self.assertEqual(problems_of("试用期 7 天，比您说的 12 天少 5 天。", ["T1"], [TRIAL], question="我试用了 12 天"), [])
+
+    def test_blanking_many_spans_keeps_every_other_character_in_place(self):
+        self.assertEqual(retrieval_qa.blanked("周一至周五，周六至周日", [(6, 11), (0, 5)]), "     ，     ")
+        self.assertEqual(retrieval_qa.blanked("abcdef", [(1, 4), (2, 5)]), "a    f")   # 重叠的两处
+        found, rest = retrieval_qa.spelled_amounts("17 天和 7 天，又是 7 天")
+        self.assertEqual((found, rest), ({(17.0, "天"): "17 天", (7.0, "天"): "7 天"}, "    和    ，又是    "))   # 三处都抹掉：“17 天”里的“7 天”不另算
     def test_arithmetic_uses_only_the_numbers_written_nearby(self):
         prices = hit("P9", "单人票 39 元，双人票 70 元。")
         near = "单人票 39 元，买两张一共 78 元。"
