@@ -1,6 +1,6 @@
 """性能实测：打印一张表，和目标对照。它不是检查：结果随机器而变，不会让任何检查失败。
 
-    $ python3 checks/bench.py               # 全部五项（最后一项把整套检查跑一遍，要十秒左右）
+    $ python3 checks/bench.py               # 全部六项（最后一项把整套检查跑一遍，要十秒左右）
     $ python3 checks/bench.py --no-suite    # 跳过整套检查那一项
 
 1. 只检索的命令（python retrieval_qa.py --retrieve-only 试用几天？）对比 python -c "import json"：
@@ -12,7 +12,8 @@
 4. 问题：二十几种怪问题（同上的重复片段，加上命中关键词、编号、<material> 的重复）各写到 1000 字和 2000 字（问题的上限），
    在进程内走完检索、组装请求和出处核对：报 2000 字里最慢的，目标 ≤ 50 ms；再报 2000 字比 1000 字慢几倍里最大的，
    和长度成正比时约为 2，目标 ≤ 2.5（长度的平方会是 4）。
-5. 整套检查（python -W error checks/run_checks.py）跑一遍的时间，目标 ≤ 10 s（两核机器）。
+5. 全班：checks/grade.py 判 30 份副本（kit_helpers.build_class 建的班，15 份老实的、15 份耍花招的），目标 ≤ 3 s。
+6. 整套检查（python -W error checks/run_checks.py）跑一遍的时间，目标 ≤ 10 s（两核机器）。
    有检查被跳过（比如资料文件改过）时，这一项不算达到：跳过的检查不花时间。
 """
 import contextlib
@@ -28,7 +29,7 @@ import tempfile
 import time
 from datetime import date
 
-from kit_helpers import ROOT, SCRIPT, clean_env, parse_tool_options, run_tool
+from kit_helpers import ROOT, SCRIPT, build_class, clean_env, parse_tool_options, run_tool
 
 import reply_assistant
 import retrieval_qa
@@ -185,6 +186,14 @@ def main(argv):
                  f"{spent[2000][slowest]:.1f} ms", "≤ 50 ms", spent[2000][slowest] <= 50))
     rows.append((f"问题从 1000 字到 2000 字慢几倍（最大的：“{steepest}”重复；成正比约为 2，平方是 4）",
                  f"{growth[steepest]:.2f} 倍", "≤ 2.5 倍", growth[steepest] <= 2.5))
+    with tempfile.TemporaryDirectory() as directory:
+        build_class(directory)
+        started = time.perf_counter()
+        graded = subprocess.run([sys.executable, str(ROOT / "checks" / "grade.py"), *sorted(os.listdir(directory))],
+                                capture_output=True, cwd=directory, env=clean_env())
+        spent = time.perf_counter() - started
+    measured = f"{spent:.2f} s" + ("" if graded.returncode == 0 else f"（退出码 {graded.returncode}，这一项不算）")
+    rows.append(("全班：grade.py 判 30 份副本", measured, "≤ 3 s", spent <= 3 and graded.returncode == 0))
     if not options["--no-suite"]:
         started = time.perf_counter()
         done = subprocess.run([sys.executable, "-W", "error", str(ROOT / "checks" / "run_checks.py")],

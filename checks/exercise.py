@@ -5,15 +5,17 @@
     $ python3 checks/exercise.py all                      # 一张表判完全部练习
     $ python3 checks/exercise.py all --documents 学生.json  # 老师用：判一份学生的资料文件（trick.json 在它旁边找）
 
-只读你的文件，从不修改；不联网，不需要密钥。做完了退出码为 0，还没做完为 1，用法不对为 2。
-练习二、三、五做完要改回去。判你自己的套件时，工具会在 checks/.exercise-progress.json（git 不跟踪）里记下
-“见过做完的样子”，改回去以后就显示“做完并已改回”。
+只读你的文件，从不修改（存档是另写的文件）；不联网，不需要密钥。做完了退出码为 0，还没做完为 1，用法不对为 2。
+练习二、三、五做完要改回去。判你自己的套件时，工具会在 checks/.exercise-progress.json 里记下“见过做完的样子”，
+并把做完时的资料原样存进 checks/.exercise-done/（都不进 git）：改回去以后这里显示“做完并已改回”，
+老师的 grade.py 也能用可信的检查重判那份存档，不必只凭你自己的记录。
 """
 import contextlib
 import io
 import json
 import os
 import re
+import stat
 import sys
 from pathlib import Path
 
@@ -28,6 +30,7 @@ from retrieval_qa import instruction_like
 USAGE = "用法：python3 checks/exercise.py [编号 | all] [--documents PATH]"
 DOCUMENTS_NAME = "retrieval_documents.json"
 PROGRESS = CHECKS_DIR / ".exercise-progress.json"   # 记下见过做完的练习；只记套件自己的资料文件
+DONE_FOLDER = ".exercise-done"   # checks/ 下存做完时的资料的文件夹：练习二、三、五各一份
 EXERCISES = {
     1: "第 03 课 练习一：给 D01#1 加关键词“免费用多久”，让“能免费用多久？”命中它",
     2: "第 03 课 练习二：把 D01#1 正文里的 7 天改成 14 天，看回答跟着变（做完改回 7 天）",
@@ -218,6 +221,36 @@ def judge(number, documents, path, remembered):
     return "todo", lines
 
 
+def saved_copy(number, checks_dir=None):
+    """练习 number 做完时的资料存在哪里：checks/.exercise-done/exercise-2.json（checks_dir 默认是进度文件所在的文件夹）。"""
+    return (checks_dir or PROGRESS.parent) / DONE_FOLDER / f"exercise-{number}.json"
+
+
+def keep_done_copy(number, path):
+    """把做完时的资料原样存一份（只在判套件自己的资料时）。写不了也不要紧：只是老师少了一份能重判的存档。"""
+    try:
+        saved = saved_copy(number)
+        saved.parent.mkdir(exist_ok=True)
+        saved.write_bytes(read_head(path, retrieval_qa.MAX_FILE_BYTES))
+        return saved
+    except OSError:
+        return None
+
+
+def shown_by_saved_copy(number, checks_dir):
+    """存档能不能证明练习 number 做完过：它是普通文件（不是链接，也没有和别的文件共用内容），读得了，
+    用这份检查重判仍是做完的样子。grade.py 用它判学生的副本。"""
+    saved = saved_copy(number, checks_dir)
+    try:
+        info = os.lstat(saved)
+    except OSError:
+        return False
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+        return False
+    documents, error = load(saved)
+    return error is None and CHECKS[number](documents, saved)[0]
+
+
 def remembered_done(track, progress=None):
     """见过做完的练习编号。progress 默认是本套件的进度文件；grade.py 用它读学生副本里的那一份。"""
     if not track:
@@ -261,9 +294,11 @@ def main(argv):
     if error:
         print(f"还没完成：资料文件现在读不了。{error}")
         return 1
-    remembered = remembered_done(track)
+    remembered = remembered_done(track) | {number for number in RESTORE if track and shown_by_saved_copy(number, PROGRESS.parent)}
     results = {number: judge(number, documents, path, remembered) for number in numbers}
     remember([number for number, (state, _) in results.items() if state == "done"], track)
+    kept = {number: keep_done_copy(number, path) for number, (state, _) in results.items()
+            if track and state == "done" and number in RESTORE}   # 做完时的资料存一份：改回去以后老师还能重判
     if choice == "all":
         print(f"资料：{path}")
         print("| 练习 | 状态 | 说明 |\n|---|---|---|")
@@ -278,6 +313,8 @@ def main(argv):
         print(f"{LABELS[state]}：{lines[0]}", *lines[1:], sep="\n")
         if state == "done" and numbers[0] in RESTORE:
             print(f"提醒：这个练习做完要改回去（{RESTORE[numbers[0]]}），免得影响后面的练习。")
+        if kept.get(numbers[0]):
+            print(f"做完时的资料已存为 {kept[numbers[0]].relative_to(ROOT).as_posix()}（不进 git）：改回去以后，老师也能重判它。")
     return 0 if all(state != "todo" for state, _ in results.values()) else 1
 
 

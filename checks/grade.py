@@ -7,8 +7,9 @@
 每个参数一行，从不因为一个副本不对就整张表作废：不是文件夹、不像套件的，那一行写明原因；套件放深了一层的，
 找到它照样判，并注明。学生副本里的代码一行也不运行、不导入：读的只是它的资料文件、trick.json、进度文件，
 以及每个文件的内容（和老师的比，换行符 CRLF/LF、开头的 BOM 不算不同）。命名管道、设备一律不打开，不会卡住。
-练习只凭副本里查得到的证据算“做完”；进度文件 checks/.exercise-progress.json 是学生自己也能写的，
-凭它算的“做完又改回了”标成“自报”。不联网，不需要密钥，不修改学生的文件。正常出表时退出码为 0，用法不对为 2。
+练习只凭副本里查得到的证据算“做完”：现在的资料和 trick.json，以及练习二、三、五做完时 exercise.py 存下的资料
+（checks/.exercise-done/，用老师的检查重判）。进度文件 checks/.exercise-progress.json 是学生自己也能写的，
+只有它这么说的“做完又改回了”标成“自报”。不联网，不需要密钥，不修改学生的文件。正常出表时退出码为 0，用法不对为 2。
 """
 import contextlib
 import csv
@@ -34,18 +35,20 @@ from reply_assistant import KitError
 USAGE = "用法：python3 checks/grade.py 学生的套件文件夹 … [--out FILE.md | FILE.csv] [--details]"
 DATA = "retrieval_documents.json"
 # 学生照课文自己写的文件：不算“和老师的套件不同”
-STUDENT_FILES = {"trick.json", DATA}   # 学生自己写的；课文让存的文件见 lesson_files()
+STUDENT_FILES = {"trick.json", DATA} | {exercise.saved_copy(number, Path("checks")).as_posix() for number in exercise.RESTORE}
+# 学生自己写的（练习做完时存的资料也是）；课文让存的文件见 lesson_files()
 SKIPPED_NAMES = {".git", "__pycache__", ".exercise-progress.json", ".DS_Store", "Thumbs.db"}
 # 新加了就要看一眼：Python 启动时、导入时会自动读它们
 RISKY = (".py", ".pth", ".pyc", ".pyo", ".so", ".pyd")   # Python 会自动导入或执行的文件
 LEGEND = [
     "副本：相对于这些副本共同的文件夹。资料：能不能读；读不了时是程序自己的报错（截短）。",
     "练习 1–5：“做完”= 副本里的资料或 trick.json 现在就能证明；“做完，未改回”= 练习二、三、五做完还没改回去；"
+    "“做完，已改回”= 做完时存下的资料（checks/.exercise-done/）用老师的检查重判过；"
     "“自报已改回”= 只有学生自己的进度文件这么说，老师核实不了；空 = 没做。",
     "recall@3、精确率：关键词检索在 checks/eval_questions.json 上的成绩。验收：离线验收记录通过几行。",
     "和老师的套件不同：加了、改了、缺了的文件（内容按 SHA-256 比）；新加的 .py/.pth 会被 Python 自动导入，标“风险”；"
     "链接（符号链接、硬链接）写明指向哪里或和几个文件共用，资料或 trick.json 是链接的不算分。",
-    "要看一眼：这一行为什么需要老师打开副本看看（改了 Python 文件、检查或课文，有链接，和别的副本改得一模一样……）。",
+    "要看一眼：这一行为什么需要老师打开副本看看（改了 Python 文件、检查或课文，有链接，和别的副本改得一模一样，练习只有自报……）。",
 ]
 
 
@@ -219,8 +222,14 @@ def grade(folder):
         done = False if number == 4 and linked_trick else exercise.CHECKS[number](documents, data)[0]
         if done:
             row["练习"][number] = "做完，未改回" if number in exercise.RESTORE else "做完"
-        elif number in exercise.RESTORE and number in claimed and exercise.restored(number, documents):
-            row["练习"][number] = "自报已改回"
+        elif number in exercise.RESTORE and exercise.restored(number, documents):
+            if exercise.shown_by_saved_copy(number, kit / "checks"):   # 存档是链接或和别的文件共用内容的，不算
+                row["练习"][number] = "做完，已改回"
+            elif number in claimed:
+                row["练习"][number] = "自报已改回"
+    reported = [str(number) for number, state in row["练习"].items() if state == "自报已改回"]
+    if reported:   # 谁都能手写进度文件：老师问一句，或看看副本
+        row["要看"].append(("练习只有自报", "、".join(f"练习{number}" for number in reported)))
     questions = json.loads(evaluate.QUESTIONS.read_text(encoding="utf-8-sig"))
     metrics, _ = evaluate.measure(questions, lambda q: [hit["id"] for hit in retrieval_qa.retrieve(q, documents)])
     row["recall"], row["precision"] = metrics["recall"], metrics["precision"]
@@ -248,7 +257,29 @@ def rows_for(arguments):
         else:
             result.append((name, grade(path)))
     same_as_another(result, paths)
+    same_file_as_another(result, paths)
     return result
+
+
+def same_file_as_another(result, paths):
+    """资料、trick.json 或练习存档其实是另一个副本里的文件：链接过去的一边点名它指向谁的；硬链接分不出谁抄了谁，
+    两边都点名对方。被符号链接指着的一边不点名：它多半是被抄的那个。"""
+    owners = {}
+    for (name, row), path in zip(result, paths):
+        kit = find_kit(path)[0] if path.is_dir() else None
+        for file in sorted(STUDENT_FILES) if kit else []:
+            try:
+                info = os.stat(kit / file)   # 跟着链接走到真正的文件：同一个文件的设备号和 inode 相同
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode):
+                borrowed = (kit / file).is_symlink() or info.st_nlink > 1   # 这一边是链接：要点名另一边
+                owners.setdefault((info.st_dev, info.st_ino), []).append((name, row, file, borrowed, (kit / file).is_symlink()))
+    for shared in owners.values():
+        for name, row, file, borrowed, _ in shared:
+            others = [f"{other} 的 {their}" for other, _, their, _, symlink in shared if other != name and not symlink]
+            if borrowed and others:
+                row["要看"].append(("和别的副本是同一个文件", f"{file}（{'、'.join(others)}）"))
 
 
 def same_as_another(result, paths):
@@ -258,7 +289,8 @@ def same_as_another(result, paths):
     for (name, row), path in zip(result, paths):
         kit = find_kit(path)[0] if path.is_dir() else None
         changed = [entry.rsplit("（", 1)[0] for entry in row.get("不同", []) if entry.endswith(("（改了）", "（加的）", "（加的，风险）"))]
-        changed += ["trick.json"] if kit and (kit / "trick.json").is_file() else []   # 练习四是自己写的：两份一样就是抄的
+        trick = kit / "trick.json" if kit else None   # 练习四是自己写的：两份一样就是抄的（链接另有一条，不在这里算）
+        changed += ["trick.json"] if trick and trick.is_file() and not trick.is_symlink() else []
         for file in changed if kit else []:
             owners.setdefault((file, fingerprint(kit / file)), []).append(name)
     for (file, _), names in owners.items():

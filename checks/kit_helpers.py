@@ -201,7 +201,7 @@ class KitCopy:
             shutil.copy2(SHIPPED_DOCUMENTS if name == "retrieval_documents.json" else ROOT / name, self.path / name)
         if with_checks:   # 评测、练习自查这些工具在 checks/ 里，用到它们时连 checks/ 一起复制
             shutil.copytree(ROOT / "checks", self.path / "checks",
-                            ignore=shutil.ignore_patterns("__pycache__", ".exercise-progress.json"))
+                            ignore=shutil.ignore_patterns("__pycache__", ".exercise-progress.json", ".exercise-done"))
             shutil.copytree(ROOT / "lessons", self.path / "lessons")   # 练习五要认出课文里的示范记录
         self.documents = self.path / "retrieval_documents.json"
         self.original = self.documents.read_bytes()
@@ -290,3 +290,136 @@ def run_tool(main, argv=None):
 
     shown_safely()
     return run_cli(run, argv)
+
+
+def build_class(folder, size=30):
+    """在 folder 里建一个班：size 份套件副本，一半是老实做练习的，一半用了学生真会试的花招（issue 25）。
+    返回 {副本名: 要看一眼里应当出现的原因，老实的是 None}。grade.py 的检查和 bench.py 的计时用的是同一个班。"""
+    import importlib.util
+    import py_compile
+    folder = Path(folder)
+    tracked = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True).stdout.decode("utf-8")
+    names = [name for name in tracked.split("\0") if name] or KIT_FILES   # 不是 git 仓库时只有四个文件
+    trial = {"status": "draft", "draft": "老用户也可以再试用 7 天。", "sources": ["D01#1"], "why": "原文只说新注册的团队"}
+
+    def copy(name):
+        kit = folder / name
+        for file in names:
+            (kit / file).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(SHIPPED_DOCUMENTS if file == "retrieval_documents.json" else ROOT / file, kit / file)
+        return kit
+
+    def edit_records(kit, change):
+        path = kit / "retrieval_documents.json"
+        records = json.loads(path.read_text(encoding="utf-8"))
+        change(records)
+        path.write_text(json.dumps(records, ensure_ascii=False, indent=2), encoding="utf-8")
+
+    def write(path, text):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+    def cached(kit, name):   # Python 运行套件时写字节码的地方（不看 PYTHONPYCACHEPREFIX：学生的机器上没设）
+        return str(kit / "__pycache__" / f"{name[:-3]}.{sys.implementation.cache_tag}.pyc")
+
+    expected = {}
+    honest = ["原样", "练习一", "练习二存档", "练习三存档", "Windows", "运行过", "课文的文件", "练习四", "备份", "怪文件名"]
+    for number, way in enumerate(honest * 3, 1):
+        if len(expected) >= size // 2:
+            break
+        name = f"h{number:02d}-{way}"
+        kit, expected[name] = copy(name), None
+        if way == "练习一":
+            edit_records(kit, lambda records: records[0]["keywords"].append("免费用多久"))
+        elif way in ("练习二存档", "练习三存档"):   # 做完时 exercise.py 存下的样子，资料已经改回
+            done = json.loads(SHIPPED_DOCUMENTS.read_text(encoding="utf-8"))
+            if way == "练习二存档":
+                done[0]["text"] = done[0]["text"].replace("7 天", "14 天")
+            else:
+                done.pop(0)
+            write(kit / "checks" / ".exercise-done" / f"exercise-{2 if way == '练习二存档' else 3}.json",
+                  json.dumps(done, ensure_ascii=False))
+            write(kit / "checks" / ".exercise-progress.json", f'{{"done": [{2 if way == "练习二存档" else 3}]}}')
+        elif way == "Windows":   # 换行符是 CRLF，有的文件带 BOM
+            for file in ("retrieval_qa.py", "README.md", "lessons/03-retrieval-qa.md"):
+                data = (kit / file).read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+                (kit / file).write_bytes((b"\xef\xbb\xbf" if file.endswith(".py") else b"") + data)
+        elif way == "运行过":
+            for file in ("retrieval_qa.py", "model_reply_assistant.py", "reply_assistant.py"):
+                py_compile.compile(str(kit / file), cfile=cached(kit, file))
+        elif way == "课文的文件":
+            for file in ("good.json", "answer.json", "bad-evidence.json", "obey-send.json", "broken.json"):
+                write(kit / file, "{}\n")
+        elif way == "练习四":
+            write(kit / "trick.json", json.dumps(trial, ensure_ascii=False))
+        elif way == "备份":
+            write(kit / "retrieval_documents.backup.json", SHIPPED_DOCUMENTS.read_text(encoding="utf-8"))
+        elif way == "怪文件名":
+            write(kit / "笔记\n第一周|\x1b[31m.txt", "记下的东西\n")
+    source = folder / "h01-原样"
+    tricks = [
+        ("伪造字节码", "字节码不是这份源代码编出来的"),
+        ("裸字节码", "加了 Python 文件"),
+        ("加了模块", "加了 Python 文件"),
+        ("改了代码", "改了 Python 文件"),
+        ("改了检查", "改了检查或课文"),
+        ("改了课文", "改了检查或课文"),
+        ("资料软链接", "资料是链接"),
+        ("资料硬链接", "资料是链接"),
+        ("草稿软链接", "有链接"),
+        ("存档软链接", "有链接"),
+        ("草稿抄的", "和别的副本一模一样"),
+        ("改动一样", "和别的副本一模一样"),
+        ("只有自报", "练习只有自报"),
+        ("命名管道", "有命名管道或设备"),
+        ("套了一层", "放深了一层"),
+    ]
+    for number, (way, reason) in enumerate(tricks[:size - len(expected)], 1):
+        name = f"t{number:02d}-{way}"
+        kit, expected[name] = copy(name), reason
+        if way == "伪造字节码":   # 另一份源代码编出的字节码，放在没改过的 retrieval_qa.py 的位置上
+            cheat = kit / "cheat.py"
+            cheat.write_text((kit / "retrieval_qa.py").read_text(encoding="utf-8").replace("MAX_HITS = 3", "MAX_HITS = 30"),
+                             encoding="utf-8")
+            py_compile.compile(str(cheat), cfile=cached(kit, "retrieval_qa.py"))
+            cheat.unlink()
+        elif way == "裸字节码":
+            (kit / "checks" / "difflib.pyc").write_bytes(importlib.util.MAGIC_NUMBER + bytes(12))
+        elif way == "加了模块":   # 它的 trick.json 被“草稿抄的”原样抄走：两边都耍了花招
+            write(kit / "unicodedata.py", "# 悄悄换掉标准库\n")
+            write(kit / "trick.json", json.dumps(dict(trial, draft="老客户也可以试用 7 天。"), ensure_ascii=False))
+        elif way in ("改了代码", "改动一样"):   # 两个人交上来一模一样的改动
+            write(kit / "model_reply_assistant.py", "# 改过的\n")
+        elif way == "改了检查":
+            write(kit / "checks" / "eval_questions.json", "[]\n")
+        elif way == "改了课文":
+            write(kit / "lessons" / "03-retrieval-qa.md", "# 答案都在这里\n")
+        elif way == "资料软链接":
+            (kit / "retrieval_documents.json").unlink()
+            (kit / "retrieval_documents.json").symlink_to(folder / "h02-练习一" / "retrieval_documents.json")
+        elif way == "资料硬链接":   # 硬链接分不出谁抄谁：被链接的那份也会被点名，所以链接到另一个耍花招的副本
+            (kit / "retrieval_documents.json").unlink()
+            os.link(folder / "t04-改了代码" / "retrieval_documents.json", kit / "retrieval_documents.json")
+        elif way == "草稿软链接":
+            (kit / "trick.json").symlink_to(folder / "h08-练习四" / "trick.json")
+        elif way == "存档软链接":
+            (kit / "checks" / ".exercise-done").mkdir()
+            (kit / "checks" / ".exercise-done" / "exercise-2.json").symlink_to(
+                folder / "h03-练习二存档" / "checks" / ".exercise-done" / "exercise-2.json")
+            write(kit / "checks" / ".exercise-progress.json", '{"done": [2]}')
+        elif way == "草稿抄的":
+            shutil.copyfile(folder / "t03-加了模块" / "trick.json", kit / "trick.json")
+        elif way == "只有自报":
+            write(kit / "checks" / ".exercise-progress.json", '{"done": [2, 3, 5]}')
+        elif way == "命名管道":
+            if hasattr(os, "mkfifo"):
+                os.mkfifo(kit / "checks" / "notes.fifo")
+            else:   # Windows 上没有命名管道：换成同样要看一眼的链接
+                expected[name] = "有链接"
+                (kit / "lessons" / "glossary.md").unlink()
+                (kit / "lessons" / "glossary.md").symlink_to(source / "lessons" / "glossary.md")
+        elif way == "套了一层":
+            shutil.move(str(kit), str(folder / "inner"))
+            kit.mkdir()
+            shutil.move(str(folder / "inner"), str(kit / "kit"))
+    return expected
