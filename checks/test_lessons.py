@@ -149,3 +149,45 @@ class ReadmeTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class FollowAlongTest(unittest.TestCase):
+    """照课文一路做下来的学生（留着练习一的关键词）看到的数字，课文要在命令之前说出来，而且说对（issue 25）。"""
+
+    def test_lesson_05_names_the_trace_byte_count_of_a_student_who_kept_exercise_1(self):
+        import json
+        import re
+        from kit_helpers import SHIPPED_DOCUMENTS, run_kit
+        edit = next(step for step in parse_markdown(ROOT / "lessons" / "03-retrieval-qa.md")
+                    if step[0] == "edit" and json.loads(step[3])["id"] == "D01#1")
+        shipped = SHIPPED_DOCUMENTS.read_text(encoding="utf-8")
+        before = json.loads(shipped)[0]["keywords"]
+        added = [word for word in json.loads(edit[3])["keywords"] if word not in before]
+        self.assertEqual(added, ["免费用多久"])
+        # 学生手动改：在 D01#1 的关键词数组末尾写上 , "免费用多久"，别的字节一个不动
+        line = "\"keywords\": [" + ", ".join(json.dumps(word, ensure_ascii=False) for word in before) + "]"
+        edited = shipped.replace(line, line[:-1] + "".join(f", {json.dumps(word, ensure_ascii=False)}" for word in added) + "]", 1)
+        self.assertNotEqual(edited, shipped)
+        lesson = (ROOT / "lessons" / "05-untrusted-materials.md").read_text(encoding="utf-8")
+        stated = re.search(r"留着练习一关键词的，第一行是 (\d+) 字节：\n\n```json file=bad.json", lesson)
+        self.assertIsNotNone(stated, "第 05 课在第一个 --trace 之前要说出留着练习一关键词时的字节数")
+        self.assertEqual(int(stated.group(1)), len(edited.encode("utf-8")))
+        with tempfile.TemporaryDirectory() as directory:
+            data = write_temp(directory, "kept.json", edited)
+            answer = write_temp(directory, "bad.json", '{"status": "draft", "draft": "体验版的试用期是 30 天。", "sources": ["D01#1"]}')
+            _, _, err = run_kit(["试用几天？", "--check-draft", str(answer), "--trace", "--documents", str(data)])
+        self.assertIn(f"5 条记录，{stated.group(1)} 字节", err.splitlines()[0])
+
+    def test_lesson_06_says_before_its_blocks_what_a_student_who_kept_exercise_1_sees(self):
+        import acceptance
+        lesson = (ROOT / "lessons" / "06-evaluation.md").read_text(encoding="utf-8")
+        said = lesson.index("留着练习一关键词的：评测是后面“再量一次”的样子，验收的最后一行命中 `D01#1`")
+        self.assertLess(said, lesson.index("```"))   # 在本课第一个代码块之前
+        with tempfile.TemporaryDirectory() as directory:
+            from kit_helpers import SHIPPED_DOCUMENTS
+            shipped = SHIPPED_DOCUMENTS.read_text(encoding="utf-8")
+            kept = write_temp(directory, "kept.json", shipped.replace('"几天"]', '"几天", "免费用多久"]', 1))
+            last = acceptance.CASES[-1]
+            row = acceptance.judge(last, *acceptance.run_case(last["question"], False, str(kept)), False)
+        self.assertEqual(last["question"], "能免费用多久？")
+        self.assertEqual(row[1], "D01#1")
