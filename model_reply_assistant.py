@@ -6,7 +6,7 @@
 没有密钥时可以改用本机的 OpenAI 兼容模型（例如 Ollama）：设置 LOCAL_MODEL_URL 和 LOCAL_MODEL_NAME。
 失败时不自动重试：一次请求可能已经计费，要不要再试由你决定。
 
-先读常量后面的“核心”：组装请求 → generate() 发送 → parse_response() 读懂响应 → check_answer() → ask_model() 串起来；
+先读常量后面的“核心”：组装请求 → generate() 发送 → parse_response() 读懂响应 → checked_answer() → ask_model() 串起来；
 请求谁和密钥、发送的细节、读 JSON 和报错这些加固在“选读”分节线后面，读核心时遇到再去查。命令行在最后。
 网络模块（urllib.request、http.client、ssl）和 getpass 写在用到它们的函数里面，不在文件开头导入：
 第 03 课的 retrieval_qa.py 也导入这个文件（读 JSON、检查回答），而只检索的命令要和启动 Python 一样轻，不该为用不上的网络模块等几十毫秒。
@@ -21,7 +21,7 @@ import sys
 import time
 
 from reply_assistant import (EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED, KitError, MATERIALS, build_messages,
-                             checked_question, error_line, kit_error, parse_command_line, run_cli)
+                             checked_question, error_line, make_kit_error, parse_command_line, run_cli)
 
 # ---------- 常量 ----------
 
@@ -118,7 +118,7 @@ class BadResponse(Exception):
 
 
 # ---------- 第 02 课的核心：组装请求 → 发送 → 读懂响应 → 检查回答 → 串起来（从上往下读）----------
-# 它调用的 model_target、read_api_key、send、read_json、http_failure 这些加固在后面的“选读”里：先看名字猜意思，遇到再去查。
+# 它调用的 model_target、read_api_key、send、parse_json、describe_http_failure 这些加固在后面的“选读”里：先看名字猜意思，遇到再去查。
 
 
 def build_request_body(question, materials, model, official=True):
@@ -162,7 +162,7 @@ def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=
         status, response_headers, data = send(url, body, headers, timeout)
     except (OSError, http.client.HTTPException, BadResponse) as error:   # 只接网络和服务器的问题；程序自己的 bug 照常报出
         exchange["done"] = time.perf_counter()
-        raise call_failed(describe_failure(error, exchange["host"], local=not target["official"]), api_key, exchange) from None
+        raise make_call_failure(describe_network_failure(error, exchange["host"], local=not target["official"]), api_key, exchange) from None
     exchange.update(status=status, response_bytes=len(data))
     try:
         reply = parse_response(status, response_headers, data, dict(target, sent_key=bool(api_key)))
@@ -170,7 +170,7 @@ def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=
             raise BadResponse("服务器的回答里出现了你的密钥，这份回答已丢弃，不要再用这台服务器")
     except BadResponse as error:
         exchange["done"] = time.perf_counter()
-        raise call_failed(str(error), api_key, exchange) from None
+        raise make_call_failure(str(error), api_key, exchange) from None
     # 回答正文里已确认没有密钥；finish_reason 也是服务器给的：先抹密钥再截短（反过来，截在密钥中间就漏出半截）
     reply["finish_reason"] = one_line(scrub(reply["finish_reason"], api_key), 40)
     exchange["done"] = time.perf_counter()
@@ -182,16 +182,16 @@ def parse_response(status, headers, data, target):
     """把一次 HTTP 响应变成 {"content", "finish_reason", "usage", "model"}；用不了就抛出 BadResponse（一句中文）。
     headers 的名字都是小写。"""
     if 300 <= status < 400:
-        raise BadResponse(redirect_refusal(status, headers.get("location"), target))
+        raise BadResponse(describe_redirect(status, headers.get("location"), target))
     if status != 200:
-        raise BadResponse(http_failure(status, headers, data, target))
+        raise BadResponse(describe_http_failure(status, headers, data, target))
     text = response_text(headers, data)
     try:
-        payload = read_json(text, object_pairs_hook=JsonObject)   # 记下写了两遍的字段（json 默认只留最后一个）
+        payload = parse_json(text, object_pairs_hook=JsonObject)   # 记下写了两遍的字段（json 默认只留最后一个）
     except JsonProblem as problem:
         raise BadResponse("服务器的响应不是 JSON" if problem.line else f"服务器的响应无法读取：{problem.what}") from None
     if not isinstance(payload, dict) or not payload.get("choices"):
-        detail = error_text(payload)
+        detail = describe_error_object(payload)
         if detail:
             raise BadResponse(f"服务器返回了错误对象，而不是回答：{detail}")
         raise BadResponse("服务器的响应里没有回答（choices 缺少或是空的）")
@@ -208,15 +208,15 @@ def parse_response(status, headers, data, target):
         raise BadResponse("服务器资源不足，回答没有写完（finish_reason 是 insufficient_system_resource），请稍后手动重试")
     content = message.get("content")
     if content is not None and not isinstance(content, str):
-        raise BadResponse(f"服务器的回答格式不对：choices[0].message.content 应当是字符串，实际是{describe(content)}")
+        raise BadResponse(f"服务器的回答格式不对：choices[0].message.content 应当是字符串，实际是{describe_value(content)}")
     usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
     return {"content": content if isinstance(content, str) else "",
-            "finish_reason": finish_reason if isinstance(finish_reason, str) else describe(finish_reason),
+            "finish_reason": finish_reason if isinstance(finish_reason, str) else describe_value(finish_reason),
             "usage": {key: value for key, value in usage.items() if type(value) is int},   # 只留 token 计数
             "model": target["model"]}
 
 
-def check_answer(reply, allowed_ids):
+def checked_answer(reply, allowed_ids):
     """硬规则，就是第 02 课列的七条：截断、空白、不是单个 JSON 对象（字段写了两遍也算）、状态不对、草稿为空
     （只有标点也算空）、来源不合规、evidence 写得不对（见 evidence_problems），都拒绝。
     通过就返回 {"status", "draft", "sources", "evidence"}（重复的来源已合并；没写 evidence 时它是 None），并在 stderr 上说一声；
@@ -226,34 +226,34 @@ def check_answer(reply, allowed_ids):
         usage = reply.get("usage") or {}
         counted = (f"；这次输入 {usage['prompt_tokens']} + 输出 {usage['completion_tokens']} 个 token，本机模型的上下文窗口太小时也会这样"
                    if reply["finish_reason"] == "length" and {"prompt_tokens", "completion_tokens"} <= set(usage) else "")
-        raise rejected(f"回答没有正常结束（finish_reason 是 {reply['finish_reason']}，不是 stop），可能被截断{counted}",
-                       raw=reply["content"])
+        raise make_rejection(f"回答没有正常结束（finish_reason 是 {reply['finish_reason']}，不是 stop），可能被截断{counted}",
+                             raw=reply["content"])
     if not content:
-        raise rejected("回答是空的", raw=reply["content"])
+        raise make_rejection("回答是空的", raw=reply["content"])
     try:
-        answer = read_json(reply["content"], object_pairs_hook=JsonObject)   # 记下写了两遍的字段
+        answer = parse_json(reply["content"], object_pairs_hook=JsonObject)   # 记下写了两遍的字段
     except JsonProblem as problem:
         if content.startswith("```"):
-            raise rejected("回答不是单个 JSON 对象（外面包了 ``` 代码块）", raw=reply["content"]) from None
+            raise make_rejection("回答不是单个 JSON 对象（外面包了 ``` 代码块）", raw=reply["content"]) from None
         if problem.line is None:   # 嵌套太深、整数太长、NaN
-            raise rejected(f"回答无法读取（{problem.what}）", raw=reply["content"]) from None
+            raise make_rejection(f"回答无法读取（{problem.what}）", raw=reply["content"]) from None
         where = f"第 {problem.line} 行第 {problem.column} 列：{problem.what}" + (f"。{problem.hint}" if problem.hint else "")
-        raise rejected(f"回答不是单个 JSON 对象（{where}）", raw=reply["content"]) from None
+        raise make_rejection(f"回答不是单个 JSON 对象（{where}）", raw=reply["content"]) from None
     if not isinstance(answer, dict):
-        raise rejected("回答不是单个 JSON 对象", raw=reply["content"])
+        raise make_rejection("回答不是单个 JSON 对象", raw=reply["content"])
     status, draft, sources = answer.get("status"), answer.get("draft"), answer.get("sources")
     problems = [f"缺少字段 {field}" for field in ("status", "draft", "sources") if field not in answer]
     problems += [f"字段 {one_line(key, 40)} 写了 {len(values)} 次，不知道该信哪一个" for key, values in answer.duplicates.items()]
     if "status" in answer and status not in ANSWER_STATUSES:
-        problems.append(f"status 是{describe(status)}，只允许 draft 或 missing")
+        problems.append(f"status 是{describe_value(status)}，只允许 draft 或 missing")
     if "draft" in answer and (not isinstance(draft, str) or (status == "draft" and not draft.strip())):
-        problems.append("draft 是空的" if isinstance(draft, str) else f"draft 应当是字符串，实际是{describe(draft)}")
+        problems.append("draft 是空的" if isinstance(draft, str) else f"draft 应当是字符串，实际是{describe_value(draft)}")
     elif status == "draft" and isinstance(draft, str) and not any(char.isalnum() for char in draft):
         problems.append("draft 里没有一个字或数字（只有标点、空格或看不见的字符）")
     if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources) or (
             status == "draft" and not sources):
         if "sources" in answer:
-            problems.append(f"sources 应当是非空的字符串数组，实际是{describe(sources)}")
+            problems.append(f"sources 应当是非空的字符串数组，实际是{describe_value(sources)}")
         sources = []
     allowed = set(allowed_ids)
     unknown = [source for source in dict.fromkeys(sources) if source not in allowed]
@@ -265,7 +265,7 @@ def check_answer(reply, allowed_ids):
     if "evidence" in answer and status == "draft":   # missing 的回答没有要核对的事实，写了 evidence 也不看
         problems += evidence_problems(evidence, sources)
     if problems:
-        raise rejected(*problems, raw=reply["content"])
+        raise make_rejection(*problems, raw=reply["content"])
     sources = list(dict.fromkeys(sources))
     if status == "missing":
         print("回答格式合规：missing（发送的资料回答不了这个问题）", file=sys.stderr)
@@ -284,18 +284,18 @@ def evidence_problems(evidence, sources):
     if evidence is None:
         return []
     if not isinstance(evidence, list):
-        return [f"evidence 应当是数组（每项是 {{claim, source, quote}}），实际是{describe(evidence)}"]
+        return [f"evidence 应当是数组（每项是 {{claim, source, quote}}），实际是{describe_value(evidence)}"]
     problems = []
     for number, item in enumerate(evidence, 1):
         if not isinstance(item, dict):
-            problems.append(f"evidence 第 {number} 项应当是对象 {{claim, source, quote}}，实际是{describe(item)}")
+            problems.append(f"evidence 第 {number} 项应当是对象 {{claim, source, quote}}，实际是{describe_value(item)}")
             continue
         for field in EVIDENCE_FIELDS:
             value = item.get(field)
             if field not in item:
                 problems.append(f"evidence 第 {number} 项缺少字段 {field}")
             elif not isinstance(value, str):
-                problems.append(f"evidence 第 {number} 项的 {field} 应当是字符串，实际是{describe(value)}")
+                problems.append(f"evidence 第 {number} 项的 {field} 应当是字符串，实际是{describe_value(value)}")
             elif not any(char.isalnum() for char in value):
                 problems.append(f"evidence 第 {number} 项的 {field} " + ("是空的" if not value.strip() else "里没有字"))
         if isinstance(item.get("source"), str) and item["source"].strip() and item["source"] not in sources:
@@ -305,13 +305,13 @@ def evidence_problems(evidence, sources):
     return problems
 
 
-def rejected(*problems, raw=None):
+def make_rejection(*problems, raw=None):
     """回答被拒绝（退出码 4）。raw 是模型原本写的内容：报错时附上一行，方便排查。"""
     return NoAnswer("rejected", problems, raw=raw)
 
 
 def ask_model(question, materials, timeout=DEFAULT_TIMEOUT, trace=None):
-    """这一课的整条路：决定请求谁 → 读密钥 → generate() → check_answer()。
+    """这一课的整条路：决定请求谁 → 读密钥 → generate() → checked_answer()。
     返回检查过的回答 {"status", "draft", "sources"}；没有得到能用的回答时抛出 NoAnswer。第 03 课也这样调用它。"""
     import urllib.parse
     target = model_target()
@@ -324,7 +324,7 @@ def ask_model(question, materials, timeout=DEFAULT_TIMEOUT, trace=None):
         trace_exchange(trace, failure.exchange)
         raise
     trace_exchange(trace, reply["exchange"], reply)
-    return check_answer(reply, [material["id"] for material in materials])
+    return checked_answer(reply, [material["id"] for material in materials])
 
 
 # ---------- 第 02 课 · 加固（选读）：写出去的文字、请求谁和密钥、发送的细节、读 JSON 和报错 ----------
@@ -391,7 +391,7 @@ def ask_question(prompt="问题："):
         line = sys.stdin.readline() if sys.stdin is not None else ""
     except UnicodeDecodeError:
         sys.stderr.write("\n")
-        raise kit_error("从标准输入读到的问题不是 UTF-8 文本。提示：把问题直接写在命令后面，例如 … 试用几天？") from None
+        raise make_kit_error("从标准输入读到的问题不是 UTF-8 文本。提示：把问题直接写在命令后面，例如 … 试用几天？") from None
     if sys.stdin is None or not sys.stdin.isatty() or not line:   # 管道输入或 Ctrl-D：补上回显和换行
         sys.stderr.write(line.rstrip("\r\n") + "\n")
     return line.lstrip("\ufeff")
@@ -419,7 +419,7 @@ def visible(text, limit=40):
     return shown if len(shown) <= limit else one_line(shown, limit)   # 太长的照 one_line 截短
 
 
-def describe(value):
+def describe_value(value):
     """用中文说出“实际是什么”。"""
     if value is None:
         return "null"
@@ -444,19 +444,19 @@ def model_target(environ=None):
     environ = os.environ if environ is None else environ
     for variable in ("LOCAL_MODEL_URL", "LOCAL_MODEL_NAME", "DEEPSEEK_MODEL"):   # 不是 UTF-8 的值：点名是哪个变量，不带着乱码往下走
         if any("\udc80" <= char <= "\udcff" for char in environ.get(variable, "")):
-            raise kit_error(f"环境变量 {variable} 的值不是 UTF-8 文本（终端的编码不对？）：请重新设置它。资料和密钥都没有发出。")
+            raise make_kit_error(f"环境变量 {variable} 的值不是 UTF-8 文本（终端的编码不对？）：请重新设置它。资料和密钥都没有发出。")
     local = environ.get("LOCAL_MODEL_URL", "").strip()
     others = [name for name in ("LOCAL_MODEL_NAME", "LOCAL_MODEL_API_KEY") if name in environ]
     if not local and ("LOCAL_MODEL_URL" in environ or others):   # 想用本机模型，地址却是空的：绝不悄悄改发官方地址
         named = "LOCAL_MODEL_URL 是空的" if "LOCAL_MODEL_URL" in environ else f"设置了 {'、'.join(others)}，却没有设置 LOCAL_MODEL_URL"
-        raise kit_error(f"{named}：要用本机模型，请写上地址（例如 http://127.0.0.1:11434/v1）；"
-                        "要用 DeepSeek，请把 LOCAL_MODEL_ 开头的变量都删掉（unset）。资料和密钥都没有发出。")
+        raise make_kit_error(f"{named}：要用本机模型，请写上地址（例如 http://127.0.0.1:11434/v1）；"
+                             "要用 DeepSeek，请把 LOCAL_MODEL_ 开头的变量都删掉（unset）。资料和密钥都没有发出。")
     if not local:
         return {"url": ENDPOINT, "model": environ.get("DEEPSEEK_MODEL", "").strip() or DEFAULT_MODEL, "official": True}
     base = local_base_url(local)
     name = environ.get("LOCAL_MODEL_NAME", "").strip()
     if not name:
-        raise kit_error("设置了 LOCAL_MODEL_URL，还需要用 LOCAL_MODEL_NAME 指定本机模型的名字（例如 qwen2.5:7b）。")
+        raise make_kit_error("设置了 LOCAL_MODEL_URL，还需要用 LOCAL_MODEL_NAME 指定本机模型的名字（例如 qwen2.5:7b）。")
     return {"url": base + "/chat/completions", "model": name, "official": False}
 
 
@@ -469,30 +469,30 @@ def local_base_url(url):
     import urllib.parse
     example = "例如 http://127.0.0.1:11434/v1"
     if not (url.isascii() and url.isprintable()) or any(char in url for char in " \\"):
-        raise kit_error(f"LOCAL_MODEL_URL 里有空格、反斜杠、全角或看不见的字符，请只写普通的网址，{example}。")
+        raise make_kit_error(f"LOCAL_MODEL_URL 里有空格、反斜杠、全角或看不见的字符，请只写普通的网址，{example}。")
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError:   # 方括号没配对，或方括号里写了 IPv4 地址（新版 Python 在这里就拒绝）
-        raise kit_error(f"{BRACKETS}，{example}，现在是 {url}。") from None
+        raise make_kit_error(f"{BRACKETS}，{example}，现在是 {url}。") from None
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise kit_error(f"LOCAL_MODEL_URL 要以 http:// 开头，{example}，现在是 {url}。")
+        raise make_kit_error(f"LOCAL_MODEL_URL 要以 http:// 开头，{example}，现在是 {url}。")
     if "@" in parts.netloc:   # http://127.0.0.1@evil.example/：看着像本机，其实连的是 @ 后面的主机
-        raise kit_error("LOCAL_MODEL_URL 里不能有用户名或密码（@ 和它前面的部分）；"
+        raise make_kit_error("LOCAL_MODEL_URL 里不能有用户名或密码（@ 和它前面的部分）；"
                        f"本机服务要密钥时请用 LOCAL_MODEL_API_KEY，{example}。")
     if "?" in url or "#" in url:
-        raise kit_error(f"LOCAL_MODEL_URL 里不能有 ? 或 #：程序要在地址后面接 /chat/completions，{example}。")
+        raise make_kit_error(f"LOCAL_MODEL_URL 里不能有 ? 或 #：程序要在地址后面接 /chat/completions，{example}。")
     if parts.path.rstrip("/").endswith("/chat/completions"):
         shorter = url.rstrip("/")[:-len("/chat/completions")]
-        raise kit_error(f"LOCAL_MODEL_URL 只写到 /v1 为止，程序会自己接上 /chat/completions，请写成 {shorter}。")
+        raise make_kit_error(f"LOCAL_MODEL_URL 只写到 /v1 为止，程序会自己接上 /chat/completions，请写成 {shorter}。")
     host, port = split_host_port(parts.netloc, 443 if parts.scheme == "https" else 80)
     if host is None:   # 旧版 Python 的 urlsplit 放过了 [127.0.0.1]，这里补上同样的拒绝
-        raise kit_error(f"{BRACKETS}，{example}，现在是 {url}。")
+        raise make_kit_error(f"{BRACKETS}，{example}，现在是 {url}。")
     if port is None:
-        raise kit_error("LOCAL_MODEL_URL 的端口应当是 1–65535 之间的整数（Ollama 默认 11434，LiteLLM 默认 4000），"
+        raise make_kit_error("LOCAL_MODEL_URL 的端口应当是 1–65535 之间的整数（Ollama 默认 11434，LiteLLM 默认 4000），"
                        f"现在是 {url}。")
     if not is_loopback(host):
         hint = "请直接写 127.0.0.1。" if host.startswith("::ffff:") else ""
-        raise kit_error(f"LOCAL_MODEL_URL 只能指向本机（127.0.0.1、::1 或 localhost），"
+        raise make_kit_error(f"LOCAL_MODEL_URL 只能指向本机（127.0.0.1、::1 或 localhost），"
                        f"现在是 {url}。资料不会发给其他机器。{hint}")
     if host == "localhost":   # 名字要解析，hosts 文件缺了这一行或 DNS 不可信时可能指向别处：解析一次，每个地址都得是本机
         address = resolved_localhost(port)
@@ -509,10 +509,10 @@ def resolved_localhost(port):
     try:
         addresses = [info[4][0] for info in socket.getaddrinfo("localhost", port, proto=socket.IPPROTO_TCP)]
     except OSError:
-        raise kit_error(f"这台机器解析不出 localhost。{use_instead}") from None
+        raise make_kit_error(f"这台机器解析不出 localhost。{use_instead}") from None
     outside = [address for address in addresses if not is_loopback(address)]
     if outside or not addresses:
-        raise kit_error(f"这台机器上的 localhost 指向 {'、'.join(dict.fromkeys(outside)) or '（没有地址）'}，不是本机。{use_instead}")
+        raise make_kit_error(f"这台机器上的 localhost 指向 {'、'.join(dict.fromkeys(outside)) or '（没有地址）'}，不是本机。{use_instead}")
     return next((address for address in addresses if ":" not in address), addresses[0])
 
 
@@ -553,9 +553,9 @@ def read_api_key():
     if value.strip():
         return checked_key(value, "DEEPSEEK_API_KEY")
     unset = "是空的" if "DEEPSEEK_API_KEY" in os.environ else "没有设置"
-    no_terminal = not_sent(f"环境变量 DEEPSEEK_API_KEY {unset}，而当前终端无法隐藏输入，"
-                           "为了不让密钥显示出来，程序停下了。请先设置 DEEPSEEK_API_KEY 再运行；"
-                           f"{NO_KEY_OPTIONS}")
+    no_terminal = make_not_sent(f"环境变量 DEEPSEEK_API_KEY {unset}，而当前终端无法隐藏输入，"
+                                "为了不让密钥显示出来，程序停下了。请先设置 DEEPSEEK_API_KEY 再运行；"
+                                f"{NO_KEY_OPTIONS}")
     if sys.platform == "win32" and not (sys.stdin and sys.stdin.isatty()):
         raise no_terminal   # Windows 的 getpass 在 IDE 控制台里可能卡住
     with warnings.catch_warnings():
@@ -565,7 +565,7 @@ def read_api_key():
         except (getpass.GetPassWarning, EOFError, OSError):
             raise no_terminal from None
     if not value.strip():
-        raise not_sent(f"没有输入密钥。可以先设置环境变量 DEEPSEEK_API_KEY；{NO_KEY_OPTIONS}")
+        raise make_not_sent(f"没有输入密钥。可以先设置环境变量 DEEPSEEK_API_KEY；{NO_KEY_OPTIONS}")
     return checked_key(value, "DEEPSEEK_API_KEY", typed=True)
 
 
@@ -591,10 +591,10 @@ def checked_key(value, variable, typed=False):
     else:
         return key
     where = "输入的密钥" if typed else f"环境变量 {variable} 的值"
-    raise not_sent(f"{where}{problem}，不像一个完整的 {variable}。请重新复制密钥再试；请求没有发出。")
+    raise make_not_sent(f"{where}{problem}，不像一个完整的 {variable}。请重新复制密钥再试；请求没有发出。")
 
 
-def not_sent(reason):
+def make_not_sent(reason):
     """请求还没发出就停下了（没有密钥、密钥不像样）：也是“没有回答”，只是 model_called 为 false。"""
     return NoAnswer("error", [reason], model_called=False)
 
@@ -635,12 +635,12 @@ def open_and_read(url, body, headers, timeout):
       - 没有代理处理器：不读 HTTP_PROXY 这些变量，资料和密钥不经过别的机器；
       - 没有重定向处理器：3xx 和 4xx、5xx 一样作为 HTTPError 交回来，请求（连同密钥）不会发往 Location 指的地方；
       - https 地址才装 HTTPS 处理器，用校验证书的默认上下文（加载系统根证书要几十毫秒，http 的本机模型用不着）；
-      - 两个处理器读响应时都用 checked_handlers() 里的 CheckedResponse（见那里）。
+      - 两个处理器读响应时都用 urllib_handlers() 里的 CheckedResponse（见那里）。
     """
     import ssl
     import urllib.error
     import urllib.request
-    http_handler, https_handler = checked_handlers()
+    http_handler, https_handler = urllib_handlers()
     opener = urllib.request.OpenerDirector()
     for handler in (http_handler(), urllib.request.HTTPDefaultErrorHandler(), urllib.request.HTTPErrorProcessor()):
         opener.add_handler(handler)
@@ -655,7 +655,7 @@ def open_and_read(url, body, headers, timeout):
             return error.code, lower_keys(error.headers or {}), read_limited(error)
 
 
-def checked_handlers():
+def urllib_handlers():
     """返回 (HTTP 处理器类, HTTPS 处理器类)，它们和 urllib 自带的一样，只是读响应用 CheckedResponse：
     http.client 照单全收服务器给的分块大小，写成 -1 时它会一直读到连接关闭，1 MiB 的上限就管不住了；
     CheckedResponse 把负数一律当作坏响应（http.client 把这里的 ValueError 报成 IncompleteRead），
@@ -724,11 +724,11 @@ def mentions_secret(content, secret):
     if scrub(content, secret) != content:
         return True
     try:
-        value = read_json(content)
+        value = parse_json(content)
     except JsonProblem:
         return False
     stack = [value]
-    while stack:   # 用栈而不用递归：深层嵌套也不会崩（read_json 在第三步）
+    while stack:   # 用栈而不用递归：深层嵌套也不会崩（parse_json 在第三步）
         item = stack.pop()
         if isinstance(item, str) and scrub(item, secret) != item:
             return True
@@ -740,7 +740,7 @@ def mentions_secret(content, secret):
     return False
 
 
-def call_failed(reason, secret, exchange=None):
+def make_call_failure(reason, secret, exchange=None):
     """请求发出之后失败的唯一出口：先抹掉密钥，再并成一行、截短，退出码 3。
     顺序要紧：先截短的话，截在密钥中间，半截密钥就漏出去了。exchange 留给 --trace（见 trace_exchange）。"""
     failure = NoAnswer("error", [f"{one_line(scrub(reason, secret), MAX_FAILURE_TEXT)}。没有自动重试。"], model_called=True)
@@ -766,7 +766,7 @@ def trace_exchange(trace, exchange, reply=None):
     trace("响应", exchange["sent"], detail, exchange["done"])
 
 
-def describe_failure(error, host, local=False):
+def describe_network_failure(error, host, local=False):
     """把网络层的异常翻译成一句中文：原因和该做什么。"""
     import http.client
     import ssl
@@ -805,7 +805,7 @@ class JsonProblem(Exception):
         self.what, self.hint, self.line, self.column = what, hint, line, column
 
 
-def read_json(text, **options):
+def parse_json(text, **options):
     """json.loads 的外壳：不管 text 是什么，结果只有两种：一个值，或者 JsonProblem。
     资料文件、保存的回答、模型的回答、服务器的响应体都经过这里，所以哪一处都不会冒出 traceback。
     JSON 标准里没有 NaN、Infinity（json.loads 却收下）：一律当作读不出来；资料文件另有办法指出是哪条记录。"""
@@ -813,7 +813,7 @@ def read_json(text, **options):
     try:
         return json.loads(text, **options)
     except json.JSONDecodeError as error:
-        line, column, what, hint = explain_json_error(text, error)
+        line, column, what, hint = describe_json_error(text, error)
         raise JsonProblem(what, hint, line, column) from None
     except RecursionError:   # [[[[…… 嵌套几万层：json 模块递归太深
         raise JsonProblem("括号嵌套太深，无法读取") from None
@@ -825,7 +825,7 @@ def refuse_constant(name):
     raise JsonProblem(f"里面有 {name}，JSON 不允许 NaN 和 Infinity")
 
 
-def explain_json_error(text, error):
+def describe_json_error(text, error):
     """把 json 的报错换成中文，猜一猜常见失误。'[{"id": "A1"},]' -> (1, 14, "这里多了一个逗号", "…删掉它")。"""
     pos, message = error.pos, error.msg
     before = text[:pos].rstrip()
@@ -867,7 +867,7 @@ def explain_json_error(text, error):
     return line, column, what, hint
 
 
-def redirect_refusal(status, location, target):
+def describe_redirect(status, location, target):
     """3xx：说清服务器想让请求去哪里（只说主机），以及程序没有去。"""
     import urllib.parse
     where = "要求重定向，但没有给出新地址"
@@ -882,8 +882,8 @@ def redirect_refusal(status, location, target):
     return f"服务器{where}（HTTP {status} 重定向）；程序不跟随重定向，没有向那里发送任何内容，{hint}"
 
 
-def http_failure(status, headers, data, target):
-    detail = server_message(data).rstrip("。.")   # 后面还要接“。”
+def describe_http_failure(status, headers, data, target):
+    detail = describe_server_message(data).rstrip("。.")   # 后面还要接“。”
     local_table = {} if target["official"] else LOCAL_HTTP_ERRORS
     what = local_table.get(status) or HTTP_ERRORS.get(status, f"服务器返回 HTTP {status}")
     specific = [hint for words, hint in SERVER_HINTS.items() if any(word in detail.casefold() for word in words)]
@@ -942,10 +942,10 @@ def declared_charset(content_type):
     return None
 
 
-def server_message(data):
-    """错误响应里服务器说了什么：JSON 错误对象里的 message，或者纯文本；并成一行（截短在 call_failed 里做）。"""
+def describe_server_message(data):
+    """错误响应里服务器说了什么：JSON 错误对象里的 message，或者纯文本；并成一行（截短在 make_call_failure 里做）。"""
     try:
-        return error_text(read_json(data.decode("utf-8")))
+        return describe_error_object(parse_json(data.decode("utf-8")))
     except JsonProblem:
         text = data.decode("utf-8", errors="replace").strip()
         return "" if text.startswith("<") else one_line(text)   # HTML 错误页只会刷屏，不显示
@@ -953,7 +953,7 @@ def server_message(data):
         return ""
 
 
-def error_text(payload):
+def describe_error_object(payload):
     """各家服务器的错误对象写法不同：{"error": {"message"}}、{"error": "…"}、{"message"}、{"detail"}。"""
     if not isinstance(payload, dict):
         return ""
@@ -969,7 +969,7 @@ def error_text(payload):
 
 class JsonObject(dict):
     """JSON 对象；duplicates 记下写了不止一次的字段名和它的各个值（json 模块默认只悄悄保留最后一个）。
-    用法：read_json(text, object_pairs_hook=JsonObject)。"""
+    用法：parse_json(text, object_pairs_hook=JsonObject)。"""
 
     def __init__(self, pairs):
         super().__init__(pairs)
@@ -983,29 +983,29 @@ class JsonObject(dict):
 
 def read_saved_reply(path):
     """--check-draft：读一份保存的回答，包装成和模型的回复（generate() 的返回值）一样的样子
-    {"content", "finish_reason": "stop"}，接下来和真正的回复一样交给 check_answer()。
+    {"content", "finish_reason": "stop"}，接下来和真正的回复一样交给 checked_answer()。
     不请求模型，不读密钥；读不了的文件也算被拒绝的回答（NoAnswer，退出码 4），和模型交回一份坏回答一样处理。
     第 02 课的 model_reply_assistant.py 和第 03–05 课的 retrieval_qa.py 都用它实现 --check-draft。"""
     print(f"检查保存的回答 {path}（不调用模型，不读取密钥）", file=sys.stderr)
     try:
         data = read_head(path, MAX_RESPONSE_BYTES)   # 和模型响应体一样，最多 1 MiB；文件夹、命名管道不打开
     except OSError as error:
-        raise rejected(f"读不了回答文件 {path}（{os_reason(error)}）") from None
+        raise make_rejection(f"读不了回答文件 {path}（{describe_os_error(error)}）") from None
     if len(data) > MAX_RESPONSE_BYTES:
-        raise rejected(f"回答文件 {path} 超过 1 MiB")
+        raise make_rejection(f"回答文件 {path} 超过 1 MiB")
     try:
         content = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise rejected(f"回答文件 {path} 不是 UTF-8 编码") from None
+        raise make_rejection(f"回答文件 {path} 不是 UTF-8 编码") from None
     if "\x00" in content:   # 没有 BOM 的 UTF-16 也能“解码”成 UTF-8，只是满是 NUL
-        raise rejected(f"回答文件 {path} 不是 UTF-8 编码（里面有 NUL 字符，像是 UTF-16）")
+        raise make_rejection(f"回答文件 {path} 不是 UTF-8 编码（里面有 NUL 字符，像是 UTF-16）")
     return {"content": content, "finish_reason": "stop"}
 
 
 def read_head(path, limit):
     """读一个普通文件的前 limit + 1 个字节（多读一个，才知道是不是超过了 limit）。
     先看它是什么再打开：文件夹、命名管道、设备都不打开（打开没人写的命名管道会一直等下去）。
-    失败时抛出 OSError 的子类，os_reason() 能把它说成中文。"""
+    失败时抛出 OSError 的子类，describe_os_error() 能把它说成中文。"""
     mode = os.stat(path).st_mode   # 找不到、没有权限（包括上层文件夹不让进）都在这里报出来
     if stat.S_ISDIR(mode):
         raise IsADirectoryError(errno.EISDIR, "这是一个文件夹", path)
@@ -1015,7 +1015,7 @@ def read_head(path, limit):
         return handle.read(limit + 1)
 
 
-def os_reason(error):
+def describe_os_error(error):
     """把常见的文件错误说成中文；其他的保留系统原话。"""
     reasons = {FileNotFoundError: "文件不存在", IsADirectoryError: "这是一个文件夹", PermissionError: "没有读取权限",
                NotADirectoryError: "路径中间有一段不是文件夹"}
@@ -1033,7 +1033,7 @@ def parse_timeout(text):
     except ValueError:
         seconds = -1.0
     if not 0 < seconds <= 3600:
-        raise kit_error(f"--timeout 应当是大于 0、不超过 3600 的秒数，实际是 {text}。")
+        raise make_kit_error(f"--timeout 应当是大于 0、不超过 3600 的秒数，实际是 {text}。")
     return seconds
 
 
@@ -1073,7 +1073,7 @@ def run(argv):
     saved = options["check_draft"]
     try:
         if saved is not None:   # 没有密钥也能练：保存的回答代替模型的回答，检查完全一样
-            answer = check_answer(read_saved_reply(saved), [material["id"] for material in MATERIALS])
+            answer = checked_answer(read_saved_reply(saved), [material["id"] for material in MATERIALS])
         else:
             answer = ask_model(question, MATERIALS, timeout)
     except NoAnswer as failure:

@@ -79,7 +79,7 @@ def error_line(message):
     return f"错误：{message}"
 
 
-def kit_error(message, exit_code=EXIT_USAGE):
+def make_kit_error(message, exit_code=EXIT_USAGE):
     """所有报错都从这里出来：一行 error_line(message) 和一个退出码。"""
     return KitError(error_line(message), exit_code)
 
@@ -109,19 +109,19 @@ def parse_command_line(argv, usage, flags=None, value_options=None):
             elif name in value_options:
                 if not has_value:
                     if not pending:
-                        raise kit_error(f"{name} 后面缺少一个值。{usage}")
+                        raise make_kit_error(f"{name} 后面缺少一个值。{usage}")
                     value = pending.pop(0)
                 if not value.strip():   # --documents "" 或 --documents=：多半是变量没有设置，不能悄悄当作没写
-                    raise kit_error(f"{name} 的值是空的（用了没有设置的变量？）。{usage}")
+                    raise make_kit_error(f"{name} 的值是空的（用了没有设置的变量？）。{usage}")
                 options[value_options[name]] = value
             else:
                 close = closest(name, list(flags) + list(value_options))
                 guess = f"（是不是想写 {close}？）" if close else ""
-                raise kit_error(f"不认识的选项 {arg}{guess}。{usage}")
+                raise make_kit_error(f"不认识的选项 {arg}{guess}。{usage}")
         elif options["question"] is None:
             options["question"] = arg
         else:
-            raise kit_error(f"多了一个参数 {arg}（问题里有空格时，请用引号把整个问题括起来）。{usage}")
+            raise make_kit_error(f"多了一个参数 {arg}（问题里有空格时，请用引号把整个问题括起来）。{usage}")
     return options
 
 
@@ -144,11 +144,11 @@ def checked_question(question):
     """去掉首尾空白的问题。去掉空白和看不见的字符（零宽、方向控制……）以后什么也不剩，就是空问题（用法错误）。"""
     question = question.strip()
     if len(question) > MAX_QUESTION_CHARS:   # 客户的问题不会这么长；更长的多半是把文件粘进来了
-        raise kit_error(f"问题有 {len(question)} 个字，超过上限 {MAX_QUESTION_CHARS} 字。请只写问题本身。")
+        raise make_kit_error(f"问题有 {len(question)} 个字，超过上限 {MAX_QUESTION_CHARS} 字。请只写问题本身。")
     if any("\udc80" <= char <= "\udcff" for char in question):   # 命令行或管道送来的字节不是 UTF-8（Python 把它们记成这样的代用字符）
-        raise kit_error("问题里有不是 UTF-8 的字节（终端或文件的编码不对？）。请换成 UTF-8 再试，或把问题直接写在命令后面。")
+        raise make_kit_error("问题里有不是 UTF-8 的字节（终端或文件的编码不对？）。请换成 UTF-8 再试，或把问题直接写在命令后面。")
     if not any(char.isprintable() and not char.isspace() for char in question):
-        raise kit_error("问题是空的。请输入一个问题，例如：试用几天？")
+        raise make_kit_error("问题是空的。请输入一个问题，例如：试用几天？")
     return question
 
 

@@ -30,9 +30,9 @@ import time
 import unicodedata
 
 from model_reply_assistant import (ENVIRONMENT_HELP, JsonObject, JsonProblem, NoAnswer, ask_model, ask_question,
-                                   check_answer, describe, one_line, os_reason, parse_timeout, read_head, read_json,
-                                   read_saved_reply, rejected, shown_safely, write_json)
-from reply_assistant import EXIT_OK, EXIT_REVIEW, checked_question, closest, kit_error, parse_command_line, run_cli
+                                   checked_answer, describe_os_error, describe_value, make_rejection, one_line, parse_json,
+                                   parse_timeout, read_head, read_saved_reply, shown_safely, write_json)
+from reply_assistant import EXIT_OK, EXIT_REVIEW, checked_question, closest, make_kit_error, parse_command_line, run_cli
 
 HELP = __doc__   # 模块说明就是 --help 的内容
 
@@ -63,7 +63,7 @@ def read_and_check(path):
     不再去看一次文件（它可能已经被删了）。"""
     shown = os.path.basename(path) if path == DOCUMENTS_PATH else path
     raw = read_document_bytes(path, shown)
-    data = parse_json(decode_documents(raw, shown), shown)
+    data = parse_documents_json(decode_documents(raw, shown), shown)
     check_records(data, shown)
     print_warnings(document_warnings(data), shown)   # 合规但可疑的地方只警告：第 05 课（见本文件第 05 课那一节）
     return data, len(raw)
@@ -110,12 +110,12 @@ def show_hits(hits):
 # 第 03 课 · 读资料的细节：每一种写错都要说清楚是哪个文件、哪一行、哪条记录、哪个字段。
 
 
-def fail(shown, what, hint=None, where=""):
+def make_documents_error(shown, what, hint=None, where=""):
     """所有资料错误共用一种格式：文件、位置、问题、提示。"""
     message = f"资料文件 {shown}{where}：{what}。"
     if hint:
         message += f"提示：{hint}" + ("" if hint.endswith("？") else "。")
-    return kit_error(message)
+    return make_kit_error(message)
 
 
 def read_document_bytes(path, shown):
@@ -128,30 +128,30 @@ def read_document_bytes(path, shown):
                     "--documents 的相对路径从当前文件夹算起，不是从 retrieval_qa.py 所在的文件夹")
         if os.path.exists(path + ".txt"):
             hint = f"同一目录下有 {os.path.basename(path)}.txt，Windows 可能给它多加了 .txt 扩展名"
-        raise fail(shown, "找不到这个文件", hint) from None
+        raise make_documents_error(shown, "找不到这个文件", hint) from None
     except IsADirectoryError:
-        raise fail(shown, "这是一个文件夹，不是 JSON 文件", "用 --documents 指向文件本身") from None
+        raise make_documents_error(shown, "这是一个文件夹，不是 JSON 文件", "用 --documents 指向文件本身") from None
     except OSError as error:
-        raise fail(shown, f"无法读取（{os_reason(error)}）") from None
+        raise make_documents_error(shown, f"无法读取（{describe_os_error(error)}）") from None
     if len(data) > MAX_FILE_BYTES:
-        raise fail(shown, f"超过了 {MAX_FILE_BYTES} 字节（100 KB）的上限",
-                   "资料应当是人工切分的短片段")
+        raise make_documents_error(shown, f"超过了 {MAX_FILE_BYTES} 字节（100 KB）的上限",
+                                   "资料应当是人工切分的短片段")
     return data
 
 
 def decode_documents(data, shown):
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise fail(shown, "是 UTF-16 或 UTF-32 编码", "在编辑器里选择“UTF-8”重新保存")
+        raise make_documents_error(shown, "是 UTF-16 或 UTF-32 编码", "在编辑器里选择“UTF-8”重新保存")
     try:
         text = data.decode("utf-8-sig")   # utf-8-sig：Windows 记事本写的 BOM 也接受
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
-        raise fail(shown, f"不是 UTF-8 编码（第 {line} 行有无法解码的字节 0x{data[error.start]:02X}）",
-                   "可能是用 GBK/ANSI 保存的，请在编辑器里选择“UTF-8”重新保存") from None
+        raise make_documents_error(shown, f"不是 UTF-8 编码（第 {line} 行有无法解码的字节 0x{data[error.start]:02X}）",
+                                   "可能是用 GBK/ANSI 保存的，请在编辑器里选择“UTF-8”重新保存") from None
     if "\x00" in text:
-        raise fail(shown, "含有 NUL 字符，看起来不是文本文件")
+        raise make_documents_error(shown, "含有 NUL 字符，看起来不是文本文件")
     if not text.strip():
-        raise fail(shown, "文件是空的", "它应当是一个 JSON 数组：[ {…}, {…} ]")
+        raise make_documents_error(shown, "文件是空的", "它应当是一个 JSON 数组：[ {…}, {…} ]")
     return text
 
 
@@ -162,85 +162,92 @@ class BadConstant:
         self.name = name
 
 
-def parse_json(text, shown):
+def parse_documents_json(text, shown):
     try:
         # NaN、Infinity 和重复的字段名先记下，检查结构时再指出是哪条记录
-        return read_json(text, parse_constant=BadConstant, object_pairs_hook=JsonObject)
+        return parse_json(text, parse_constant=BadConstant, object_pairs_hook=JsonObject)
     except JsonProblem as problem:
         if problem.line is None:   # 嵌套太深、整数太长：不是手误，是文件本身不对
-            raise fail(shown, problem.what, "资料文件只需要一层数组，里面是一条条对象") from None
-        raise fail(shown, f"JSON 格式不对，{problem.what}", problem.hint,
-                   where=f" 第 {problem.line} 行第 {problem.column} 列") from None
+            raise make_documents_error(shown, problem.what, "资料文件只需要一层数组，里面是一条条对象") from None
+        raise make_documents_error(shown, f"JSON 格式不对，{problem.what}", problem.hint,
+                                   where=f" 第 {problem.line} 行第 {problem.column} 列") from None
 
 
 def check_records(data, shown):
     if not isinstance(data, list):
-        raise fail(shown, f"最外层应当是 JSON 数组 [ … ]，实际是{describe_value(data)}")
+        raise make_documents_error(shown, f"最外层应当是 JSON 数组 [ … ]，实际是{describe_document_value(data)}")
     if not 1 <= len(data) <= MAX_RECORDS:
-        raise fail(shown, f"应当有 1–{MAX_RECORDS} 条记录，实际有 {len(data)} 条")
+        raise make_documents_error(shown, f"应当有 1–{MAX_RECORDS} 条记录，实际有 {len(data)} 条")
     first_seen, look_alike = {}, {}
     for number, record in enumerate(data, start=1):
-        label = check_record(record, number, shown)
+        check_record(record, number, shown)
+        label = record_label(record, number)
         if record["id"] in first_seen:
-            raise fail(shown, f"{label}的 id 和第 {first_seen[record['id']]} 条重复",
-                       "每条记录的 id 必须唯一")
+            raise make_documents_error(shown, f"{label}的 id 和第 {first_seen[record['id']]} 条重复",
+                                       "每条记录的 id 必须唯一")
         folded = normalize(record["id"])   # D01#1、d01#1、Ｄ01＃1 折叠后相同
         if folded in look_alike:
             other = look_alike[folded]
-            raise fail(shown, f"{label}的 id 和第 {other} 条的 id {json.dumps(data[other - 1]['id'], ensure_ascii=False)} "
-                       "只差大小写、全角半角、首尾空格或看不见的字符", "人和模型都容易把它们当成同一个片段，请改成明显不同的 id")
+            raise make_documents_error(shown, f"{label}的 id 和第 {other} 条的 id {json.dumps(data[other - 1]['id'], ensure_ascii=False)} "
+                                       "只差大小写、全角半角、首尾空格或看不见的字符", "人和模型都容易把它们当成同一个片段，请改成明显不同的 id")
         first_seen[record["id"]], look_alike[folded] = number, number
 
 
+def record_label(record, number):
+    """一条记录的称呼，例如：第 2 条记录（id "D01#2"）；id 还不是一段文字时只说第几条。"""
+    label = f"第 {number} 条记录"
+    if isinstance(record, dict) and is_text(record.get("id")):
+        label += f"（id {json.dumps(record['id'], ensure_ascii=False)}）"
+    return label
+
+
 def check_record(record, number, shown):
-    """检查一条记录，返回它的称呼，例如：第 2 条记录（id "D01#2"）。"""
+    """检查一条记录：哪里不对就抛出资料错误（make_documents_error），说清是第几条、哪个字段。"""
     label = f"第 {number} 条记录"
     if not isinstance(record, dict):
-        raise fail(shown, f"{label}应当是对象 {{ … }}，实际是{describe_value(record)}")
+        raise make_documents_error(shown, f"{label}应当是对象 {{ … }}，实际是{describe_document_value(record)}")
     if record.duplicates:   # 只报第一个写了两遍的字段
         key, values = next(iter(record.duplicates.items()))
         written = " 和 ".join(json.dumps(value, ensure_ascii=False) for value in values)
-        raise fail(shown, f"{label}里字段 {key} 写了 {len(values)} 次（{written}）",
-                   "JSON 只会悄悄保留最后一个值，请删掉多余的")
-    if is_text(record.get("id")):
-        label += f"（id {json.dumps(record['id'], ensure_ascii=False)}）"
+        raise make_documents_error(shown, f"{label}里字段 {key} 写了 {len(values)} 次（{written}）",
+                                   "JSON 只会悄悄保留最后一个值，请删掉多余的")
+    label = record_label(record, number)
     for field in ("id", "title", "text", "keywords"):
         if field not in record:
-            raise fail(shown, f"{label}缺少字段 {field}", misspelt_field(record, field))
+            raise make_documents_error(shown, f"{label}缺少字段 {field}", misspelt_field(record, field))
     for field in ("id", "title", "text"):
         if not is_text(record[field]):
-            raise fail(shown, f"{label}的字段 {field} 应当是非空字符串，实际是{describe_value(record[field])}")
+            raise make_documents_error(shown, f"{label}的字段 {field} 应当是非空字符串，实际是{describe_document_value(record[field])}")
         if has_control_characters(record[field], allowed="\n\t\r" if field == "text" else ""):
-            raise fail(shown, f"{label}的字段 {field} 里有控制字符（换行、ESC 之类）",
-                       "id 和标题只能是一行普通文字；正文里可以换行，别的控制字符不行")
+            raise make_documents_error(shown, f"{label}的字段 {field} 里有控制字符（换行、ESC 之类）",
+                                       "id 和标题只能是一行普通文字；正文里可以换行，别的控制字符不行")
     keywords = record["keywords"]
     if not isinstance(keywords, list) or not keywords:
         hint = None
         if is_text(keywords):   # "试用, 体验版" 这样的一个字符串，按逗号拆成数组
             words = [w.strip() for w in keywords.replace("，", ",").split(",") if w.strip()]
             hint = "写成 " + json.dumps(words, ensure_ascii=False)
-        raise fail(shown, f"{label}的字段 keywords 应当是非空的字符串数组，实际是{describe_value(keywords)}", hint)
+        raise make_documents_error(shown, f"{label}的字段 keywords 应当是非空的字符串数组，实际是{describe_document_value(keywords)}", hint)
     for index, keyword in enumerate(keywords, start=1):
         if not is_text(keyword):
-            raise fail(shown, f"{label}的 keywords 第 {index} 项应当是非空字符串，实际是{describe_value(keyword)}")
+            raise make_documents_error(shown, f"{label}的 keywords 第 {index} 项应当是非空字符串，实际是{describe_document_value(keyword)}")
         if has_control_characters(keyword):
-            raise fail(shown, f"{label}的 keywords 第 {index} 项里有控制字符（换行、ESC 之类）")
+            raise make_documents_error(shown, f"{label}的 keywords 第 {index} 项里有控制字符（换行、ESC 之类）")
     for field, value in record.items():
         bad = find_bad_constant(value)
         if bad:
-            raise fail(shown, f"{label}的字段 {field} 里有{describe_value(bad)}")
-    return label
+            raise make_documents_error(shown, f"{label}的字段 {field} 里有{describe_document_value(bad)}")
 
 
 def is_text(value):   # 非空、而且不全是空白的字符串
     return isinstance(value, str) and value.strip() != ""
 
 
-def describe_value(value):
-    """describe() 再加一种只在资料文件里出现的值：NaN / Infinity。"""
+def describe_document_value(value):
+    """describe_value() 再加一种只在资料文件里出现的值：NaN / Infinity。"""
     if isinstance(value, BadConstant):
         return f"非法值 {value.name}（JSON 不允许 NaN 和 Infinity）"
-    return describe(value)
+    return describe_value(value)
 
 
 def find_bad_constant(value):
@@ -831,7 +838,7 @@ def unsupported_number(sentence, cited, context):
         for quantity in clause.quantities:
             found = context.supports(quantity) or context.accepts_computed(quantity, clause)
             if not found or context.miscomputed(quantity, clause):
-                problems.append(context.explain_missing(quantity, clause))
+                problems.append(context.describe_missing(quantity, clause))
     return problems
 
 
@@ -1000,7 +1007,7 @@ class GuessContext:
         return [(float(value), kind, origin) for (kind, value, _), origin in found
                 if isinstance(value, str) or kind == "时间"]
 
-    def explain_missing(self, quantity, clause):
+    def describe_missing(self, quantity, clause):
         """片段里没有这个数量时的说明：算式写错了就给出该有的算式；数字有、单位不同就两种写法都说出来。"""
         kind, value, shown = quantity
         if kind in ("日期", "时间", "星期"):
@@ -1610,11 +1617,11 @@ def mark_grounding(result, hits, library=None):
     if result["status"] != "draft":   # missing 的说明不核对出处，可写了没发送的编号照样拒绝
         refused = unsent_id(Sentence(result["draft"] or ""), [], Context("", hits, result["question"], None, library))
         if refused:
-            raise rejected(*refused)
+            raise make_rejection(*refused)
         return EXIT_OK
     verdict = check_grounding(result["draft"], result["sources"], hits, result["question"], result.get("evidence"), library)
     if verdict["status"] == "rejected":
-        raise rejected(*verdict["problems"])
+        raise make_rejection(*verdict["problems"])
     result["hints"] = verdict["hints"]
     if verdict["status"] == "draft":
         checked = "每条依据的引文都在片段里，每句话和自己的引文对得上" if result.get("evidence") is not None else \
@@ -1781,7 +1788,7 @@ def run(argv):
         sys.stdout.write(HELP + "\n" + ENVIRONMENT_HELP)
         return EXIT_OK
     if args["retrieve_only"] and args["check_draft"] is not None:
-        raise kit_error(f"--retrieve-only 和 --check-draft 不能同时使用。{USAGE}")
+        raise make_kit_error(f"--retrieve-only 和 --check-draft 不能同时使用。{USAGE}")
     timeout = parse_timeout(args["timeout"])
     trace = trace_line if args["trace"] else (lambda *unused: None)   # 不加 --trace 时什么也不打印
     # 第 03 课：读资料、检索
@@ -1803,7 +1810,7 @@ def run(argv):
         trace("上下文", started, f"{len(materials)} 个片段，{sum(len(m['title']) + len(m['text']) for m in materials)} 字")
         try:
             if args["check_draft"] is not None:   # 第 02 课的 --check-draft：保存的回答代替模型的回答
-                answer = check_answer(read_saved_reply(args["check_draft"]), [m["id"] for m in materials])
+                answer = checked_answer(read_saved_reply(args["check_draft"]), [m["id"] for m in materials])
             else:   # 第 02 课的整条路，只是资料换成了命中的片段
                 answer = ask_model(question, materials, timeout, trace_line if args["trace"] else None)
                 result["model_called"] = True

@@ -21,7 +21,7 @@ from kit_helpers import parse_tool_options, run_tool
 
 import retrieval_qa
 from reply_assistant import KitError
-from model_reply_assistant import os_reason
+from model_reply_assistant import describe_os_error
 
 COLUMNS = ["问题", "命中编号", "是否调用模型", "期望事实", "实际草稿", "是否通过"]
 TRIAL = {"required": ["D01#1"], "fact": "试用期 7 天，引用 D01#1",
@@ -115,7 +115,7 @@ def main(argv):
             else:
                 handle.write(markdown(rows))
     except OSError as error:
-        reason = "它所在的文件夹不存在" if isinstance(error, FileNotFoundError) else os_reason(error)
+        reason = "它所在的文件夹不存在" if isinstance(error, FileNotFoundError) else describe_os_error(error)
         print(f"错误：写不了 {out}（{reason}）。", file=sys.stderr)
         return 2
     print(f"已写入 {out}：{len(rows)} 行，{failed} 行没通过。")

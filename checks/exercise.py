@@ -23,7 +23,7 @@ from kit_helpers import CHECKS_DIR, ROOT, SHIPPED_DOCUMENTS, parse_tool_options,
 
 import retrieval_qa
 import transcripts
-from model_reply_assistant import JsonProblem, read_head, read_json
+from model_reply_assistant import JsonProblem, read_head, parse_json
 from reply_assistant import KitError
 from retrieval_qa import instruction_like
 
@@ -116,7 +116,7 @@ def exercise_4(documents, path):
     if not trick.is_file():
         return False, [f"没有找到 {trick}。把你的草稿存成套件文件夹里的 trick.json，格式见第 04 课的练习。"]
     try:   # 先看它是不是合法的 JSON：语法错误就是语法错误，不是“没骗过”
-        answer = read_json(trick.read_text(encoding="utf-8-sig"))
+        answer = parse_json(trick.read_text(encoding="utf-8-sig"))
     except JsonProblem as problem:
         where = f"第 {problem.line} 行第 {problem.column} 列：" if problem.line else ""
         return False, [f"trick.json 不是合法的 JSON（{where}{problem.what}）" + (f"。{problem.hint}" if problem.hint else "")]

@@ -29,7 +29,7 @@ import evaluate
 import exercise
 import retrieval_qa
 import transcripts
-from model_reply_assistant import one_line, os_reason, visible
+from model_reply_assistant import one_line, describe_os_error, visible
 from reply_assistant import KitError
 
 USAGE = "用法：python3 checks/grade.py 学生的套件文件夹 … [--out FILE.md | FILE.csv] [--details]"
@@ -391,7 +391,7 @@ def main(argv):
         else:
             Path(out).write_text(markdown(rows), encoding="utf-8")
     except OSError as error:
-        reason = "它所在的文件夹不存在" if isinstance(error, FileNotFoundError) else os_reason(error)
+        reason = "它所在的文件夹不存在" if isinstance(error, FileNotFoundError) else describe_os_error(error)
         print(f"错误：写不了 {out}（{reason}）。", file=sys.stderr)
         return 2
     print(f"已写入 {out}：{len(rows)} 个副本。{summary(rows)}")

@@ -280,13 +280,13 @@ def run_tool(main, argv=None):
     输出用 UTF-8；用法错误一行中文、退出码 2；结果写不出去（stdout 被关掉、> /dev/full、… | head）退出码 5；
     Ctrl-C 退出码 130。都不打印 traceback。"""
     from model_reply_assistant import shown_safely
-    from reply_assistant import kit_error, run_cli
+    from reply_assistant import make_kit_error, run_cli
 
     def run(args):
         try:
             return main(args)
         except ToolUsageError as error:   # 工具的用法错误和脚本的一样：一行“错误：……”，退出码 2
-            raise kit_error(str(error)) from None
+            raise make_kit_error(str(error)) from None
 
     shown_safely()
     return run_cli(run, argv)

@@ -12,7 +12,7 @@ from kit_helpers import ROOT, SHIPPED_DOCUMENTS, run_main, write_temp
 import model_reply_assistant
 import reply_assistant
 import retrieval_qa
-from model_reply_assistant import NoAnswer, check_answer
+from model_reply_assistant import NoAnswer, checked_answer
 from retrieval_qa import check_grounding
 
 
@@ -54,18 +54,18 @@ class EvidenceHardRuleTest(unittest.TestCase):
 
     def refused(self, evidence):
         with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(NoAnswer) as caught:
-            check_answer(reply(dict(GOOD, evidence=evidence)), ["D01#1", "D02#1"])
+            checked_answer(reply(dict(GOOD, evidence=evidence)), ["D01#1", "D02#1"])
         self.assertEqual((caught.exception.status, caught.exception.exit_code), ("rejected", 4))
         return caught.exception.problems
 
     def test_a_well_formed_evidence_list_comes_back_with_the_answer(self):
         with contextlib.redirect_stderr(io.StringIO()):
-            answer = check_answer(reply(GOOD), ["D01#1"])
+            answer = checked_answer(reply(GOOD), ["D01#1"])
         self.assertEqual(answer["evidence"], GOOD["evidence"])
 
     def test_an_answer_without_evidence_is_still_valid(self):
         with contextlib.redirect_stderr(io.StringIO()):
-            answer = check_answer(reply({k: v for k, v in GOOD.items() if k != "evidence"}), ["D01#1"])
+            answer = checked_answer(reply({k: v for k, v in GOOD.items() if k != "evidence"}), ["D01#1"])
         self.assertIsNone(answer["evidence"])
 
     def test_each_malformed_item_is_named_in_one_line(self):
@@ -88,7 +88,7 @@ class EvidenceHardRuleTest(unittest.TestCase):
 
     def test_evidence_written_as_null_counts_as_not_written(self):
         with contextlib.redirect_stderr(io.StringIO()):
-            answer = check_answer(reply(dict(GOOD, evidence=None)), ["D01#1"])
+            answer = checked_answer(reply(dict(GOOD, evidence=None)), ["D01#1"])
         self.assertIsNone(answer["evidence"])
 
     def test_the_prompt_asks_for_evidence_and_lesson_01_is_untouched(self):
@@ -338,10 +338,10 @@ class BadInputOnTheModelPathTest(unittest.TestCase):
     def test_a_refusal_shows_invisible_and_trailing_characters(self):
         for source, shown in (("D01#1\u200b", "D01#1\\u200b"), ("D01#1 ", "D01#1 ")):
             with self.subTest(source=source), contextlib.redirect_stderr(io.StringIO()), self.assertRaises(NoAnswer) as caught:
-                check_answer(reply(dict(GOOD, sources=[source], evidence=None)), ["D01#1"])
+                checked_answer(reply(dict(GOOD, sources=[source], evidence=None)), ["D01#1"])
             self.assertEqual(caught.exception.problems, [f"来源「{shown}」不在这次发送的资料里（只允许 D01#1）"])
         with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(NoAnswer) as caught:
-            check_answer(reply(dict(GOOD, status="draft ")), ["D01#1"])
+            checked_answer(reply(dict(GOOD, status="draft ")), ["D01#1"])
         self.assertEqual(caught.exception.problems[0], 'status 是字符串 "draft "，只允许 draft 或 missing')
 
     def test_a_field_written_twice_in_the_server_response_is_refused(self):

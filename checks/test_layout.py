@@ -12,7 +12,7 @@ SCRIPTS = ("reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py")
 # 第 01 课的文件里只许有这些：基线资料和提示词、本课的小程序，以及三个脚本共用的外壳
 LESSON_01_NAMES = {"MATERIALS", "ANSWER_EXAMPLE", "SYSTEM_PROMPT", "material_block", "build_messages", "USAGE", "run",
                    "main", "EXIT_OK", "EXIT_REVIEW", "EXIT_USAGE", "EXIT_MODEL_FAILED", "EXIT_REJECTED",
-                   "EXIT_INTERRUPTED", "KitError", "error_line", "kit_error", "closest", "parse_command_line", "use_utf8_streams",
+                   "EXIT_INTERRUPTED", "KitError", "error_line", "make_kit_error", "closest", "parse_command_line", "use_utf8_streams",
                    "run_cli", "EXIT_OUTPUT", "output_lost", "checked_question", "MAX_QUESTION_CHARS"}
 # 每一课的代表：它们必须定义在 retrieval_qa.py 里那一课的分节下面
 SECTION_OF = {"load_documents": "03", "retrieve": "03", "build_materials": "03", "normalize": "03",
@@ -167,14 +167,14 @@ class LessonTwoCoreTest(unittest.TestCase):
         lines = text.splitlines()
         divider = next(i for i, line in enumerate(lines) if line.startswith("# ---------- 第 02 课 · 加固（选读）"))
         names = top_level_names(ast.parse(text))
-        for name in ("build_request_body", "generate", "parse_response", "check_answer", "ask_model"):
+        for name in ("build_request_body", "generate", "parse_response", "checked_answer", "ask_model"):
             with self.subTest(core=name):
                 self.assertLess(names[name], divider + 1)
-        for name in ("model_target", "local_base_url", "read_api_key", "send", "open_and_read", "checked_handlers",
-                     "explain_json_error", "http_failure", "ShownSafely"):
+        for name in ("model_target", "local_base_url", "read_api_key", "send", "open_and_read", "urllib_handlers",
+                     "describe_json_error", "describe_http_failure", "ShownSafely"):
             with self.subTest(hardening=name):
                 self.assertGreater(names[name], divider + 1)
-        order = [names[name] for name in ("build_request_body", "generate", "parse_response", "check_answer", "ask_model")]
+        order = [names[name] for name in ("build_request_body", "generate", "parse_response", "checked_answer", "ask_model")]
         self.assertEqual(order, sorted(order))   # 课文的顺序
 
     def test_the_trace_is_not_woven_through_generate(self):

@@ -150,9 +150,9 @@ class SyntaxHintTest(LoaderCase):
         # "title”: 的全角引号被当成字符串的一部分，错误报在后面；以前只说“这里应当是冒号”
         hint = "这一行有全角引号「”」，字段名或字符串结尾的引号可能写成了全角，要用半角的「\"」"
         self.assertIn(hint, self.error_for('[{"id": "A", "title”: "t", "text": "x", "keywords": ["k"]}]'))
-        from model_reply_assistant import JsonProblem, read_json
+        from model_reply_assistant import JsonProblem, parse_json
         with self.assertRaises(JsonProblem) as caught:
-            read_json('{"status": "draft", "draft”: "试用 7 天。", "sources": ["D01#1"]}')
+            parse_json('{"status": "draft", "draft”: "试用 7 天。", "sources": ["D01#1"]}')
         self.assertEqual(caught.exception.hint, hint)
 
     def test_full_width_colon_and_quote(self):

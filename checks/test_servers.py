@@ -764,14 +764,14 @@ class RealServerHabitsTest(ServerCase):
 
 class SharedStateTest(unittest.TestCase):
     def test_each_json_object_has_its_own_duplicates(self):
-        twice = retrieval_qa.read_json('{"a": 1, "a": 2}', object_pairs_hook=retrieval_qa.JsonObject)
-        once = retrieval_qa.read_json('{"a": 1}', object_pairs_hook=retrieval_qa.JsonObject)
+        twice = retrieval_qa.parse_json('{"a": 1, "a": 2}', object_pairs_hook=retrieval_qa.JsonObject)
+        once = retrieval_qa.parse_json('{"a": 1}', object_pairs_hook=retrieval_qa.JsonObject)
         self.assertEqual((twice.duplicates, once.duplicates), ({"a": [1, 2]}, {}))
         once.duplicates["x"] = [0]   # 改一个对象，别的对象不受影响
-        self.assertEqual(retrieval_qa.read_json('{"b": 1}', object_pairs_hook=retrieval_qa.JsonObject).duplicates, {})
+        self.assertEqual(retrieval_qa.parse_json('{"b": 1}', object_pairs_hook=retrieval_qa.JsonObject).duplicates, {})
 
     def test_every_error_message_goes_through_kit_error(self):
-        # 报错只在 kit_error 里拼“错误：”；别处不直接构造 KitError，格式就不会走样
+        # 报错只在 make_kit_error 里拼“错误：”；别处不直接构造 KitError，格式就不会走样
         calls = {}
         for name in ("reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py"):
             source = (FIXTURE_DOCUMENTS.parent.parent / name).read_text(encoding="utf-8")
