@@ -6,8 +6,9 @@
 没有密钥时可以改用本机的 OpenAI 兼容模型（例如 Ollama）：设置 LOCAL_MODEL_URL 和 LOCAL_MODEL_NAME。
 失败时不自动重试：一次请求可能已经计费，要不要再试由你决定。
 
-先读常量后面的“核心”：组装请求 → generate() 发送 → parse_response() 读懂响应 → checked_answer() → ask_model() 串起来；
-请求谁和密钥、发送的细节、读 JSON 和报错这些加固在“选读”分节线后面，读核心时遇到再去查。命令行在最后。
+先读“核心”：入口 ask_model() 在最前，后面依次是它走的每一步——组装请求、generate() 发送、parse_response() 读懂响应、
+checked_answer() 检查回答。常量写在用它的代码旁边。请求谁和密钥、发送的细节、读 JSON 和报错这些加固在“选读”分节线后面，
+读核心时遇到再去查。命令行在最后。
 网络模块（urllib.request、http.client、ssl）和 getpass 写在用到它们的函数里面，不在文件开头导入：
 第 03 课的 retrieval_qa.py 也导入这个文件（读 JSON、检查回答），而只检索的命令要和启动 Python 一样轻，不该为用不上的网络模块等几十毫秒。
 """
@@ -23,102 +24,31 @@ import time
 from reply_assistant import (EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED, KitError, MATERIALS, build_messages,
                              checked_question, error_line, make_kit_error, parse_command_line, run_cli)
 
-# ---------- 常量 ----------
-
-ENDPOINT = "https://api.deepseek.com/chat/completions"   # 固定的官方地址，不接受其他远程地址
-DEFAULT_MODEL = "deepseek-v4-flash"   # deepseek-chat 已于 2026 年停用；型号会变，用 DEEPSEEK_MODEL 覆盖
-DEFAULT_TIMEOUT = 60.0       # 一次请求（连接 + 等待 + 读完）的总时限，秒；--timeout 可以改
-MAX_TOKENS = 2048            # 回答 JSON 通常不到 300 token；留足余量，免得 JSON 被截断（finish_reason=length）
-TEMPERATURE = 0              # 写草稿要稳，不要发挥
-MAX_NAMED_SOURCES = 5         # 一次拒绝最多点名 5 个越界的来源，其余只说一共还有几个
-MAX_RESPONSE_BYTES = 1024 * 1024   # 响应体最多读 1 MiB，再大就是出了问题
-MAX_FAILURE_TEXT = 300       # 一条失败原因最多 300 个字：中文说明加上服务器原话的开头，够看清原因，又不会刷屏
-ANSWER_STATUSES = ("draft", "missing")
-# 依据（evidence）：第 01 课的提示词之外，再请模型给出每句话的依据；第 04 课逐条核对（引文在不在片段里、话和引文对不对得上）
-EVIDENCE_EXAMPLE = {"status": "draft", "draft": "根据资料写出的回复草稿", "sources": ["资料的 id"],
-                    "evidence": [{"claim": "从 draft 里照抄的一句", "source": "资料的 id", "quote": "从这份资料原文里照抄的一段"}]}
-EVIDENCE_PROMPT = f"""6. 另写 evidence，列出草稿里每一句事实的依据：claim 从 draft 里照抄那一句（或那个分句），source 写它依据的资料 id
-（必须在 sources 里），quote 从那份资料的正文里一字不改地抄出支持它的那一段。一句话用到两份资料，就写两条。
-客套话和“资料里没有提到……”这样的话不用写依据。含 evidence 的格式示例：
-{json.dumps(EVIDENCE_EXAMPLE, ensure_ascii=False)}"""
-EVIDENCE_FIELDS = ("claim", "source", "quote")
-MIN_SCRUBBED_KEY = 6         # 短于 6 个字符的“密钥”（本机服务常填的占位符 a、none）不是秘密，抹掉反而会把 stop 之类的词弄坏
-
-# HTTP 错误码 → 原因和该做什么（依据 DeepSeek 官方错误码说明）
-HTTP_ERRORS = {
-    400: "请求格式有误（HTTP 400）：通常是程序或参数的问题，请核对模型名和请求内容",
-    401: "密钥无效（HTTP 401）：检查 DEEPSEEK_API_KEY 是否完整，或到平台重新创建密钥",
-    402: "账户余额不足（HTTP 402）：请到 DeepSeek 平台充值后再试",
-    404: "接口地址不存在（HTTP 404）",
-    422: "请求参数无效（HTTP 422）：常见原因是模型名不存在，用 DEEPSEEK_MODEL 改成平台当前列出的型号",
-    429: "请求太频繁（HTTP 429）：达到了速率或并发上限，请稍后手动重试",
-    500: "服务器内部错误（HTTP 500）：稍等片刻后手动重试",
-    503: "服务器繁忙（HTTP 503）：稍等片刻后手动重试",
-}
-# 本机模型没有 DeepSeek 的账户；这几种错误的原因换一种说法（第 02 课的表里有各种本机服务的情况）
-LOCAL_HTTP_ERRORS = {
-    400: "请求被本机服务拒绝（HTTP 400）：核对 LOCAL_MODEL_NAME，以及该服务是否支持 JSON 模式",
-    401: "本机服务要求认证（HTTP 401）：用 LOCAL_MODEL_API_KEY 设置它要的密钥",
-    403: "本机服务拒绝了请求（HTTP 403）：检查 LOCAL_MODEL_API_KEY 是否正确",
-    404: "本机服务上找不到地址或模型（HTTP 404）：LOCAL_MODEL_URL 通常以 /v1 结尾；确认 LOCAL_MODEL_NAME 的模型已下载",
-    422: "请求参数无效（HTTP 422）：核对 LOCAL_MODEL_NAME",
-    500: "本机服务内部出错（HTTP 500）：看看运行本机服务的窗口里的报错；LiteLLM 代理缺少密钥时也这样回答，"
-         "可以试试设置 LOCAL_MODEL_API_KEY",
-}
-# 服务器的 400 报错里出现这些词时，换一句更具体的说明（第二条是在 LiteLLM 代理上实测的：密钥和 master key 不一致）
-SERVER_HINTS = {
-    ("not support", "unsupported", "unknown parameter", "unrecognized", "extra inputs are not permitted",
-     "unexpected keyword"): "服务器说它不支持请求里的某个参数",
-    ("no connected db",): "LiteLLM 代理这样回答，通常是 LOCAL_MODEL_API_KEY 和它的 master key 不一致",
-}
-
-# 学生最常敲错的全角标点，以及 JSON 需要的半角写法
-FULL_WIDTH = {"“": '"', "”": '"', "‘": "'", "’": "'", "，": ",", "：": ":",
-              "［": "[", "］": "]", "｛": "{", "｝": "}", "；": ","}
-
-# json 模块的英文报错 → 给学生看的中文说明
-JSON_ERRORS = {
-    "Expecting value": "这里缺少一个值",
-    "Expecting ',' delimiter": "这里应当是逗号「,」",
-    "Expecting ':' delimiter": "这里应当是冒号「:」",
-    "Expecting property name enclosed in double quotes": "这里应当是用双引号括起来的字段名",
-    "Unterminated string starting at": "从这里开始的字符串没有结尾的双引号",
-    "Invalid control character at": "字符串里直接出现了换行或控制字符",
-    "Extra data": "JSON 内容结束后还有多余的文字",
-    "Invalid \\escape": "反斜杠「\\」后面的转义写法不合法",
-}
-
-USAGE = "用法：python3 model_reply_assistant.py [问题] [--timeout 秒 | --check-draft 文件]；详见 --help。"
-BRACKETS = "LOCAL_MODEL_URL 写得不对：方括号要配对，里面只能写 IPv6 地址（例如 [::1]），IPv4 地址直接写 127.0.0.1"
-NO_KEY_OPTIONS = ("没有密钥时，可以用 LOCAL_MODEL_URL 改用本机模型（见第 02 课），或把保存的回答交给 --check-draft 检查"
-                  "（model_reply_assistant.py 和 retrieval_qa.py 都有这个选项），或用 retrieval_qa.py --retrieve-only 只检索。")
-
-
-# ---------- 没有得到能用的回答：一种异常 ----------
-
-class NoAnswer(KitError):
-    """没有得到能用的回答。status 是 "error"（调用失败，退出码 3）或 "rejected"（回答被拒绝，退出码 4）；
-    problems 是给人看的原因，model_called 说请求有没有发出去。这一课和后面几课都用这一种方式报告“没有回答”。
-    exchange：请求发出去以后才失败的，记着这一来一回（见 generate），--trace 用；其余是 None。"""
-    exchange = None
-
-    def __init__(self, status, problems, model_called=True, raw=None):
-        if status == "error":
-            message = error_line(problems[0])   # 调用失败和别的错误一个格式：“错误：……”
-        else:
-            message = f"回答被拒绝：{'；'.join(problems)}"
-            if raw is not None:   # 模型原本写了什么：排查时有用，但不能当作结果
-                message += f"\n原始回答（仅供排查，不要使用）：{one_line(raw, 200) or '（空）'}"
-        super().__init__(message, EXIT_MODEL_FAILED if status == "error" else EXIT_REJECTED)
-        self.status, self.problems, self.model_called = status, list(problems), model_called
-
-
-class BadResponse(Exception):
-    """服务器的响应用不了（重定向、HTTP 错误、不完整、不是 JSON……）：带一句中文说明，在 generate() 里变成 NoAnswer。"""
-
-
 # ---------- 第 02 课的核心：组装请求 → 发送 → 读懂响应 → 检查回答 → 串起来（从上往下读）----------
 # 它调用的 model_target、read_api_key、send、parse_json、describe_http_failure 这些加固在后面的“选读”里：先看名字猜意思，遇到再去查。
+
+DEFAULT_TIMEOUT = 60.0       # 一次请求（连接 + 等待 + 读完）的总时限，秒；--timeout 可以改
+
+
+def ask_model(question, materials, timeout=DEFAULT_TIMEOUT, trace=None):
+    """这一课的整条路：决定请求谁 → 读密钥 → generate() → checked_answer()。
+    返回检查过的回答 {"status", "draft", "sources"}；没有得到能用的回答时抛出 NoAnswer。第 03 课也这样调用它。"""
+    import urllib.parse
+    target = model_target()
+    api_key = read_api_key() if target["official"] else read_local_key()
+    print(f"正在请求模型 {target['model']}（{urllib.parse.urlsplit(target['url']).netloc}），最多等 {timeout:g} 秒……",
+          file=sys.stderr)
+    try:
+        reply = generate(question, api_key, materials, timeout=timeout, target=target)
+    except NoAnswer as failure:
+        trace_exchange(trace, failure.exchange)
+        raise
+    trace_exchange(trace, reply["exchange"], reply)
+    return checked_answer(reply, [material["id"] for material in materials])
+
+
+MAX_TOKENS = 2048            # 回答 JSON 通常不到 300 token；留足余量，免得 JSON 被截断（finish_reason=length）
+TEMPERATURE = 0              # 写草稿要稳，不要发挥
 
 
 def build_request_body(question, materials, model, official=True):
@@ -133,6 +63,15 @@ def build_request_body(question, materials, model, official=True):
     if official:   # DeepSeek 自己的字段：V4 默认开思考，思考会占用 max_tokens。别的服务不认识它（LiteLLM 会直接拒绝）
         body["thinking"] = {"type": "disabled"}
     return body
+
+
+# 依据（evidence）：第 01 课的提示词之外，再请模型给出每句话的依据；第 04 课逐条核对（引文在不在片段里、话和引文对不对得上）
+EVIDENCE_EXAMPLE = {"status": "draft", "draft": "根据资料写出的回复草稿", "sources": ["资料的 id"],
+                    "evidence": [{"claim": "从 draft 里照抄的一句", "source": "资料的 id", "quote": "从这份资料原文里照抄的一段"}]}
+EVIDENCE_PROMPT = f"""6. 另写 evidence，列出草稿里每一句事实的依据：claim 从 draft 里照抄那一句（或那个分句），source 写它依据的资料 id
+（必须在 sources 里），quote 从那份资料的正文里一字不改地抄出支持它的那一段。一句话用到两份资料，就写两条。
+客套话和“资料里没有提到……”这样的话不用写依据。含 evidence 的格式示例：
+{json.dumps(EVIDENCE_EXAMPLE, ensure_ascii=False)}"""
 
 
 def with_evidence_prompt(messages):
@@ -214,6 +153,11 @@ def parse_response(status, headers, data, target):
             "finish_reason": finish_reason if isinstance(finish_reason, str) else describe_value(finish_reason),
             "usage": {key: value for key, value in usage.items() if type(value) is int},   # 只留 token 计数
             "model": target["model"]}
+
+
+ANSWER_STATUSES = ("draft", "missing")
+EVIDENCE_FIELDS = ("claim", "source", "quote")
+MAX_NAMED_SOURCES = 5         # 一次拒绝最多点名 5 个越界的来源，其余只说一共还有几个
 
 
 def checked_answer(reply, allowed_ids):
@@ -310,21 +254,21 @@ def make_rejection(*problems, raw=None):
     return NoAnswer("rejected", problems, raw=raw)
 
 
-def ask_model(question, materials, timeout=DEFAULT_TIMEOUT, trace=None):
-    """这一课的整条路：决定请求谁 → 读密钥 → generate() → checked_answer()。
-    返回检查过的回答 {"status", "draft", "sources"}；没有得到能用的回答时抛出 NoAnswer。第 03 课也这样调用它。"""
-    import urllib.parse
-    target = model_target()
-    api_key = read_api_key() if target["official"] else read_local_key()
-    print(f"正在请求模型 {target['model']}（{urllib.parse.urlsplit(target['url']).netloc}），最多等 {timeout:g} 秒……",
-          file=sys.stderr)
-    try:
-        reply = generate(question, api_key, materials, timeout=timeout, target=target)
-    except NoAnswer as failure:
-        trace_exchange(trace, failure.exchange)
-        raise
-    trace_exchange(trace, reply["exchange"], reply)
-    return checked_answer(reply, [material["id"] for material in materials])
+class NoAnswer(KitError):
+    """没有得到能用的回答。status 是 "error"（调用失败，退出码 3）或 "rejected"（回答被拒绝，退出码 4）；
+    problems 是给人看的原因，model_called 说请求有没有发出去。这一课和后面几课都用这一种方式报告“没有回答”。
+    exchange：请求发出去以后才失败的，记着这一来一回（见 generate），--trace 用；其余是 None。"""
+    exchange = None
+
+    def __init__(self, status, problems, model_called=True, raw=None):
+        if status == "error":
+            message = error_line(problems[0])   # 调用失败和别的错误一个格式：“错误：……”
+        else:
+            message = f"回答被拒绝：{'；'.join(problems)}"
+            if raw is not None:   # 模型原本写了什么：排查时有用，但不能当作结果
+                message += f"\n原始回答（仅供排查，不要使用）：{one_line(raw, 200) or '（空）'}"
+        super().__init__(message, EXIT_MODEL_FAILED if status == "error" else EXIT_REJECTED)
+        self.status, self.problems, self.model_called = status, list(problems), model_called
 
 
 # ---------- 第 02 课 · 加固（选读）：写出去的文字、请求谁和密钥、发送的细节、读 JSON 和报错 ----------
@@ -438,6 +382,10 @@ def describe_value(value):
 
 # ---------- 第一步：请求谁，用哪个密钥 ----------
 
+ENDPOINT = "https://api.deepseek.com/chat/completions"   # 固定的官方地址，不接受其他远程地址
+DEFAULT_MODEL = "deepseek-v4-flash"   # deepseek-chat 已于 2026 年停用；型号会变，用 DEEPSEEK_MODEL 覆盖
+
+
 def model_target(environ=None):
     """返回 {"url", "model", "official"}。LOCAL_MODEL_ 开头的变量一个都没有，才请求 DeepSeek 官方地址；
     设置了 LOCAL_MODEL_URL 就请求本机模型；设置了别的 LOCAL_MODEL_ 变量、或者 LOCAL_MODEL_URL 是空的，是用法错误（退出码 2）。"""
@@ -458,6 +406,9 @@ def model_target(environ=None):
     if not name:
         raise make_kit_error("设置了 LOCAL_MODEL_URL，还需要用 LOCAL_MODEL_NAME 指定本机模型的名字（例如 qwen2.5:7b）。")
     return {"url": base + "/chat/completions", "model": name, "official": False}
+
+
+BRACKETS = "LOCAL_MODEL_URL 写得不对：方括号要配对，里面只能写 IPv6 地址（例如 [::1]），IPv4 地址直接写 127.0.0.1"
 
 
 def local_base_url(url):
@@ -543,6 +494,10 @@ def is_loopback(host):
     except ValueError:   # 域名、写法不标准的地址（127.1）、带 %网卡 的地址
         return False
     return address in ipaddress.ip_network("127.0.0.0/8") if address.version == 4 else address == ipaddress.ip_address("::1")
+
+
+NO_KEY_OPTIONS = ("没有密钥时，可以用 LOCAL_MODEL_URL 改用本机模型（见第 02 课），或把保存的回答交给 --check-draft 检查"
+                  "（model_reply_assistant.py 和 retrieval_qa.py 都有这个选项），或用 retrieval_qa.py --retrieve-only 只检索。")
 
 
 def read_api_key():
@@ -702,11 +657,17 @@ def lower_keys(headers):
     return {name.lower(): value for name, value in headers.items()}
 
 
+MAX_RESPONSE_BYTES = 1024 * 1024   # 响应体最多读 1 MiB，再大就是出了问题
+
+
 def read_limited(response):
     data = response.read(MAX_RESPONSE_BYTES + 1)
     if len(data) > MAX_RESPONSE_BYTES:
         raise BadResponse("响应体超过 1 MiB 上限")
     return data
+
+
+MIN_SCRUBBED_KEY = 6         # 短于 6 个字符的“密钥”（本机服务常填的占位符 a、none）不是秘密，抹掉反而会把 stop 之类的词弄坏
 
 
 def scrub(text, secret):
@@ -738,6 +699,9 @@ def mentions_secret(content, secret):
         elif isinstance(item, list):
             stack.extend(item)
     return False
+
+
+MAX_FAILURE_TEXT = 300       # 一条失败原因最多 300 个字：中文说明加上服务器原话的开头，够看清原因，又不会刷屏
 
 
 def make_call_failure(reason, secret, exchange=None):
@@ -797,6 +761,10 @@ def describe_network_failure(error, host, local=False):
 
 # ---------- 第三步：读懂服务器的响应 ----------
 
+class BadResponse(Exception):
+    """服务器的响应用不了（重定向、HTTP 错误、不完整、不是 JSON……）：带一句中文说明，在 generate() 里变成 NoAnswer。"""
+
+
 class JsonProblem(Exception):
     """JSON 读不出来的原因（中文）。语法错误时还有行、列和提示；嵌套太深、整数太长时 line 为 None。"""
 
@@ -823,6 +791,23 @@ def parse_json(text, **options):
 
 def refuse_constant(name):
     raise JsonProblem(f"里面有 {name}，JSON 不允许 NaN 和 Infinity")
+
+
+# 学生最常敲错的全角标点，以及 JSON 需要的半角写法
+FULL_WIDTH = {"“": '"', "”": '"', "‘": "'", "’": "'", "，": ",", "：": ":",
+              "［": "[", "］": "]", "｛": "{", "｝": "}", "；": ","}
+
+# json 模块的英文报错 → 给学生看的中文说明
+JSON_ERRORS = {
+    "Expecting value": "这里缺少一个值",
+    "Expecting ',' delimiter": "这里应当是逗号「,」",
+    "Expecting ':' delimiter": "这里应当是冒号「:」",
+    "Expecting property name enclosed in double quotes": "这里应当是用双引号括起来的字段名",
+    "Unterminated string starting at": "从这里开始的字符串没有结尾的双引号",
+    "Invalid control character at": "字符串里直接出现了换行或控制字符",
+    "Extra data": "JSON 内容结束后还有多余的文字",
+    "Invalid \\escape": "反斜杠「\\」后面的转义写法不合法",
+}
 
 
 def describe_json_error(text, error):
@@ -880,6 +865,37 @@ def describe_redirect(status, location, target):
     hint = ("DeepSeek 的官方地址不会这样回答，请检查网络环境" if target["official"] else
             "核对 LOCAL_MODEL_URL 是否写对（通常以 /v1 结尾）")
     return f"服务器{where}（HTTP {status} 重定向）；程序不跟随重定向，没有向那里发送任何内容，{hint}"
+
+
+# HTTP 错误码 → 原因和该做什么（依据 DeepSeek 官方错误码说明）
+HTTP_ERRORS = {
+    400: "请求格式有误（HTTP 400）：通常是程序或参数的问题，请核对模型名和请求内容",
+    401: "密钥无效（HTTP 401）：检查 DEEPSEEK_API_KEY 是否完整，或到平台重新创建密钥",
+    402: "账户余额不足（HTTP 402）：请到 DeepSeek 平台充值后再试",
+    404: "接口地址不存在（HTTP 404）",
+    422: "请求参数无效（HTTP 422）：常见原因是模型名不存在，用 DEEPSEEK_MODEL 改成平台当前列出的型号",
+    429: "请求太频繁（HTTP 429）：达到了速率或并发上限，请稍后手动重试",
+    500: "服务器内部错误（HTTP 500）：稍等片刻后手动重试",
+    503: "服务器繁忙（HTTP 503）：稍等片刻后手动重试",
+}
+
+# 本机模型没有 DeepSeek 的账户；这几种错误的原因换一种说法（第 02 课的表里有各种本机服务的情况）
+LOCAL_HTTP_ERRORS = {
+    400: "请求被本机服务拒绝（HTTP 400）：核对 LOCAL_MODEL_NAME，以及该服务是否支持 JSON 模式",
+    401: "本机服务要求认证（HTTP 401）：用 LOCAL_MODEL_API_KEY 设置它要的密钥",
+    403: "本机服务拒绝了请求（HTTP 403）：检查 LOCAL_MODEL_API_KEY 是否正确",
+    404: "本机服务上找不到地址或模型（HTTP 404）：LOCAL_MODEL_URL 通常以 /v1 结尾；确认 LOCAL_MODEL_NAME 的模型已下载",
+    422: "请求参数无效（HTTP 422）：核对 LOCAL_MODEL_NAME",
+    500: "本机服务内部出错（HTTP 500）：看看运行本机服务的窗口里的报错；LiteLLM 代理缺少密钥时也这样回答，"
+         "可以试试设置 LOCAL_MODEL_API_KEY",
+}
+
+# 服务器的 400 报错里出现这些词时，换一句更具体的说明（第二条是在 LiteLLM 代理上实测的：密钥和 master key 不一致）
+SERVER_HINTS = {
+    ("not support", "unsupported", "unknown parameter", "unrecognized", "extra inputs are not permitted",
+     "unexpected keyword"): "服务器说它不支持请求里的某个参数",
+    ("no connected db",): "LiteLLM 代理这样回答，通常是 LOCAL_MODEL_API_KEY 和它的 master key 不一致",
+}
 
 
 def describe_http_failure(status, headers, data, target):
@@ -1023,6 +1039,9 @@ def describe_os_error(error):
 
 
 # ---------- 命令行 ----------
+
+USAGE = "用法：python3 model_reply_assistant.py [问题] [--timeout 秒 | --check-draft 文件]；详见 --help。"
+
 
 def parse_timeout(text):
     """--timeout 的值：大于 0、不超过 3600 的秒数；省略时用默认值。它不碰网络模块，retrieval_qa.py 启动时就能检查。"""

@@ -34,8 +34,6 @@ from model_reply_assistant import (ENVIRONMENT_HELP, JsonObject, JsonProblem, No
                                    parse_timeout, read_head, read_saved_reply, shown_safely, write_json)
 from reply_assistant import EXIT_OK, EXIT_REVIEW, checked_question, closest, make_kit_error, parse_command_line, run_cli
 
-HELP = __doc__   # 模块说明就是 --help 的内容
-
 # 这个文件按课程顺序读：第 03 课（读资料、检索）→ 第 04 课（核对出处）→ 第 05 课（不可信的资料、--trace），
 # 最后是把各课的步骤串起来的 run()。共用的外壳在 reply_assistant.py，模型调用和回答的检查在 model_reply_assistant.py。
 
@@ -1785,7 +1783,7 @@ def run(argv):
                               value_options={"--documents": "documents", "--timeout": "timeout",
                                              "--check-draft": "check_draft"})
     if args["help"]:
-        sys.stdout.write(HELP + "\n" + ENVIRONMENT_HELP)
+        sys.stdout.write(__doc__ + "\n" + ENVIRONMENT_HELP)   # 模块说明就是 --help 的内容
         return EXIT_OK
     if args["retrieve_only"] and args["check_draft"] is not None:
         raise make_kit_error(f"--retrieve-only 和 --check-draft 不能同时使用。{USAGE}")

@@ -19,7 +19,11 @@ SECTION_OF = {"load_documents": "03", "retrieve": "03", "build_materials": "03",
               "check_grounding": "04", "numbers_in": "04", "mark_grounding": "04",
               "instruction_like": "05", "near_duplicates": "05", "document_warnings": "05", "trace_line": "05"}
 # 问答这条路上每个意思只用一个词：请求是 generate / ask_model，检查是 check_*；这些旧名字不该再出现
-RETIRED_NAMES = ("call_model", "answer_with_model", "get_answer", "judge_reply", "judge_saved_reply", "review_sources")
+RETIRED_NAMES = ("call_model", "answer_with_model", "get_answer", "judge_reply", "judge_saved_reply", "review_sources",
+                 # issue 25：造异常的改叫 make_*，用中文说出一件事的改叫 describe_*，解析字符串的叫 parse_json
+                 "fail", "kit_error", "rejected", "call_failed", "not_sent", "describe", "describe_failure", "explain_json_error",
+                 "explain_missing", "http_failure", "redirect_refusal", "os_reason", "error_text", "server_message", "read_json",
+                 "check_answer", "checked_handlers")
 DIVIDER = re.compile(r"^# -{5,} 第 (\d\d) 课：", re.M)
 
 
@@ -82,6 +86,44 @@ class LessonOrderTest(unittest.TestCase):
             names = top_level_names(ast.parse(source(script)))
             with self.subTest(script=script):
                 self.assertEqual([name for name in RETIRED_NAMES if name in names], [])
+
+
+class NamingTest(unittest.TestCase):
+    """一个意思一个词（issue 25）：造异常交给调用处 raise 的函数叫 make_*；check_* 只抛出或返回发现的问题。"""
+
+    def functions(self):
+        for script in SCRIPTS:
+            for node in ast.walk(ast.parse(source(script))):
+                if isinstance(node, ast.FunctionDef):
+                    yield script, node
+
+    def test_what_is_raised_through_a_function_is_built_by_a_make_function(self):
+        raised = set()
+        for script, function in self.functions():
+            for node in ast.walk(function):
+                if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and isinstance(node.exc.func, ast.Name) \
+                        and node.exc.func.id[0].islower():
+                    raised.add(node.exc.func.id)
+        self.assertGreaterEqual(len(raised), 4)   # 防止检查空转：确实找到了 raise make_…(…)
+        self.assertEqual({name for name in raised if not name.startswith("make_")}, set())
+
+    def test_a_function_that_returns_an_exception_says_so(self):
+        builders = set()
+        for script, function in self.functions():
+            for node in ast.walk(function):
+                if isinstance(node, ast.Return) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) \
+                        and node.value.func.id in ("NoAnswer", "KitError", "BadResponse", "JsonProblem"):
+                    builders.add(function.name)
+        self.assertGreaterEqual(len(builders), 3)
+        self.assertEqual({name for name in builders if not name.startswith("make_")}, set())
+
+    def test_check_functions_raise_or_return_findings(self):
+        returning = set()
+        for script, function in self.functions():
+            if function.name.startswith("check_"):
+                if any(isinstance(node, ast.Return) and node.value is not None for node in ast.walk(function)):
+                    returning.add(function.name)
+        self.assertEqual(returning, {"check_grounding"})   # 它返回 {status, problems, hints}：发现的问题
 
 
 class ForwardReferenceTest(unittest.TestCase):
@@ -174,8 +216,25 @@ class LessonTwoCoreTest(unittest.TestCase):
                      "describe_json_error", "describe_http_failure", "ShownSafely"):
             with self.subTest(hardening=name):
                 self.assertGreater(names[name], divider + 1)
-        order = [names[name] for name in ("build_request_body", "generate", "parse_response", "checked_answer", "ask_model")]
-        self.assertEqual(order, sorted(order))   # 课文的顺序
+        order = [names[name] for name in ("ask_model", "build_request_body", "generate", "parse_response", "checked_answer")]
+        self.assertEqual(order, sorted(order))   # 入口在前，后面是它走的每一步，和课文的顺序一样
+        core_start = next(i for i, line in enumerate(lines) if line.startswith("# ---------- 第 02 课的核心"))
+        first = min(line for name, line in names.items() if not name.isupper())   # 文件里第一个函数或类
+        self.assertEqual(first, names["ask_model"])
+        self.assertEqual([name for name, line in names.items() if line < core_start + 1], [], "核心之前只有导入")
+
+    def test_each_constant_sits_in_the_section_that_uses_it_first(self):
+        # issue 25：第 02 课的文件曾有 111 行的常量开头，其中 12 个只给加固或命令行用
+        for script in ("model_reply_assistant.py", "retrieval_qa.py"):
+            text = source(script)
+            tree = ast.parse(text)
+            dividers = [i + 1 for i, line in enumerate(text.splitlines()) if re.match(r"^# -{5,} ", line)]
+            section = lambda line: sum(1 for divider in dividers if divider <= line)   # noqa: E731  第几节
+            uses = ForwardReferenceTest().first_uses(tree)
+            with self.subTest(script=script):
+                apart = {name: (line, uses[name]) for name, line in top_level_names(tree).items()
+                         if name.isupper() and name in uses and section(line) != section(uses[name])}
+                self.assertEqual(apart, {}, "常量: (定义的行, 第一次使用的行)：定义挪到用它的那一节")
 
     def test_the_trace_is_not_woven_through_generate(self):
         import inspect
