@@ -118,7 +118,8 @@ def main(argv):
         reason = "它所在的文件夹不存在" if isinstance(error, FileNotFoundError) else describe_os_error(error)
         print(f"错误：写不了 {out}（{reason}）。", file=sys.stderr)
         return 2
-    print(f"已写入 {out}：{len(rows)} 行，{failed} 行没通过。")
+    pending = sum(1 for row in rows if "待测" in row[-1])   # 只检索时要模型回答的几行：没判，不能算通过
+    print(f"已写入 {out}：{len(rows)} 行，{len(rows) - failed - pending} 行通过，{pending} 行草稿待测，{failed} 行没通过。")
     return 1 if failed else 0
 
 

@@ -7,8 +7,8 @@
 
 只读你的文件，从不修改（存档是另写的文件）；不联网，不需要密钥。做完了退出码为 0，还没做完为 1，用法不对为 2。
 练习二、三、五做完要改回去。判你自己的套件时，工具会在 checks/.exercise-progress.json 里记下“见过做完的样子”，
-并把做完时的资料原样存进 checks/.exercise-done/（都不进 git）：改回去以后这里显示“做完并已改回”，
-老师的 grade.py 也能用可信的检查重判那份存档，不必只凭你自己的记录。
+并把练习一、二、三、五做完时的资料原样存进 checks/.exercise-done/（都不进 git）：改回去以后这里显示“做完并已改回”
+（资料又改成别的样子时显示“之前做完过”），老师的 grade.py 也能用可信的检查重判那份存档，不必只凭你自己的记录。
 """
 import contextlib
 import io
@@ -40,6 +40,7 @@ EXERCISES = {
 }
 RESTORE = {2: "把 D01#1 正文里的 14 天改回 7 天", 3: "用你做的备份把 D01#1 恢复回来",
            5: "删掉你加的那条藏着指令的记录"}   # 做完要改回去的练习，各自怎么改回
+SAVED = (1, 2, 3, 5)   # 改资料的练习：做完时把资料存一份，以后资料改回去或再改，仍能核对做过
 
 
 def load(path):
@@ -204,18 +205,22 @@ def restored(number, documents):
 
 
 def judge(number, documents, path, remembered):
-    """返回 (状态, 说明的各行)。状态：done、restored（做完并已改回）、todo。"""
+    """返回 (状态, 说明的各行)。状态：done、restored（做完并已改回）、earlier（之前做完过，资料后来又改了）、todo。"""
     done, lines = CHECKS[number](documents, path)
     if done:
         return "done", lines
     if number in RESTORE and number in remembered and restored(number, documents):
-        lines = ["之前见过它做完的样子，现在资料又恢复了，这正是要求的。"]
+        if number != 5:
+            return "restored", ["之前见过它做完的样子，现在资料又恢复了，这正是要求的。"]
+        lines = ["之前见过它做完的样子，现在资料里已经没有会触发警告、或写了 instruction 的新记录，这正是要求的。"]
         shipped_ids = {record["id"] for record in shipped()}
         unnamed = [record["id"] for record in documents if record["id"] not in shipped_ids]
-        if number == 5 and unnamed:   # 分不出普通记录和清单没认出的指令：提醒一句，不替学生判
+        if unnamed:   # 分不出普通记录和清单没认出的指令：提醒一句，不替学生判
             lines.append(f"你后来加的 {'、'.join(unnamed)} 没有触发警告。如果它也藏着一句指令，"
                          "就给它加 \"instruction\" 字段，原样抄写那句话，再运行一次。")
         return "restored", lines
+    if number in remembered:   # 做过了，资料后来又改了（练习一的关键词撤掉了、正在做练习三……）：做过的仍算数
+        return "earlier", ["之前见过它做完的样子；资料后来又改了，现在的样子是：" + lines[0]]
     if number in RESTORE:
         lines = lines + ["（如果你已经做完、又改回去了，那就对了：这个练习做完就该改回去。）"]
     return "todo", lines
@@ -272,7 +277,7 @@ def remember(numbers, track):
         pass
 
 
-LABELS = {"done": "已完成", "restored": "已完成（做完并已改回）", "todo": "还没完成"}
+LABELS = {"done": "已完成", "restored": "已完成（做完并已改回）", "earlier": "已完成（之前做完过）", "todo": "还没完成"}
 
 
 def main(argv):
@@ -294,11 +299,11 @@ def main(argv):
     if error:
         print(f"还没完成：资料文件现在读不了。{error}")
         return 1
-    remembered = remembered_done(track) | {number for number in RESTORE if track and shown_by_saved_copy(number, PROGRESS.parent)}
+    remembered = remembered_done(track) | {number for number in SAVED if track and shown_by_saved_copy(number, PROGRESS.parent)}
     results = {number: judge(number, documents, path, remembered) for number in numbers}
     remember([number for number, (state, _) in results.items() if state == "done"], track)
     kept = {number: keep_done_copy(number, path) for number, (state, _) in results.items()
-            if track and state == "done" and number in RESTORE}   # 做完时的资料存一份：改回去以后老师还能重判
+            if track and state == "done" and number in SAVED}   # 做完时的资料存一份：以后资料再改，老师还能重判
     if choice == "all":
         print(f"资料：{path}")
         print("| 练习 | 状态 | 说明 |\n|---|---|---|")
@@ -314,7 +319,8 @@ def main(argv):
         if state == "done" and numbers[0] in RESTORE:
             print(f"提醒：这个练习做完要改回去（{RESTORE[numbers[0]]}），免得影响后面的练习。")
         if kept.get(numbers[0]):
-            print(f"做完时的资料已存为 {kept[numbers[0]].relative_to(ROOT).as_posix()}（不进 git）：改回去以后，老师也能重判它。")
+            print(f"做完时的资料已存为 {kept[numbers[0]].relative_to(ROOT).as_posix()}（不进 git）：以后资料再改，"
+                  "这里和老师的 grade.py 仍用它核对你做过。")
     return 0 if all(state != "todo" for state, _ in results.values()) else 1
 
 

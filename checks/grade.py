@@ -7,7 +7,7 @@
 每个参数一行，从不因为一个副本不对就整张表作废：不是文件夹、不像套件的，那一行写明原因；套件放深了一层的，
 找到它照样判，并注明。学生副本里的代码一行也不运行、不导入：读的只是它的资料文件、trick.json、进度文件，
 以及每个文件的内容（和老师的比，换行符 CRLF/LF、开头的 BOM 不算不同）。命名管道、设备一律不打开，不会卡住。
-练习只凭副本里查得到的证据算“做完”：现在的资料和 trick.json，以及练习二、三、五做完时 exercise.py 存下的资料
+练习只凭副本里查得到的证据算“做完”：现在的资料和 trick.json，以及练习一、二、三、五做完时 exercise.py 存下的资料
 （checks/.exercise-done/，用老师的检查重判）。进度文件 checks/.exercise-progress.json 是学生自己也能写的，
 只有它这么说的“做完又改回了”标成“自报”。不联网，不需要密钥，不修改学生的文件。正常出表时退出码为 0，用法不对为 2。
 """
@@ -35,7 +35,7 @@ from reply_assistant import KitError
 USAGE = "用法：python3 checks/grade.py 学生的套件文件夹 … [--out FILE.md | FILE.csv] [--details]"
 DATA = "retrieval_documents.json"
 # 学生照课文自己写的文件：不算“和老师的套件不同”
-STUDENT_FILES = {"trick.json", DATA} | {exercise.saved_copy(number, Path("checks")).as_posix() for number in exercise.RESTORE}
+STUDENT_FILES = {"trick.json", DATA} | {exercise.saved_copy(number, Path("checks")).as_posix() for number in exercise.SAVED}
 # 学生自己写的（练习做完时存的资料也是）；课文让存的文件见 lesson_files()
 SKIPPED_NAMES = {".git", "__pycache__", ".exercise-progress.json", ".DS_Store", "Thumbs.db"}
 # 新加了就要看一眼：Python 启动时、导入时会自动读它们
@@ -43,7 +43,8 @@ RISKY = (".py", ".pth", ".pyc", ".pyo", ".so", ".pyd")   # Python 会自动导�
 LEGEND = [
     "副本：相对于这些副本共同的文件夹。资料：能不能读；读不了时是程序自己的报错（截短）。",
     "练习 1–5：“做完”= 副本里的资料或 trick.json 现在就能证明；“做完，未改回”= 练习二、三、五做完还没改回去；"
-    "“做完，已改回”= 做完时存下的资料（checks/.exercise-done/）用老师的检查重判过；"
+    "“做完，已改回”= 做完时存下的资料（checks/.exercise-done/）用老师的检查重判过；“做完（有存档）”= 现在的资料看不出来，"
+    "做完时存下的资料重判过；"
     "“自报已改回”= 只有学生自己的进度文件这么说，老师核实不了；空 = 没做。",
     "recall@3、精确率：关键词检索在 checks/eval_questions.json 上的成绩。验收：离线验收记录通过几行。",
     "和老师的套件不同：加了、改了、缺了的文件（内容按 SHA-256 比）；新加的 .py/.pth 会被 Python 自动导入，标“风险”；"
@@ -222,11 +223,11 @@ def grade(folder):
         done = False if number == 4 and linked_trick else exercise.CHECKS[number](documents, data)[0]
         if done:
             row["练习"][number] = "做完，未改回" if number in exercise.RESTORE else "做完"
-        elif number in exercise.RESTORE and exercise.restored(number, documents):
-            if exercise.shown_by_saved_copy(number, kit / "checks"):   # 存档是链接或和别的文件共用内容的，不算
-                row["练习"][number] = "做完，已改回"
-            elif number in claimed:
-                row["练习"][number] = "自报已改回"
+        elif number in exercise.SAVED and exercise.shown_by_saved_copy(number, kit / "checks"):   # 存档是链接的不算
+            restored = number in exercise.RESTORE and exercise.restored(number, documents)
+            row["练习"][number] = "做完，已改回" if restored else "做完（有存档）"
+        elif number in exercise.RESTORE and number in claimed and exercise.restored(number, documents):
+            row["练习"][number] = "自报已改回"
     reported = [str(number) for number, state in row["练习"].items() if state == "自报已改回"]
     if reported:   # 谁都能手写进度文件：老师问一句，或看看副本
         row["要看"].append(("练习只有自报", "、".join(f"练习{number}" for number in reported)))

@@ -169,19 +169,20 @@ class FollowAlongTest(unittest.TestCase):
         edited = shipped.replace(line, line[:-1] + "".join(f", {json.dumps(word, ensure_ascii=False)}" for word in added) + "]", 1)
         self.assertNotEqual(edited, shipped)
         lesson = (ROOT / "lessons" / "05-untrusted-materials.md").read_text(encoding="utf-8")
-        stated = re.search(r"留着练习一关键词的，第一行是 (\d+) 字节：\n\n```json file=bad.json", lesson)
-        self.assertIsNotNone(stated, "第 05 课在第一个 --trace 之前要说出留着练习一关键词时的字节数")
-        self.assertEqual(int(stated.group(1)), len(edited.encode("utf-8")))
+        stated = re.search(r"第一行的字节数：下面是发布版资料的 (\d+)，留着练习一关键词的是 (\d+)。\n\n```json file=bad.json", lesson)
+        self.assertIsNotNone(stated, "第 05 课在第一个 --trace 之前要说出两种资料的字节数")
+        self.assertEqual(int(stated.group(1)), len(shipped.encode("utf-8")))
+        self.assertEqual(int(stated.group(2)), len(edited.encode("utf-8")))
         with tempfile.TemporaryDirectory() as directory:
             data = write_temp(directory, "kept.json", edited)
             answer = write_temp(directory, "bad.json", '{"status": "draft", "draft": "体验版的试用期是 30 天。", "sources": ["D01#1"]}')
             _, _, err = run_kit(["试用几天？", "--check-draft", str(answer), "--trace", "--documents", str(data)])
-        self.assertIn(f"5 条记录，{stated.group(1)} 字节", err.splitlines()[0])
+        self.assertIn(f"5 条记录，{stated.group(2)} 字节", err.splitlines()[0])
 
     def test_lesson_06_says_before_its_blocks_what_a_student_who_kept_exercise_1_sees(self):
         import acceptance
         lesson = (ROOT / "lessons" / "06-evaluation.md").read_text(encoding="utf-8")
-        said = lesson.index("留着练习一关键词的：评测是后面“再量一次”的样子，验收的最后一行命中 `D01#1`")
+        said = lesson.index("留着练习一关键词的：评测是后面“再量一次”的样子，验收的最后一行命中 `D01#1`、草稿待测")
         self.assertLess(said, lesson.index("```"))   # 在本课第一个代码块之前
         with tempfile.TemporaryDirectory() as directory:
             from kit_helpers import SHIPPED_DOCUMENTS
@@ -190,4 +191,4 @@ class FollowAlongTest(unittest.TestCase):
             last = acceptance.CASES[-1]
             row = acceptance.judge(last, *acceptance.run_case(last["question"], False, str(kept)), False)
         self.assertEqual(last["question"], "能免费用多久？")
-        self.assertEqual(row[1], "D01#1")
+        self.assertEqual((row[1], row[-1]), ("D01#1", "检索通过，草稿待测"))
