@@ -29,9 +29,10 @@ import sys
 import time
 import unicodedata
 
-from model_reply_assistant import (ENVIRONMENT_HELP, JsonObject, JsonProblem, NoAnswer, ask_model, ask_question,
-                                   checked_answer, describe_os_error, describe_value, make_rejection, one_line, parse_json,
-                                   parse_timeout, read_head, read_saved_reply, shown_safely, write_json)
+from model_reply_assistant import (ENVIRONMENT_HELP, WEB_RULES, JsonObject, JsonProblem, NoAnswer, ask_model, ask_question,
+                                   checked_answer, citation_problems, cited_sources, describe_os_error, describe_value, make_rejection, one_line,
+                                   parse_json, parse_timeout, read_head, read_saved_reply, shown_safely, web_hits, write_html,
+                                   write_json)
 from reply_assistant import EXIT_OK, EXIT_REVIEW, checked_question, closest, make_kit_error, parse_command_line, run_cli
 
 # 这个文件按课程顺序读：第 03 课（读资料、检索）→ 第 04 课（核对出处）→ 第 05 课（不可信的资料、--trace），
@@ -96,6 +97,17 @@ def retrieve(question, documents, limit=MAX_HITS):
 def build_materials(hits):
     """要交给模型的资料：只有命中片段的 id、标题和正文（命中词只是给人看的，不发送）。"""
     return [{"id": hit["id"], "title": hit["title"], "text": hit["text"]} for hit in hits]
+
+
+def show_sources(sources, dropped, stale):
+    """--web 时给人看的来源（stderr）：编号、标题、网址、日期；去掉的只说条数和第一条的原因，细节在 JSON 的 dropped 里。"""
+    if stale:
+        print(f"搜索没有成功，用的是 {stale / 60:.0f} 分钟前的缓存：结果可能不是最新的。", file=sys.stderr)
+    print(f"联网搜到 {len(sources)} 条来源：" if sources else "联网搜索没有可用的来源。", file=sys.stderr)
+    for source in sources:
+        print(f"  [{source['n']}] {source['title']}  {source['url']}  {source['published'] or '日期不详'}", file=sys.stderr)
+    if dropped:
+        print(f"  另有 {len(dropped)} 条没有用，例如：{dropped[0][1]}", file=sys.stderr)
 
 
 def show_hits(hits):
@@ -1764,8 +1776,8 @@ def trace_line(stage, started, detail, ended=None):
 
 # ---------- 命令行：各课的步骤在 run() 里汇合 ----------
 
-USAGE = ("用法：python3 retrieval_qa.py [问题] [--retrieve-only | --check-draft 文件] [--documents PATH] "
-         "[--timeout 秒] [--trace]；详见 --help。")
+USAGE = ("用法：python3 retrieval_qa.py [问题] [--retrieve-only | --check-draft 文件] [--documents PATH | --web "
+         "[--domains 名单.json] [--html 网页.html]] [--timeout 秒] [--trace]；详见 --help。")
 NOTES = {
     "retrieved": "只做了检索（--retrieve-only）：没有调用模型，也没有读取密钥。",
     "no_hits": "没有命中任何片段，所以没有调用模型。零命中不等于资料里没有答案，也可能是问法和关键词对不上。",
@@ -1779,26 +1791,36 @@ NOTES = {
 
 
 def run(argv):
-    args = parse_command_line(argv, USAGE, flags={"--retrieve-only": "retrieve_only", "--trace": "trace"},
+    args = parse_command_line(argv, USAGE, flags={"--retrieve-only": "retrieve_only", "--trace": "trace", "--web": "web"},
                               value_options={"--documents": "documents", "--timeout": "timeout",
-                                             "--check-draft": "check_draft"})
+                                             "--check-draft": "check_draft", "--domains": "domains", "--html": "html"})
     if args["help"]:
         sys.stdout.write(__doc__ + "\n" + ENVIRONMENT_HELP)   # 模块说明就是 --help 的内容
         return EXIT_OK
     if args["retrieve_only"] and args["check_draft"] is not None:
         raise make_kit_error(f"--retrieve-only 和 --check-draft 不能同时使用。{USAGE}")
+    if args["web"] and args["documents"] is not None or not args["web"] and (args["domains"] or args["html"]):
+        raise make_kit_error(f"--web 用联网搜索代替资料文件：--documents 不能和它一起用，--domains、--html 只能和它一起用。{USAGE}")
     timeout = parse_timeout(args["timeout"])
     trace = trace_line if args["trace"] else (lambda *unused: None)   # 不加 --trace 时什么也不打印
-    # 第 03 课：读资料、检索
-    path, started = args["documents"] or DOCUMENTS_PATH, time.perf_counter()
-    documents, size = read_and_check(path)
-    trace("资料", started, f"{len(documents)} 条记录，{size} 字节")
-    question = checked_question(args["question"] if args["question"] is not None else ask_question())
-    started = time.perf_counter()
-    hits = retrieve(question, documents)
-    trace("检索", started, "；".join(f"{h['id']}（{'、'.join(one_line(k, 21) for k in h['matched'])}）" for h in hits) or "零命中")
-    show_hits(hits)
+    if args["web"]:   # 第 07 课：资料来自联网搜索，编好号的来源当作命中的片段
+        question = checked_question(args["question"] if args["question"] is not None else ask_question())
+        hits, sources, dropped, stale = web_hits(question, args["domains"], instruction_like, trace)
+        documents = hits
+        show_sources(sources, dropped, stale)
+    else:   # 第 03 课：读资料、检索
+        path, started = args["documents"] or DOCUMENTS_PATH, time.perf_counter()
+        documents, size = read_and_check(path)
+        trace("资料", started, f"{len(documents)} 条记录，{size} 字节")
+        question = checked_question(args["question"] if args["question"] is not None else ask_question())
+        started = time.perf_counter()
+        hits = retrieve(question, documents)
+        trace("检索", started, "；".join(f"{h['id']}（{'、'.join(one_line(k, 21) for k in h['matched'])}）" for h in hits) or "零命中")
+        show_hits(hits)
     result = {"question": question, "status": "retrieved" if hits else "no_hits", "model_called": False, "hits": hits}
+    if args["web"]:   # 每条来源给人看的样子：编号、标题、网址、日期、摘录；去掉了哪些、为什么
+        result["hits"] = [{key: source[key] for key in ("n", "title", "url", "published", "snippet")} for source in sources]
+        result["dropped"] = [{"title": item["title"], "url": item["url"], "reason": reason} for item, reason in dropped]
     code = EXIT_OK
     if not args["retrieve_only"]:
         result.update(draft=None, sources=[], evidence=None, uncited_hits=[], problems=[], hints=[])
@@ -1810,8 +1832,11 @@ def run(argv):
             if args["check_draft"] is not None:   # 第 02 课的 --check-draft：保存的回答代替模型的回答
                 answer = checked_answer(read_saved_reply(args["check_draft"]), [m["id"] for m in materials])
             else:   # 第 02 课的整条路，只是资料换成了命中的片段
-                answer = ask_model(question, materials, timeout, trace_line if args["trace"] else None)
+                answer = ask_model(question, materials, timeout, trace_line if args["trace"] else None,
+                                   WEB_RULES if args["web"] else "")
                 result["model_called"] = True
+            if args["web"] and citation_problems(answer, sources):   # 第 07 课：[6] 和没发送的片段一样拒绝
+                raise make_rejection(*citation_problems(answer, sources), raw=answer["draft"])
             result.update(answer)
             started = time.perf_counter()
             code = mark_grounding(result, hits, [document["id"] for document in documents])   # 第 04 课
@@ -1828,6 +1853,10 @@ def run(argv):
     result["note"] = NOTES[result["status"]]
     if result["status"] == "error" and not result["model_called"]:
         result["note"] = "没有调用模型：请求还没有发出就停下了，原因见 problems。"
+    if args["web"] and not args["retrieve_only"]:   # 真正引用了的来源，可以直接显示成链接
+        result["cited"] = cited_sources(result, sources) if result["status"] in ("draft", "needs_review") else []
+    if args["html"]:
+        write_html(args["html"], result)
     write_json(result)
     return code
 

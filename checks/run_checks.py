@@ -32,7 +32,7 @@ from kit_helpers import IN_CI, documents_state, parse_tool_options, pycache_dir,
 # 各模块单独跑的耗时（秒，2026-11-30 在 2 核的开发机上量的），只用来把检查分成差不多重的几组；不准也不要紧，只影响快慢
 WEIGHTS = {"test_tools": 4.1, "test_lessons": 6.8, "test_cli": 2.3, "test_servers": 2.1, "test_model": 2.5,
            "test_loader": 0.7, "test_exercises": 0.4, "test_grounding": 5.9, "test_untrusted": 0.6, "test_retrieval": 0.1,
-           "test_evidence": 3.5}
+           "test_evidence": 3.5, "test_web": 1.5}
 # 关于资料文件本身的检查：--documents 只跑这几项
 DATA_CHECKS = ["test_loader.KitDocumentsTest.test_kit_documents_file_is_valid",
                "test_loader.KitDocumentsTest.test_shipped_documents_are_unchanged",

@@ -1,0 +1,286 @@
+"""第 07 课（选读）：联网检索。统一各家接口的字段、网址归一化、去重、摘录、编号、引用校验、重试和限流、缓存、网页输出。
+检查从不联网：搜索接口是 127.0.0.1 上的假搜索接口（checks/stand_in_search.py），模型是假模型服务。"""
+import json
+import os
+import tempfile
+import unittest
+from html.parser import HTMLParser
+from pathlib import Path
+from unittest import mock
+
+from kit_helpers import clean_env, run_kit, write_temp
+
+import model_reply_assistant as web
+from model_reply_assistant import NoAnswer
+from retrieval_qa import instruction_like
+from stand_in_model import StandIn
+from stand_in_search import PAGES, PROVIDERS, StandInSearch, shaped
+
+QUESTION = "记得笔记试用期多久"
+
+
+def result(title, url, snippet, published=None):
+    return {"title": title, "url": url, "snippet": snippet, "published": published}
+
+
+class AdapterTest(unittest.TestCase):
+    """四家接口的格式统一成 {title, url, snippet, published}；零结果是空列表；认不出的格式说出看到了什么。"""
+
+    def test_every_provider_gives_the_same_results(self):
+        expected = [(page["title"], page["url"], page["snippet"]) for page in PAGES]
+        for provider in PROVIDERS:
+            with self.subTest(provider=provider):
+                results = web.adapt(provider, shaped(provider, PAGES))
+                self.assertEqual([(r["title"], r["url"], r["snippet"]) for r in results], expected)
+                dates = [r["published"] for r in results]
+                # Google 的结果没有日期字段（文档如此）；别的三家照原样给出年月日
+                self.assertEqual(dates, [None] * len(PAGES) if provider == "google" else [page["published"] for page in PAGES])
+
+    def test_zero_results_are_an_empty_list_in_every_shape(self):
+        for provider in PROVIDERS:
+            with self.subTest(provider=provider):
+                self.assertEqual(web.adapt(provider, shaped(provider, [])), [])
+
+    def test_an_unknown_shape_names_what_it_saw(self):
+        with self.assertRaises(NoAnswer) as caught:
+            web.adapt("bocha", {"hits": [], "total": 0})
+        self.assertIn("不是 bocha 的格式：没有 data，看到的是 hits、total", caught.exception.problems[0])
+
+
+class PipelineTest(unittest.TestCase):
+    """过滤 → 去重 → 截断 → 编号。"""
+
+    def test_urls_are_normalised(self):
+        cases = {"http://WWW.Example.com/a/?utm_source=x&b=2&a=1#top": "https://example.com/a?a=1&b=2",
+                 "https://example.com/": "https://example.com/",
+                 "https://example.com/a?gclid=1&fbclid=2&spm=3": "https://example.com/a",
+                 "https://example.com/a?q=%E8%AF%95": "https://example.com/a?q=%E8%AF%95"}
+        for raw, normal in cases.items():
+            with self.subTest(url=raw):
+                self.assertEqual(web.normalize_url(raw), normal)
+
+    def test_the_same_page_twice_and_a_reprint_are_merged_but_two_reports_stay(self):
+        official = result("团队版试用说明", "https://help.example/trial?utm_source=mail", "新注册的团队可以免费试用团队版 14 天。试用期内最多 10 位成员。")
+        again = dict(official, url="http://www.help.example/trial/#top")
+        reprint = result("团队版试用说明（转载）", "https://news.example/1", "新注册的团队可以免费试用团队版 14 天。试用期内最多 10 位成员。")
+        forum = result("试用期多久？网友实测", "https://forum.example/2", "我上周注册的，试用期好像是 7 天，官方说明写的是 14 天。")
+        kept, dropped = web.dedupe([official, again, reprint, forum])
+        self.assertEqual([r["url"] for r in kept], ["https://help.example/trial", "https://forum.example/2"])
+        self.assertEqual([reason for _, reason in dropped], ["和 https://help.example/trial 是同一个网址",
+                                                             "和 https://help.example/trial 几乎一样（转载？）"])
+
+    def test_snippets_keep_the_relevant_sentences_in_their_order_within_the_budget(self):
+        text = "公司成立于 2010 年。团队版可以试用 14 天。总部在杭州。试用期内最多 10 位成员。"
+        self.assertEqual(web.extract_snippet(text, "团队版试用期多久", 30), "团队版可以试用 14 天。试用期内最多 10 位成员。")
+        self.assertEqual(web.extract_snippet(text, "团队版试用期多久", 14), "团队版可以试用 14 天。")
+        long = "这一句没有句号而且写得特别长一直写到超过预算也没有结束" * 3
+        self.assertEqual(len(web.extract_snippet(long, "预算", 20)), 20)
+        self.assertTrue(web.extract_snippet(long, "预算", 20).endswith("…"))
+
+    def test_numbers_come_last_so_they_are_contiguous_and_within_the_budgets(self):
+        results = web.adapt("bocha", shaped("bocha", PAGES))
+        sources, dropped = web.web_sources(QUESTION, results, screen=instruction_like)
+        self.assertEqual([s["n"] for s in sources], list(range(1, len(sources) + 1)))
+        self.assertLessEqual(len(sources), web.MAX_SOURCES)
+        self.assertTrue(all(len(s["snippet"]) <= web.SNIPPET_BUDGET for s in sources))
+        self.assertLessEqual(sum(len(s["snippet"]) for s in sources), web.TOTAL_BUDGET)
+        reasons = {item["url"]: reason for item, reason in dropped}
+        self.assertEqual(reasons["javascript:alert(1)"], "链接不是 http(s) 网址，不能给人点")
+        self.assertEqual(reasons["https://evil.example/notice"], "像是写给模型的指令（第 05 课）")
+        self.assertEqual(reasons["https://spam.example/jide"], "堆砌关键词")
+        self.assertTrue(reasons["https://www.news.example/2026/10/jide-trial/"].endswith("几乎一样（转载？）"))
+        self.assertNotIn("utm_source", json.dumps(sources))
+
+    def test_domain_lists(self):
+        results = [result("试用说明", "https://help.example/a", "新注册的团队可以免费试用团队版 14 天，试用期内最多 10 位成员。"),
+                   result("试用说明", "https://blog.farm.example/b", "团队版的试用期是十四天，到期以后数据保留三十天，付费后恢复。")]
+        sources, dropped = web.web_sources("试用期", results, {"deny": ["farm.example"]})
+        self.assertEqual(([s["url"] for s in sources], [reason for _, reason in dropped]),
+                         (["https://help.example/a"], ["域名 blog.farm.example 在不用的名单里"]))
+        sources, dropped = web.web_sources("试用期", results, {"allow": ["help.example"]})
+        self.assertEqual([reason for _, reason in dropped], ["域名 blog.farm.example 不在只用的名单里"])
+
+
+class CitationTest(unittest.TestCase):
+    SOURCES = [{"n": n, "title": f"第 {n} 条", "url": f"https://example.com/{n}", "published": None, "snippet": "x"} for n in (1, 2, 3)]
+
+    def test_a_number_outside_the_sources_is_named(self):
+        self.assertEqual(web.citation_problems({"draft": "试用 14 天 [2][4]。另见［６］。"}, self.SOURCES),
+                         ["草稿里的「[4]」不是这次的来源编号（只有 1–3）", "草稿里的「[6]」不是这次的来源编号（只有 1–3）"])
+        self.assertEqual(web.citation_problems({"draft": "试用 14 天 [2]。"}, self.SOURCES), [])
+
+    def test_cited_lists_only_what_was_cited_and_only_web_links(self):
+        sources = self.SOURCES + [{"n": 4, "title": "坏链接", "url": "javascript:alert(1)", "published": None, "snippet": "x"}]
+        cited = web.cited_sources({"draft": "见 [3]。", "sources": ["1", "4"]}, sources)
+        self.assertEqual([c["n"] for c in cited], [1, 3])
+        self.assertEqual(set(cited[0]), {"n", "title", "url", "published"})
+
+
+class ResilienceTest(unittest.TestCase):
+    """重试、限流、缓存：时间用假的时钟和 sleep，检查不真的等。"""
+
+    def target(self, server):
+        return {"provider": server.provider, "url": server.url, "official": False}
+
+    def test_429_with_retry_after_is_retried_and_shown_and_401_is_not(self):
+        waits = []
+        with StandInSearch() as server, mock.patch("sys.stderr") as stderr:
+            server.fault("429", retry_after=2)
+            results = web.search_web(QUESTION, self.target(server), None, sleep=waits.append)
+            self.assertEqual((len(server.requests), waits), (2, [2.0]))
+            self.assertTrue(results)
+            shown = "".join(str(call.args[0]) for call in stderr.write.call_args_list)
+            self.assertIn("HTTP 429：请求太频繁（限流）", shown)
+            self.assertIn("2.0 秒后第 1 次重试", shown)
+            server.requests.clear()
+            server.fault("401")
+            with self.assertRaises(NoAnswer) as caught:
+                web.search_web(QUESTION, self.target(server), None, sleep=waits.append)
+            self.assertEqual(len(server.requests), 1)   # 密钥不对：再试也没用
+            self.assertIn("HTTP 401：密钥无效或没带", caught.exception.problems[0])
+
+    def test_5xx_backs_off_exponentially_with_jitter_and_gives_up(self):
+        waits = []
+        with StandInSearch() as server, mock.patch("sys.stderr"), mock.patch("random.random", return_value=0.5):
+            for _ in range(web.RETRIES + 1):
+                server.fault("500")
+            with self.assertRaises(NoAnswer):
+                web.search_web(QUESTION, self.target(server), None, sleep=waits.append)
+        self.assertEqual(waits, [web.BACKOFF * 2 ** k for k in range(web.RETRIES)])   # 抖动取中间值 0.5 + 0.5 = 1 倍
+
+    def test_a_retry_after_beyond_the_cap_is_a_failure_not_a_long_wait(self):
+        with StandInSearch() as server, mock.patch("sys.stderr"):
+            server.fault("429", retry_after=3600)
+            with self.assertRaises(NoAnswer) as caught:
+                web.search_web(QUESTION, self.target(server), None, sleep=self.fail)
+        self.assertIn("服务器要等 3600 秒，超过了上限", caught.exception.problems[0])
+
+    def test_a_redirect_is_refused_and_not_followed(self):
+        with StandInSearch() as server, mock.patch("sys.stderr"):
+            server.fault("redirect")
+            with self.assertRaises(NoAnswer) as caught:
+                web.search_web(QUESTION, self.target(server), None, sleep=self.fail)
+        self.assertEqual(len(server.requests), 1)
+        self.assertIn("HTTP 302", caught.exception.problems[0])
+
+    def test_gbk_is_decoded_and_garbage_is_one_line(self):
+        with StandInSearch() as server, mock.patch("sys.stderr"):
+            server.fault("gbk")
+            self.assertEqual(len(web.search_web(QUESTION, self.target(server), None)), 9)
+            server.fault("garbage")
+            with self.assertRaises(NoAnswer) as caught:
+                web.search_web(QUESTION, self.target(server), None)
+        self.assertIn("搜索接口的响应不是 JSON", caught.exception.problems[0])
+
+    def test_token_bucket_waits_only_when_the_burst_is_spent(self):
+        now, waits = [0.0], []
+        bucket = web.TokenBucket(rate=2, burst=2, clock=lambda: now[0], sleep=lambda s: (waits.append(s), now.__setitem__(0, now[0] + s)))
+        for _ in range(4):
+            bucket.take()
+        self.assertEqual(waits, [0.5, 0.5])   # 前两次用攒下的令牌，之后每次等 1/rate 秒
+
+    def test_the_cache_answers_when_the_search_fails_and_says_how_old_it_is(self):
+        target = {"provider": "bocha", "url": "http://127.0.0.1:9/search", "official": False}
+        with tempfile.TemporaryDirectory() as directory, mock.patch("tempfile.gettempdir", return_value=directory):
+            fresh, stale = web.cached_search("试用几天", target, None, search=lambda *args: [result("t", "https://a.example", "x")])
+            self.assertIsNone(stale)
+
+            def failing(*args):
+                raise web.make_call_failure("搜索失败：超时", None)
+            again, stale = web.cached_search("  试用几天 ", target, None, search=failing)   # 归一化的问题是同一个键
+            self.assertEqual(again, fresh)
+            self.assertLess(stale, 60)
+            os.utime(web.cache_path(target, "试用几天"), (0, 0))   # 缓存过期
+            with self.assertRaises(NoAnswer):
+                web.cached_search("试用几天", target, None, search=failing)
+
+
+class LinkParser(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags, self.links, self.text = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.links += [value for name, value in attrs if name == "href"]
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+class CommandLineTest(unittest.TestCase):
+    """真的运行 python3 retrieval_qa.py --web，对着假搜索接口。"""
+
+    def run_web(self, server, args, **env):
+        environment = clean_env(SEARCH_PROVIDER=server.provider, SEARCH_API_URL=server.url, **env)
+        return run_kit(["--web", *args], env=environment, documents=None)
+
+    def test_retrieve_only_in_every_provider_shape(self):
+        for provider in PROVIDERS:
+            with self.subTest(provider=provider), StandInSearch(provider) as server:
+                code, out, err = self.run_web(server, ["--retrieve-only", QUESTION])
+                self.assertEqual(code, 0, err)
+                hits = json.loads(out)["hits"]
+                self.assertEqual([hit["n"] for hit in hits], list(range(1, len(hits) + 1)))
+                self.assertEqual(len({hit["url"] for hit in hits}), len(hits))
+                self.assertFalse(any("utm_" in hit["url"] or "www." in hit["url"] for hit in hits))
+                self.assertLessEqual(sum(len(hit["snippet"]) for hit in hits), web.TOTAL_BUDGET)
+                self.assertIn(f"联网搜到 {len(hits)} 条来源", err)
+
+    def test_an_answer_citing_one_past_the_last_source_is_rejected(self):
+        with StandInSearch() as server, tempfile.TemporaryDirectory() as directory:
+            code, out, _ = self.run_web(server, ["--retrieve-only", QUESTION])
+            last = len(json.loads(out)["hits"])
+            answer = write_temp(directory, "a.json", json.dumps(
+                {"status": "draft", "draft": f"团队版可以试用 14 天 [{last + 1}]。", "sources": ["1"]}, ensure_ascii=False))
+            code, out, err = self.run_web(server, ["--check-draft", str(answer), QUESTION])
+        result = json.loads(out)
+        self.assertEqual((code, result["status"], result["cited"]), (4, "rejected", []))
+        self.assertEqual(result["problems"], [f"草稿里的「[{last + 1}]」不是这次的来源编号（只有 1–{last}）"])
+
+    def test_zero_results_read_no_model_key_and_call_no_model(self):
+        with StandInSearch() as server:
+            server.fault("empty")
+            code, out, err = self.run_web(server, [QUESTION])   # 没有密钥，stdin 是空的：要是去读密钥就会失败
+        result = json.loads(out)
+        self.assertEqual((code, result["status"], result["model_called"]), (0, "no_hits", False))
+        self.assertNotIn("Key", err)
+
+    def test_the_search_key_goes_to_the_search_only_and_is_never_printed(self):
+        key = "bocha-KEY-1234567890abcdef"
+        with StandInSearch() as server, StandIn() as model:
+            model.reply({"status": "draft", "draft": "团队版可以免费试用 14 天 [2]。", "sources": ["2"]})
+            code, out, err = self.run_web(server, ["--html", os.devnull, QUESTION], SEARCH_API_KEY=key,
+                                          LOCAL_MODEL_URL=model.url, LOCAL_MODEL_NAME="stand-in")
+            self.assertEqual(server.requests[0]["headers"]["Authorization"], f"Bearer {key}")
+            self.assertNotIn(key, json.dumps(model.requests, ensure_ascii=False))
+        self.assertNotIn(key, out + err)
+        result = json.loads(out)
+        self.assertEqual(result["status"], "draft", err)
+        self.assertEqual([c["n"] for c in result["cited"]], [2])
+
+    def test_the_html_page_escapes_every_field_and_links_only_to_the_web(self):
+        hostile = {"n": 1, "title": "<script>alert(1)</script>记得", "url": "https://a.example/?x=\"><img src=x onerror=alert(1)>",
+                   "published": "<b>2026</b>"}
+        with tempfile.TemporaryDirectory() as directory:
+            page = os.path.join(directory, "a.html")
+            web.write_html(page, {"question": "<i>问</i>", "status": "draft", "draft": "试用 14 天 [1]。<script>x()</script>",
+                                  "cited": [hostile, dict(hostile, n=2, url="javascript:alert(1)")]})
+            parser = LinkParser()
+            parser.feed(Path(page).read_text(encoding="utf-8"))
+        self.assertNotIn("script", parser.tags)
+        self.assertNotIn("img", parser.tags)
+        self.assertTrue(all(link.startswith(("https://", "#source-")) or link == "" for link in parser.links), parser.links)
+        self.assertIn("<script>alert(1)</script>记得", "".join(parser.text))   # 作为文字显示出来，不是标签
+
+    def test_web_and_documents_do_not_mix(self):
+        code, _, err = run_kit(["--web", "--documents", "x.json", QUESTION], documents=None)
+        self.assertEqual(code, 2)
+        self.assertIn("--documents 不能和它一起用", err)
+        code, _, err = run_kit(["--web", QUESTION], env=clean_env(SEARCH_API_URL="http://example.com/search"), documents=None)
+        self.assertEqual(code, 2)
+        self.assertIn("SEARCH_API_URL 只能是本机的地址", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
