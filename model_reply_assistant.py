@@ -1062,20 +1062,19 @@ def web_hits(question, domains=None, screen=None, trace=None):
     started = time.perf_counter()
     results, stale = cached_search(question, target, key)
     trace("搜索", started, f"{len(results)} 条结果，来自 {urlsplit_host(target['url'])}" + (f"（{stale:.0f} 秒前的缓存）" if stale else ""))
-    started = time.perf_counter()
-    sources, dropped = web_sources(question, results, read_domains(domains), screen)
-    trace("来源", started, f"去掉 {len(dropped)} 条，编号 {len(sources)} 条，摘录共 {sum(len(s['snippet']) for s in sources)} 字")
+    sources, dropped = web_sources(question, results, read_domains(domains), screen, trace)
     hits = [{"id": str(source["n"]), "title": f"{source['title']}（{source['url']}，{source['published'] or '日期不详'}）",
              "text": source["snippet"], "matched": []} for source in sources]
     return hits, sources, dropped, stale
 
 
-def web_sources(question, results, policy=None, screen=None):
+def web_sources(question, results, policy=None, screen=None, trace=None):
     """第 07 课的整条路（拿到搜索结果以后）：过滤 → 去重 → 截断 → 编号。
     results 是 adapt() 统一过的 [{title, url, snippet, published}]；policy 是学生写的域名名单 {"deny": [...], "allow": [...]}；
     screen 是第 05 课的“像不像给模型的指令”（retrieval_qa 传进来）。
     返回 (来源, 去掉的)：来源 [{n, title, url, published, snippet}]，n 从 1 连续编号，编号在最后一步才给，
-    所以不会出现只有 5 条来源却引用 [6]；去掉的 [(结果, 原因)]，--trace 和输出的 dropped 用它。"""
+    所以不会出现只有 5 条来源却引用 [6]；去掉的 [(结果, 原因)]，输出的 dropped 用它。trace 每一步报一行（--trace）。"""
+    trace, started = trace or (lambda *unused: None), time.perf_counter()
     kept, dropped = [], []
     for result in results:
         reason = unusable(result, question, policy or {}, screen)
@@ -1083,14 +1082,19 @@ def web_sources(question, results, policy=None, screen=None):
             dropped.append((result, reason))
         else:
             kept.append(result)
+    trace("过滤", started, f"{len(results)} 条里留下 {len(kept)} 条")
+    started = time.perf_counter()
     unique, merged = dedupe(kept)
     dropped += merged
     dropped += [(result, f"超过 {MAX_SOURCES} 条，没有发送") for result in unique[MAX_SOURCES:]]
+    trace("去重", started, f"合并 {len(merged)} 条，留下 {len(unique)} 条，取前 {min(len(unique), MAX_SOURCES)} 条")
+    started = time.perf_counter()
     chosen, left = [], TOTAL_BUDGET
     for result in unique[:MAX_SOURCES]:
         snippet = extract_snippet(result["snippet"], question, min(SNIPPET_BUDGET, left))
         left -= len(snippet)
         chosen.append(dict(result, snippet=snippet))
+    trace("摘录", started, "、".join(str(len(result["snippet"])) for result in chosen) + " 字" if chosen else "没有来源")
     return [dict(result, n=number) for number, result in enumerate(chosen, 1)], dropped
 
 

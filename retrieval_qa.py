@@ -1855,6 +1855,7 @@ def run(argv):
         result["note"] = "没有调用模型：请求还没有发出就停下了，原因见 problems。"
     if args["web"] and not args["retrieve_only"]:   # 真正引用了的来源，可以直接显示成链接
         result["cited"] = cited_sources(result, sources) if result["status"] in ("draft", "needs_review") else []
+        trace("引用", time.perf_counter(), "、".join(f"[{source['n']}]" for source in result["cited"]) or "没有")
     if args["html"]:
         write_html(args["html"], result)
     write_json(result)

@@ -16,6 +16,8 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from kit_helpers import parse_tool_options, run_tool
+
 # 写死的网页：一家虚构的云笔记产品“记得”的帮助文档和几篇转载、旧闻、垃圾页。
 # 各条的字段是统一的写法，发出去之前再按各家接口的格式改名（见 shaped）。
 PAGES = [
@@ -82,8 +84,8 @@ def shaped(provider, pages):
 
 
 class StandInSearch:
-    def __init__(self, provider="bocha"):
-        self.provider = provider
+    def __init__(self, provider="bocha", port=0):
+        self.provider, self.port = provider, port   # port 0：让系统挑一个空闲的端口（检查里都这样）
         self.requests = []
         self.faults = []   # 排队的故障：每个请求用掉一个，用完了就正常回答
         self.stop = threading.Event()
@@ -98,7 +100,7 @@ class StandInSearch:
         return f"http://127.0.0.1:{self.server.server_address[1]}/search"
 
     def __enter__(self):
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(self))
+        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), make_handler(self))
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True)
         self.thread.start()
@@ -173,20 +175,34 @@ def make_handler(stand_in):
     return Handler
 
 
+USAGE = "用法：python3 checks/stand_in_search.py [--provider bocha|brave|google|tavily] [--port 端口]"
+DEFAULT_PORT = 8765   # 第 07 课写的就是这个端口；被占用时用 --port 换一个
+
+
 def main(argv):
-    provider = argv[argv.index("--provider") + 1] if "--provider" in argv[:-1] else "bocha"
+    options = parse_tool_options(argv, USAGE, __doc__, values=("--provider", "--port"))
+    provider = options["--provider"] or "bocha"
     if provider not in PROVIDERS:
-        print(f"错误：--provider 只能是 {'、'.join(PROVIDERS)} 之一。", file=sys.stderr)
+        print(f"错误：--provider 只能是 {'、'.join(PROVIDERS)} 之一，现在是 {provider}。", file=sys.stderr)
         return 2
-    with StandInSearch(provider) as server:
-        print(f"假搜索接口（{provider} 的格式）在 {server.url}，按 Ctrl-C 停下。另一个终端里：", flush=True)
-        print(f"  export SEARCH_PROVIDER={provider} SEARCH_API_URL={server.url}", flush=True)
-        try:
-            while True:
-                time.sleep(1)
-        except KeyboardInterrupt:
-            return 0
+    port = options["--port"] or str(DEFAULT_PORT)
+    if not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        print(f"错误：--port 应当是 1–65535 之间的整数，现在是 {port}。", file=sys.stderr)
+        return 2
+    try:
+        server = StandInSearch(provider, int(port)).__enter__()
+    except OSError:
+        print(f"错误：端口 {port} 已经有程序在用（是不是已经开着一个？），用 --port 换一个。", file=sys.stderr)
+        return 2
+    print(f"假搜索接口（{provider} 的格式）在 {server.url}，按 Ctrl-C 停下。在另一个终端里设置：", flush=True)
+    print(f"  export SEARCH_PROVIDER={provider} SEARCH_API_URL={server.url}", flush=True)
+    print(f"  （Windows：set SEARCH_PROVIDER={provider}& set SEARCH_API_URL={server.url}）", flush=True)
+    try:
+        while True:
+            time.sleep(1)
+    finally:
+        server.__exit__(None, None, None)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(run_tool(main))

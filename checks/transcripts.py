@@ -14,6 +14,8 @@
 - ```json remove=FILE 块：删除 FILE 中与块里记录 id 相同的那条。
 - <!-- transcript: backup -->：记下套件此刻的样子（课文里“先备份”的那一步）。
 - <!-- transcript: restore -->：恢复到上一次 backup 的样子；之前没有 backup 就恢复成套件原样。
+- <!-- transcript: search-server bocha -->：在 127.0.0.1 上开一个假搜索接口（checks/stand_in_search.py，这家的格式），
+  之后的命令都带着 SEARCH_PROVIDER 和 SEARCH_API_URL（第 07 课让学生在另一个终端里开它）。端口每次不同，课文的输出里不出现它。
 - ```python from=FILE 块：课文里摘录的代码，必须在 FILE 里原样出现（连续的几行，缩进也一样）：课文和代码不会走样。
 - 普通的 ```json 块若是一条带 id 和 keywords 的记录，它必须和那一刻资料文件里的同一条记录完全一样，
   remove= 块写出了整条记录时也一样：课文里展示的资料不能和文件走样。
@@ -36,6 +38,7 @@ from kit_helpers import KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, clean_env, parse_to
 PROMPT = "问题："
 FENCE = re.compile(r"^```(\S*)(.*)$")
 DIRECTIVES = {"<!-- transcript: backup -->": "backup", "<!-- transcript: restore -->": "restore"}
+SEARCH_SERVER = re.compile(r"^<!-- transcript: search-server (\w+) -->$")
 EXIT_LINE = re.compile(r"^\[(\d+)\]$")
 TRACE_TIME = re.compile(r"^(\[trace\] \S+  )\d+(?:\.\d+)? ms(?=  )")
 
@@ -53,6 +56,8 @@ def parse_markdown(path):
             match = FENCE.match(line)
             if line.strip() in DIRECTIVES:
                 steps.append((DIRECTIVES[line.strip()], number))
+            elif SEARCH_SERVER.match(line.strip()):
+                steps.append(("search-server", number, SEARCH_SERVER.match(line.strip()).group(1)))
             elif match:
                 block, start = [], number
                 kind, argument = block_kind(match.group(1), match.group(2))
@@ -118,9 +123,9 @@ def split_pipeline(command):
     return segments
 
 
-def run_command(command, expected, kit):
-    """执行一条课文命令，返回 (终端上看到的文字, 退出码)。"""
-    env = clean_env()
+def run_command(command, expected, kit, extra_env=None):
+    """执行一条课文命令，返回 (终端上看到的文字, 退出码)。extra_env：课文开的假搜索接口的地址。"""
+    env = clean_env(**(extra_env or {}))
     segments = split_pipeline(command)
     typed = next((line[len(PROMPT):] + "\n" for line in expected if line.startswith(PROMPT)), "")
     data, shown, code = typed.encode("utf-8"), b"", 0
@@ -187,9 +192,11 @@ def normalise(lines):
 
 def check_markdown(path, label=None):
     """执行一篇课文的全部步骤，返回失败说明的列表（空列表表示全部一致）和执行的命令数。"""
+    import contextlib
+    from stand_in_search import StandInSearch
     label = label or path.name
-    failures, commands = [], 0
-    with tempfile.TemporaryDirectory() as directory:
+    failures, commands, extra_env = [], 0, {}
+    with tempfile.TemporaryDirectory() as directory, contextlib.ExitStack() as servers:
         kit, pristine = make_copy(directory), None   # 还没有 backup 时，restore 就重新复制一份套件原样
         for step in parse_markdown(path):
             if step[0] == "backup":
@@ -202,10 +209,13 @@ def check_markdown(path, label=None):
                     make_copy(directory)
                 else:
                     shutil.copytree(pristine, kit)
+            elif step[0] == "search-server":
+                server = servers.enter_context(StandInSearch(step[2]))
+                extra_env = {"SEARCH_PROVIDER": step[2], "SEARCH_API_URL": server.url}
             elif step[0] == "run":
                 _, number, command, expected = step
                 commands += 1
-                failure = compare(command, expected, kit)
+                failure = compare(command, expected, kit, extra_env)
                 if failure:
                     failures.append(f"{label}:{number}: `{command}` 的输出和文档里写的不一致\n{failure}")
             else:
@@ -215,13 +225,13 @@ def check_markdown(path, label=None):
     return failures, commands
 
 
-def compare(command, expected, kit):
+def compare(command, expected, kit, extra_env=None):
     expected = normalise(expected)
     want_code = None
     if expected and EXIT_LINE.match(expected[-1]):
         want_code = int(EXIT_LINE.match(expected[-1]).group(1))
         expected = normalise(expected[:-1])
-    shown, code = run_command(command, expected, kit)
+    shown, code = run_command(command, expected, kit, extra_env)
     actual = normalise(shown.replace("\r\n", "\n").split("\n"))
     if actual != expected:
         return "\n".join(difflib.unified_diff(expected, actual, "课文", "实际输出", lineterm=""))
