@@ -1049,7 +1049,9 @@ MAX_SOURCES = 5          # 最多给模型 5 条来源：够互相印证，又�
 SNIPPET_BUDGET = 240     # 每条来源的摘录最多 240 字
 TOTAL_BUDGET = 1000      # 所有摘录加起来最多 1000 字：和第 05 课的上下文预算一个量级
 MIN_SNIPPET = 20         # 摘要里的字（字母、数字、汉字）少于 20 个：多半是导航栏、标题党，没有可引用的内容
-DUPLICATE = 0.7          # 两条结果的二元组有七成相同，算同一篇（转载）；见第 07 课用标注过的结果对量出的取舍
+STUFFED = 0.12           # 实测（checks/web_pages.json 的 41 页）：正常页面最常见的两个字至多占 0.08，垃圾页占 0.16
+DUPLICATE = 0.6          # 两条结果的二元组有六成相同、数字互相包含，算同一篇（转载）。在 44 对标注过的结果上
+                         # （checks/dedupe_pairs.json，python3 checks/web_eval.py）：该合并没合并 4 对，不该合并的 0 对
 
 
 def web_hits(question, domains=None, screen=None, trace=None):
@@ -1117,30 +1119,31 @@ def unusable(result, question, policy, screen):
 
 
 def stuffed(text):
-    """同一个词占了一半以上：“试用 试用 试用 免费 免费”。按空格分的词和相邻两字各算一遍，取重复得最厉害的。"""
-    for units in (text.split(), [text[i:i + 2] for i in range(len(text) - 1) if "\u4e00" <= text[i] <= "\u9fff"]):
-        if len(units) >= 8 and max(units.count(unit) for unit in set(units)) / len(units) > 0.3:
-            return True
-    return False
+    """堆砌关键词：最常见的两个字（汉字、字母、数字）占了 STUFFED 以上。中文不用分词，英文的 free free free 也一样。"""
+    units = [text[i:i + 2] for i in range(len(text) - 1) if re.fullmatch(r"\w\w", text[i:i + 2])]
+    return len(units) >= 20 and max(map(units.count, set(units))) / len(units) > STUFFED
 
 
 def dedupe(results):
     """先按归一化的网址合并，再按正文合并（转载）。返回 (留下的, [(去掉的, 原因)])；留下的网址换成归一化的写法。
-    宁可留下两篇独立的报道，也不把它们并成一篇：多方印证本身就是联网检索的价值，所以 DUPLICATE 定得偏高。"""
+    宁可留下两篇独立的报道，也不把它们并成一篇：多方印证本身就是联网检索的价值。所以正文要几乎一样（DUPLICATE），
+    而且一条的数字都在另一条里（转载多一行广告、少一句话都行）：同一个模板的两天行情、新旧两版政策，字面很像，
+    数字才是要紧的事实，互不包含就不合并。"""
     kept, dropped, seen = [], [], {}
     for result in results:
         url = normalize_url(result["url"])
         if url in seen:
             dropped.append((result, f"和 {seen[url]['url']} 是同一个网址"))
             continue
-        pairs = bigrams(result["title"] + "\n" + result["snippet"])
-        twin = next((other for other in kept if similarity(pairs, other["pairs"]) >= DUPLICATE), None)
+        pairs, numbers = bigrams(result["title"] + "\n" + result["snippet"]), digits(result["title"] + result["snippet"])
+        twin = next((other for other in kept if similarity(pairs, other["pairs"]) >= DUPLICATE
+                     and (numbers <= other["numbers"] or other["numbers"] <= numbers)), None)
         if twin:
             dropped.append((result, f"和 {twin['url']} 几乎一样（转载？）"))
             continue
-        seen[url] = dict(result, url=url, pairs=pairs)
+        seen[url] = dict(result, url=url, pairs=pairs, numbers=numbers)
         kept.append(seen[url])
-    return [{key: value for key, value in result.items() if key != "pairs"} for result in kept], dropped
+    return [{key: value for key, value in result.items() if key not in ("pairs", "numbers")} for result in kept], dropped
 
 
 TRACKING = ("utm_", "gclid", "fbclid", "yclid", "msclkid", "spm", "from", "ref", "share_")   # 只记谁点了链接的参数
@@ -1161,6 +1164,11 @@ def bigrams(text):
     """比较用的单位：相邻两个字（汉字、字母、数字；标点和空格不算）。中文不用分词也能比。"""
     chars = re.sub(r"[^\w]", "", text.lower())
     return {chars[i:i + 2] for i in range(len(chars) - 1)}
+
+
+def digits(text):
+    """文字里的数字（阿拉伯数字的写法）："2024年9月12日，每斤3.5元" -> {"2024", "9", "12", "3.5"}。"""
+    return set(re.findall(r"\d+(?:\.\d+)?", text))
 
 
 def similarity(first, second):

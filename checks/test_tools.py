@@ -781,7 +781,7 @@ class GradeTest(unittest.TestCase):
 
 
 TOOLS = ["evaluate.py", "exercise.py", "acceptance.py", "grounding_eval.py", "bench.py", "transcripts.py", "run_checks.py",
-         "grade.py"]
+         "grade.py", "web_eval.py", "stand_in_search.py"]
 
 
 class ToolShellTest(unittest.TestCase):

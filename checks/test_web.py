@@ -16,7 +16,7 @@ from retrieval_qa import instruction_like
 from stand_in_model import StandIn
 from stand_in_search import PAGES, PROVIDERS, StandInSearch, shaped
 
-QUESTION = "记得笔记试用期多久"
+QUESTION = "请问记得笔记的免费试用期是多久？"
 
 
 def result(title, url, snippet, published=None):
@@ -69,6 +69,22 @@ class PipelineTest(unittest.TestCase):
         self.assertEqual([reason for _, reason in dropped], ["和 https://help.example/trial 是同一个网址",
                                                              "和 https://help.example/trial 几乎一样（转载？）"])
 
+    def test_on_the_labelled_pairs_no_two_sources_are_merged_and_few_copies_slip_through(self):
+        # 量过一次的成绩（python3 checks/web_eval.py）：改了去重的规则，这里不能变差
+        import web_eval
+        pairs = json.loads((web_eval.PAIRS).read_text(encoding="utf-8"))
+        self.assertGreaterEqual(len(pairs), 30)
+        missed, merged = web_eval.dedupe_errors(pairs, web.DUPLICATE)
+        self.assertEqual(merged, [])   # 宁可漏合并，也不把两个独立的来源并成一个
+        self.assertLessEqual(len(missed), 4)
+
+    def test_two_template_pages_that_differ_only_in_their_numbers_stay_apart(self):
+        first = result("9月12日蔬菜价格行情", "https://market.example/0912", "今日青菜每斤3.5元，西红柿每斤4元，土豆每斤2元。")
+        second = result("9月13日蔬菜价格行情", "https://market.example/0913", "今日青菜每斤3.8元，西红柿每斤4元，土豆每斤2元。")
+        self.assertEqual(len(web.dedupe([first, second])[0]), 2)
+        with_ad = dict(first, url="https://mirror.example/0912", snippet=first["snippet"] + "关注我们领 5 元券。")
+        self.assertEqual(len(web.dedupe([first, with_ad])[0]), 1)   # 多一行广告的转载：数字包含原文的
+
     def test_snippets_keep_the_relevant_sentences_in_their_order_within_the_budget(self):
         text = "公司成立于 2010 年。团队版可以试用 14 天。总部在杭州。试用期内最多 10 位成员。"
         self.assertEqual(web.extract_snippet(text, "团队版试用期多久", 30), "团队版可以试用 14 天。试用期内最多 10 位成员。")
@@ -78,18 +94,27 @@ class PipelineTest(unittest.TestCase):
         self.assertTrue(web.extract_snippet(long, "预算", 20).endswith("…"))
 
     def test_numbers_come_last_so_they_are_contiguous_and_within_the_budgets(self):
-        results = web.adapt("bocha", shaped("bocha", PAGES))
+        results = web.adapt("bocha", shaped("bocha", PAGES))   # 全部 41 页：每种该去掉的都在里面
         sources, dropped = web.web_sources(QUESTION, results, screen=instruction_like)
         self.assertEqual([s["n"] for s in sources], list(range(1, len(sources) + 1)))
-        self.assertLessEqual(len(sources), web.MAX_SOURCES)
+        self.assertEqual(len(sources), web.MAX_SOURCES)
         self.assertTrue(all(len(s["snippet"]) <= web.SNIPPET_BUDGET for s in sources))
         self.assertLessEqual(sum(len(s["snippet"]) for s in sources), web.TOTAL_BUDGET)
         reasons = {item["url"]: reason for item, reason in dropped}
-        self.assertEqual(reasons["javascript:alert(1)"], "链接不是 http(s) 网址，不能给人点")
-        self.assertEqual(reasons["https://evil.example/notice"], "像是写给模型的指令（第 05 课）")
-        self.assertEqual(reasons["https://spam.example/jide"], "堆砌关键词")
-        self.assertTrue(reasons["https://www.news.example/2026/10/jide-trial/"].endswith("几乎一样（转载？）"))
-        self.assertNotIn("utm_source", json.dumps(sources))
+        for page in PAGES:
+            url, text = page["url"], page["title"] + page["snippet"]
+            with self.subTest(url=url):
+                if not url.startswith(("http://", "https://")):
+                    self.assertEqual(reasons[url], "链接不是 http(s) 网址，不能给人点")
+                elif "忽略之前" in text:
+                    self.assertEqual(reasons[url], "像是写给模型的指令（第 05 课）")
+                elif "破解版" in page["title"]:
+                    self.assertEqual(reasons[url], "堆砌关键词")
+                elif len(page["snippet"]) < web.MIN_SNIPPET:
+                    self.assertEqual(reasons[url], "摘要太短，没有可引用的内容")
+                elif "utm_" in url:   # 官网页挂着跟踪参数的写法：归一化以后和官网页是同一个网址
+                    self.assertTrue(reasons[url].endswith("是同一个网址") or reasons[url].endswith("几乎一样（转载？）"), reasons[url])
+        self.assertNotIn("utm_", json.dumps(sources))
 
     def test_domain_lists(self):
         results = [result("试用说明", "https://help.example/a", "新注册的团队可以免费试用团队版 14 天，试用期内最多 10 位成员。"),
@@ -165,8 +190,9 @@ class ResilienceTest(unittest.TestCase):
 
     def test_gbk_is_decoded_and_garbage_is_one_line(self):
         with StandInSearch() as server, mock.patch("sys.stderr"):
+            expected = len(web.search_web(QUESTION, self.target(server), None))
             server.fault("gbk")
-            self.assertEqual(len(web.search_web(QUESTION, self.target(server), None)), 9)
+            self.assertEqual(len(web.search_web(QUESTION, self.target(server), None)), expected)
             server.fault("garbage")
             with self.assertRaises(NoAnswer) as caught:
                 web.search_web(QUESTION, self.target(server), None)

@@ -1,0 +1,104 @@
+"""第 07 课的量具：去重的阈值在标注过的结果对上错几次，来源在标注过的问题上找得全不全（离线，用假搜索接口的网页）。
+
+    $ python3 checks/web_eval.py             # 当前阈值的成绩，和几种阈值的对比
+    $ python3 checks/web_eval.py --details   # 再列出每个去重错了的结果对、每个漏了正确来源的问题
+
+数据都是没看过程序的人写的：checks/dedupe_pairs.json（两条结果是不是同一篇，same 为真就该合并），
+checks/web_questions.json（问题，和真正回答得了它的网址 answers_in），网页在 checks/web_pages.json（假搜索接口也用它）。
+不联网，不需要密钥。退出码 0；用法不对为 2。
+"""
+import contextlib
+import io
+import json
+import sys
+from unittest import mock
+
+from kit_helpers import CHECKS_DIR, parse_tool_options, run_tool
+
+import model_reply_assistant as web
+import retrieval_qa
+from stand_in_search import matching, shaped
+
+USAGE = "用法：python3 checks/web_eval.py [--details]"
+PAIRS = CHECKS_DIR / "dedupe_pairs.json"
+QUESTIONS = CHECKS_DIR / "web_questions.json"
+THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def dedupe_errors(pairs, threshold):
+    """(该合并没合并的, 不该合并却合并了的)：每个结果对交给 dedupe()，看它留下一条还是两条。"""
+    missed, merged = [], []
+    with mock.patch.object(web, "DUPLICATE", threshold):
+        for pair in pairs:
+            kept, _ = web.dedupe([dict(pair["a"], published=None), dict(pair["b"], published=None)])
+            if pair["same"] and len(kept) == 2:
+                missed.append(pair)
+            elif not pair["same"] and len(kept) == 1:
+                merged.append(pair)
+    return missed, merged
+
+
+def sources_for(question):
+    """一个问题在程序里得到的来源：假搜索接口会给的结果（博查的格式）→ 统一字段 → web_sources()。"""
+    results = web.adapt("bocha", shaped("bocha", matching(question, web.SEARCH_COUNT)))
+    with contextlib.redirect_stderr(io.StringIO()):
+        return web.web_sources(question, results, screen=retrieval_qa.instruction_like)[0]
+
+
+def source_figures(questions):
+    """[(问题, 来源, 找到正确来源没有, 来源里正确的几条)]，正确 = 归一化以后在 answers_in 里。"""
+    rows = []
+    for item in questions:
+        right = {web.normalize_url(url) for url in item["answers_in"]}
+        sources = sources_for(item["question"])
+        good = [source for source in sources if source["url"] in right]
+        rows.append((item, sources, bool(good), len(good)))
+    return rows
+
+
+def kept_share(rows, pages):
+    """正确来源的摘录保留了原摘要的几成字（摘录截在预算里，答案所在的句子可能被挤掉）。"""
+    original = {web.normalize_url(page["url"]): page["snippet"] for page in pages}
+    kept = [(len(source["snippet"]), len(original[source["url"]])) for item, sources, _, _ in rows for source in sources
+            if source["url"] in {web.normalize_url(url) for url in item["answers_in"]} and source["url"] in original]
+    return sum(a for a, _ in kept) / max(1, sum(b for _, b in kept)), len(kept)
+
+
+def main(argv):
+    options = parse_tool_options(argv, USAGE, __doc__, flags=("--details",))
+    pairs = json.loads(PAIRS.read_text(encoding="utf-8-sig"))
+    questions = json.loads(QUESTIONS.read_text(encoding="utf-8-sig"))
+    same = sum(1 for pair in pairs if pair["same"])
+    print(f"去重：{len(pairs)} 对结果（{same} 对是同一篇，{len(pairs) - same} 对是不同的来源），阈值 DUPLICATE = {web.DUPLICATE}")
+    print("| 阈值 | 该合并没合并 | 不该合并却合并了 |\n|---|---|---|")
+    for threshold in THRESHOLDS:
+        missed, merged = dedupe_errors(pairs, threshold)
+        mark = "（现在）" if threshold == web.DUPLICATE else ""
+        print(f"| {threshold}{mark} | {len(missed)}/{same} | {len(merged)}/{len(pairs) - same} |")
+    rows = source_figures(questions)
+    answerable = [row for row in rows if row[0]["answers_in"]]
+    found = sum(1 for row in answerable if row[2])
+    numbered = sum(len(row[1]) for row in answerable)
+    right = sum(row[3] for row in answerable)
+    share, counted = kept_share(answerable, json.loads((CHECKS_DIR / "web_pages.json").read_text(encoding="utf-8")))
+    print(f"\n来源：{len(questions)} 个问题，{len(answerable)} 个有答案、{len(questions) - len(answerable)} 个没有")
+    print(f"  找到至少一条正确来源：{found}/{len(answerable)} = {found / len(answerable):.0%}")
+    print(f"  编号的来源里正确的：{right}/{numbered} = {right / max(1, numbered):.0%}（其余是过时的、说错的或不相干的页，靠模型看日期和出处核对）")
+    print(f"  正确来源的摘录保留了原摘要的 {share:.0%} 的字（{counted} 条）")
+    if options["--details"]:
+        missed, merged = dedupe_errors(pairs, web.DUPLICATE)
+        print("\n该合并没合并的：")
+        for pair in missed:
+            print(f"  - {pair['a']['title']} ／ {pair['b']['title']}（{pair['kind']}）")
+        print("不该合并却合并了的：")
+        for pair in merged:
+            print(f"  - {pair['a']['title']} ／ {pair['b']['title']}（{pair['kind']}）")
+        print("没找到正确来源的问题：")
+        for item, sources, ok, _ in answerable:
+            if not ok:
+                print(f"  - {item['question']}：得到 {'、'.join(source['url'] for source in sources) or '没有来源'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_tool(main))
