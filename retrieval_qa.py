@@ -1853,6 +1853,8 @@ def run(argv):
     result["note"] = NOTES[result["status"]]
     if result["status"] == "error" and not result["model_called"]:
         result["note"] = "没有调用模型：请求还没有发出就停下了，原因见 problems。"
+    if args["web"] and result["status"] == "no_hits":
+        result["note"] = "联网搜索没有可用的来源（搜到的都被去掉了的，原因见 dropped），所以没有调用模型，也没有读取模型的密钥。"
     if args["web"] and not args["retrieve_only"]:   # 真正引用了的来源，可以直接显示成链接
         result["cited"] = cited_sources(result, sources) if result["status"] in ("draft", "needs_review") else []
         trace("引用", time.perf_counter(), "、".join(f"[{source['n']}]" for source in result["cited"]) or "没有")
