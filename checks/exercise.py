@@ -23,6 +23,7 @@ from kit_helpers import CHECKS_DIR, ROOT, SHIPPED_DOCUMENTS, parse_tool_options,
 
 import retrieval_qa
 import transcripts
+import model_reply_assistant as web
 from model_reply_assistant import JsonProblem, read_head, parse_json
 from reply_assistant import KitError
 from retrieval_qa import instruction_like
@@ -37,7 +38,10 @@ EXERCISES = {
     3: "第 03 课 练习三：删掉 D01#1，看“试用几天？”零命中、不请求模型（做完恢复）",
     4: "第 04 课 练习：写一份错误的草稿 trick.json，让“试用几天？”的 --check-draft 仍判为 draft",
     5: "第 05 课 练习：在资料里加一条藏着指令的记录，看警告和复核（做完删掉）",
+    6: "第 07 课 练习一：在 pairs.json 里写两对自己找的搜索结果（一对同一篇、一对不同的来源），看去重判得对不对",
+    7: "第 07 课 练习二：在 domains.json 的 deny 里加一个域名，让“请问记得笔记的免费试用期是多久？”的来源变了",
 }
+WEB_QUESTION = "请问记得笔记的免费试用期是多久？"   # 第 07 课练习二问的问题
 RESTORE = {2: "把 D01#1 正文里的 14 天改回 7 天", 3: "用你做的备份把 D01#1 恢复回来",
            5: "删掉你加的那条藏着指令的记录"}   # 做完要改回去的练习，各自怎么改回
 SAVED = (1, 2, 3, 5)   # 改资料的练习：做完时把资料存一份，以后资料改回去或再改，仍能核对做过
@@ -188,7 +192,62 @@ def exercise_5(documents, path):
                    "\"instruction\" 字段，原样抄写那句话，工具会核对它确实在正文里；没有指令的普通记录不算做完。"]
 
 
-CHECKS = {1: exercise_1, 2: exercise_2, 3: exercise_3, 4: exercise_4, 5: exercise_5}
+def student_json(path):
+    """读学生写的 JSON 文件：返回 (值, None) 或 (None, 一句说明)。"""
+    if not path.is_file():
+        return None, f"没有找到 {path}。"
+    try:
+        return parse_json(read_head(path, 64 * 1024).decode("utf-8-sig")), None
+    except JsonProblem as problem:
+        where = f"第 {problem.line} 行第 {problem.column} 列：" if problem.line else ""
+        return None, f"{path.name} 不是合法的 JSON（{where}{problem.what}）" + (f"。{problem.hint}" if problem.hint else "")
+    except (OSError, UnicodeDecodeError) as error:
+        return None, f"读不了 {path.name}（{error.__class__.__name__}）：请用 UTF-8 保存。"
+
+
+def exercise_6(documents, path):
+    import web_eval
+    pairs, problem = student_json(path.parent / "pairs.json")
+    if problem:
+        return False, [problem + "照第 07 课的练习一，把你找的结果对存成套件文件夹里的 pairs.json。"]
+    fields = ("title", "url", "snippet")
+    if not isinstance(pairs, list) or not pairs or not all(
+            isinstance(pair, dict) and isinstance(pair.get("same"), bool) and all(
+                isinstance(pair.get(side), dict) and all(isinstance(pair[side].get(f), str) and pair[side][f].strip() for f in fields)
+                for side in ("a", "b")) for pair in pairs):
+        return False, ['pairs.json 应当是数组，每项是 {"a": {title, url, snippet}, "b": {…}, "same": true 或 false}。']
+    given = {(pair["a"]["snippet"], pair["b"]["snippet"]) for pair in json.loads(web_eval.PAIRS.read_text(encoding="utf-8"))}
+    if any((pair["a"]["snippet"], pair["b"]["snippet"]) in given for pair in pairs):
+        return False, ["pairs.json 里有照抄 checks/dedupe_pairs.json 的结果对：练习要你自己找（或自己写）两对。"]
+    if {pair["same"] for pair in pairs} != {True, False}:
+        return False, ["至少要一对 same 为 true（同一篇）、一对为 false（不同的来源）。"]
+    missed, merged = web_eval.dedupe_errors(pairs, web.DUPLICATE)
+    lines = [f"你的 {len(pairs)} 对里，现在的阈值 {web.DUPLICATE} 漏合并 {len(missed)} 对、误合并 {len(merged)} 对。"]
+    lines += [f"误合并：{pair['a']['title'][:20]} ／ {pair['b']['title'][:20]}" for pair in merged]
+    lines += [f"漏合并：{pair['a']['title'][:20]} ／ {pair['b']['title'][:20]}" for pair in missed]
+    return True, lines
+
+
+def exercise_7(documents, path):
+    import web_eval
+    domains = path.parent / "domains.json"
+    if not domains.is_file():
+        return False, [f"没有找到 {domains}。照第 07 课的练习二，在套件文件夹里写一个 domains.json。"]
+    try:
+        policy = web.read_domains(str(domains))
+    except KitError as error:
+        return False, [str(error).removeprefix("错误：")]
+    if not policy.get("deny"):
+        return False, ["domains.json 的 deny 还是空的：加一个不想要的域名，例如论坛的。"]
+    before = [source["url"] for source in web_eval.sources_for(WEB_QUESTION)]
+    after = [source["url"] for source in web_eval.sources_for(WEB_QUESTION, policy)]
+    if before == after:
+        return False, [f"deny 里的 {'、'.join(policy['deny'])} 不在“{WEB_QUESTION}”的来源里，来源没有变。换一个来源里出现的域名。"]
+    gone = [url for url in before if url not in after]
+    return True, [f"来源里去掉了 {'、'.join(gone)}，编号重新排过：现在是 {'、'.join(after)}。"]
+
+
+CHECKS = {1: exercise_1, 2: exercise_2, 3: exercise_3, 4: exercise_4, 5: exercise_5, 6: exercise_6, 7: exercise_7}
 
 
 def restored(number, documents):

@@ -35,14 +35,15 @@ from reply_assistant import KitError
 USAGE = "用法：python3 checks/grade.py 学生的套件文件夹 … [--out FILE.md | FILE.csv] [--details]"
 DATA = "retrieval_documents.json"
 # 学生照课文自己写的文件：不算“和老师的套件不同”
-STUDENT_FILES = {"trick.json", DATA} | {exercise.saved_copy(number, Path("checks")).as_posix() for number in exercise.SAVED}
+OWN_FILES = {4: "trick.json", 6: "pairs.json", 7: "domains.json"}   # 练习自己写的文件：是链接（别人的）就不算分
+STUDENT_FILES = {DATA, *OWN_FILES.values()} | {exercise.saved_copy(number, Path("checks")).as_posix() for number in exercise.SAVED}
 # 学生自己写的（练习做完时存的资料也是）；课文让存的文件见 lesson_files()
 SKIPPED_NAMES = {".git", "__pycache__", ".exercise-progress.json", ".DS_Store", "Thumbs.db"}
 # 新加了就要看一眼：Python 启动时、导入时会自动读它们
 RISKY = (".py", ".pth", ".pyc", ".pyo", ".so", ".pyd")   # Python 会自动导入或执行的文件
 LEGEND = [
     "副本：相对于这些副本共同的文件夹。资料：能不能读；读不了时是程序自己的报错（截短）。",
-    "练习 1–5：“做完”= 副本里的资料或 trick.json 现在就能证明；“做完，未改回”= 练习二、三、五做完还没改回去；"
+    "练习 1–7：“做完”= 副本里的资料、trick.json、pairs.json、domains.json 现在就能证明；“做完，未改回”= 练习二、三、五做完还没改回去；"
     "“做完，已改回”= 做完时存下的资料（checks/.exercise-done/）用老师的检查重判过；“做完（有存档）”= 现在的资料看不出来，"
     "做完时存下的资料重判过；"
     "“自报已改回”= 只有学生自己的进度文件这么说，老师核实不了；空 = 没做。",
@@ -207,8 +208,8 @@ def grade(folder):
         row.update(资料=f"{shared_link(data, os.lstat(data))}，不算本人的资料")
         row["要看"].append(("资料是链接", "练习不算分"))
         return row
-    trick = kit / "trick.json"
-    linked_trick = trick.is_symlink() or (trick.exists() and os.lstat(trick).st_nlink > 1)   # 别人的 trick.json：练习四不算分
+    linked = {number for number, name in OWN_FILES.items()   # 别人的 trick.json、pairs.json、domains.json：那个练习不算分
+              if (kit / name).is_symlink() or ((kit / name).exists() and os.lstat(kit / name).st_nlink > 1)}
     try:
         with contextlib.redirect_stderr(io.StringIO()):
             documents = retrieval_qa.load_documents(str(data))
@@ -220,7 +221,7 @@ def grade(folder):
     row["资料"] = "能读"
     claimed = exercise.remembered_done(True, kit / "checks" / exercise.PROGRESS.name)   # 学生自己写的进度：只当作自报
     for number in exercise.EXERCISES:
-        done = False if number == 4 and linked_trick else exercise.CHECKS[number](documents, data)[0]
+        done = False if number in linked else exercise.CHECKS[number](documents, data)[0]
         if done:
             row["练习"][number] = "做完，未改回" if number in exercise.RESTORE else "做完"
         elif number in exercise.SAVED and exercise.shown_by_saved_copy(number, kit / "checks"):   # 存档是链接的不算
@@ -290,8 +291,8 @@ def same_as_another(result, paths):
     for (name, row), path in zip(result, paths):
         kit = find_kit(path)[0] if path.is_dir() else None
         changed = [entry.rsplit("（", 1)[0] for entry in row.get("不同", []) if entry.endswith(("（改了）", "（加的）", "（加的，风险）"))]
-        trick = kit / "trick.json" if kit else None   # 练习四是自己写的：两份一样就是抄的（链接另有一条，不在这里算）
-        changed += ["trick.json"] if trick and trick.is_file() and not trick.is_symlink() else []
+        for own in ("trick.json", "pairs.json") if kit else ():   # 练习四、六是自己写的：两份一样就是抄的（链接另有一条，不在这里算）
+            changed += [own] if (kit / own).is_file() and not (kit / own).is_symlink() else []
         for file in changed if kit else []:
             owners.setdefault((file, fingerprint(kit / file)), []).append(name)
     for (file, _), names in owners.items():

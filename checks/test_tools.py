@@ -145,11 +145,11 @@ class ExerciseCommandTest(unittest.TestCase):
     def test_list_and_usage(self):
         kit, (code, out, _) = self.tool([])
         self.assertEqual(code, 0)
-        for number in range(1, 6):
+        for number in range(1, 8):
             self.assertIn(f"  {number}  第 0", out)
         code, _, err = kit.tool("exercise.py", ["9"])
         self.assertEqual(code, 2)
-        self.assertIn("练习编号应当是 1–5 之一", err)
+        self.assertIn("练习编号应当是 1–7 之一", err)
 
     def test_every_exercise_is_not_done_in_a_fresh_copy(self):
         for number in range(1, 6):
@@ -345,6 +345,36 @@ class ExerciseCommandTest(unittest.TestCase):
         self.assertFalse((self.kit.path / "checks" / ".exercise-progress.json").exists())
         self.assertEqual(self.judge(2)[0], 1)
 
+    def test_exercise_6_judges_the_students_own_pairs_with_the_current_threshold(self):
+        pairs = self.kit.path / "pairs.json"
+        self.assertIn("没有找到", self.judge(6)[1])
+        shipped = json.loads((ROOT / "checks" / "dedupe_pairs.json").read_text(encoding="utf-8"))
+        pairs.write_text(json.dumps(shipped[:2], ensure_ascii=False), encoding="utf-8")
+        self.assertIn("照抄 checks/dedupe_pairs.json", self.judge(6)[1])
+        reprint = {"a": {"title": "新馆开放", "url": "https://city.example/a", "snippet": "青川新馆 10 月 1 日开放，周一闭馆，每天 9 点到 21 点。"},
+                   "b": {"title": "新馆开放（转载）", "url": "https://news.example/b", "snippet": "青川新馆 10 月 1 日开放，周一闭馆，每天 9 点到 21 点。"},
+                   "same": True}
+        pairs.write_text(json.dumps([reprint], ensure_ascii=False), encoding="utf-8")
+        self.assertIn("至少要一对 same 为 true", self.judge(6)[1])
+        template = dict(reprint, b=dict(reprint["b"], snippet=reprint["a"]["snippet"].replace("21", "20")), same=False)
+        pairs.write_text(json.dumps([reprint, template], ensure_ascii=False), encoding="utf-8")
+        code, out = self.judge(6)
+        self.assertEqual(code, 0, out)
+        self.assertIn("漏合并 0 对、误合并 0 对", out)
+
+    def test_exercise_7_needs_a_deny_list_that_changes_the_sources(self):
+        domains = self.kit.path / "domains.json"
+        domains.write_text('{"deny": ["download-soft.test"]}', encoding="utf-8")   # 第 07 课的示范：垃圾站本来就被过滤了
+        code, out = self.judge(7)
+        self.assertEqual(code, 1)
+        self.assertIn("来源没有变", out)
+        domains.write_text('{"deny": ["bbs.efficiency-club.test"]}', encoding="utf-8")
+        code, out = self.judge(7)
+        self.assertEqual(code, 0, out)
+        self.assertIn("来源里去掉了 https://bbs.efficiency-club.test/thread/88213", out)
+        domains.write_text('{"deny": "bbs"}', encoding="utf-8")
+        self.assertIn("应当是", self.judge(7)[1])
+
     def test_a_linked_data_file_looks_for_trick_json_beside_the_link(self):
         kit = KitCopy(with_checks=True)
         self.addCleanup(kit.close)
@@ -403,13 +433,13 @@ class ExerciseCommandTest(unittest.TestCase):
         self.assertEqual(code, 1)
         lines = out.splitlines()
         self.assertEqual(lines[1:3], ["| 练习 | 状态 | 说明 |", "|---|---|---|"])
-        self.assertEqual([line.split(" | ")[1] for line in lines[3:]], ["还没完成"] * 5)
+        self.assertEqual([line.split(" | ")[1] for line in lines[3:]], ["还没完成"] * 7)
         other = kit.path / "student.json"
         records = kit.records()
         records[0]["keywords"].append("免费用多久")
         other.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
         code, out, _ = kit.tool("exercise.py", ["all", "--documents", str(other)])
-        self.assertEqual([line.split(" | ")[1] for line in out.splitlines()[3:]], ["已完成"] + ["还没完成"] * 4)
+        self.assertEqual([line.split(" | ")[1] for line in out.splitlines()[3:]], ["已完成"] + ["还没完成"] * 6)
         records[0]["text"] = records[0]["text"].replace("7 天", "14 天")
         other.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
         code, out, _ = kit.tool("exercise.py", ["all", "--documents", str(other)])
@@ -743,6 +773,15 @@ class GradeTest(unittest.TestCase):
         self.assertEqual((rows["h02-练习一"]["练习1"], rows["h08-练习四"]["练习4"]), ("做完", "做完"))
         self.assertEqual(rows["t09-草稿软链接"]["练习4"], "")
         self.assertIn("总结：30 个副本，15 个要看一眼", out.splitlines()[-1])
+
+    def test_lesson_07_exercises_are_graded_and_a_borrowed_file_earns_nothing(self):
+        own, borrower = self.copies(2)
+        (own.path / "domains.json").write_text('{"deny": ["bbs.efficiency-club.test"]}', encoding="utf-8")
+        (borrower.path / "domains.json").symlink_to(own.path / "domains.json")
+        rows, _ = self.grade(own.path, borrower.path)
+        first, second = rows.values()
+        self.assertEqual((first["练习7"], second["练习7"]), ("做完", ""))
+        self.assertIn("有链接：domains.json", second["要看一眼"])
 
     def test_every_argument_gets_a_row_and_nothing_is_all_or_nothing(self):
         kit, = self.copies(1)

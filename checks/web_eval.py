@@ -38,11 +38,11 @@ def dedupe_errors(pairs, threshold):
     return missed, merged
 
 
-def sources_for(question):
-    """一个问题在程序里得到的来源：假搜索接口会给的结果（博查的格式）→ 统一字段 → web_sources()。"""
+def sources_for(question, policy=None):
+    """一个问题在程序里得到的来源：假搜索接口会给的结果（博查的格式）→ 统一字段 → web_sources()。policy 是域名名单。"""
     results = web.adapt("bocha", shaped("bocha", matching(question, web.SEARCH_COUNT)))
     with contextlib.redirect_stderr(io.StringIO()):
-        return web.web_sources(question, results, screen=retrieval_qa.instruction_like)[0]
+        return web.web_sources(question, results, policy, screen=retrieval_qa.instruction_like)[0]
 
 
 def source_figures(questions):
