@@ -65,7 +65,8 @@ class StandInSearch:
 
     def fault(self, kind, **details):
         """排一个故障，给下一个请求：429（retry_after=秒）、500、401、redirect、slow（seconds=秒）、silent、
-        garbage（不是 JSON）、gbk（GBK 编码、声明 charset=gbk）、empty（没有结果）、shape（不认识的格式）。"""
+        garbage（不是 JSON）、gbk（GBK 编码、声明 charset=gbk）、empty（没有结果）、shape（不认识的格式）、
+        hostile（第一条结果的标题里夹着清屏的 ESC 序列和反转方向的字符）。"""
         self.faults.append((kind, details))
 
     @property
@@ -119,6 +120,8 @@ def make_handler(stand_in):
             count = int((body or {}).get("count") or (body or {}).get("max_results") or 0) if isinstance(body, dict) \
                 else int(query.get("count") or query.get("num") or 0)
             pages = [] if kind == "empty" else matching(question, count or 10)
+            if kind == "hostile" and pages:
+                pages = [dict(pages[0], title=pages[0]["title"] + "\x1b[2J\u202e")] + pages[1:]
             payload = shaped(stand_in.provider, pages)
             status, headers = 200, {}
             if kind == "429":

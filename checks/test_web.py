@@ -299,6 +299,28 @@ class CommandLineTest(unittest.TestCase):
         self.assertTrue(all(link.startswith(("https://", "#source-")) or link == "" for link in parser.links), parser.links)
         self.assertIn("<script>alert(1)</script>记得", "".join(parser.text))   # 作为文字显示出来，不是标签
 
+    def test_titles_from_the_web_are_terminal_safe(self):
+        with StandInSearch() as server:
+            server.fault("hostile")
+            code, out, err = self.run_web(server, ["--retrieve-only", QUESTION])
+        self.assertEqual(code, 0, err)
+        self.assertNotIn("\x1b", out + err)
+        self.assertNotIn("\u202e", out + err)
+        # 标题在统一字段时就并成了一行：控制字符和方向字符换成空格，剩下的“[2J”只是普通文字
+        self.assertEqual(json.loads(out)["hits"][0]["title"], "价格与方案 - 记得笔记官网 [2J")
+
+    def test_a_server_that_never_answers_is_a_timeout_retried_then_one_line(self):
+        waits = []
+        with StandInSearch() as server, mock.patch("sys.stderr"):
+            for _ in range(web.RETRIES + 1):
+                server.fault("silent")
+            with self.assertRaises(NoAnswer) as caught:
+                web.search_web(QUESTION, {"provider": "bocha", "url": server.url, "official": False}, None, timeout=0.3,
+                               sleep=waits.append)
+        self.assertEqual(len(server.requests), web.RETRIES + 1)
+        self.assertEqual(len(waits), web.RETRIES)
+        self.assertIn("超时", caught.exception.problems[0])
+
     def test_web_and_documents_do_not_mix(self):
         code, _, err = run_kit(["--web", "--documents", "x.json", QUESTION], documents=None)
         self.assertEqual(code, 2)
