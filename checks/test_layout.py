@@ -236,6 +236,19 @@ class LessonTwoCoreTest(unittest.TestCase):
                          if name.isupper() and name in uses and section(line) != section(uses[name])}
                 self.assertEqual(apart, {}, "常量: (定义的行, 第一次使用的行)：定义挪到用它的那一节")
 
+    def test_lesson_07_core_is_short_and_starts_with_its_entry_point(self):
+        # issue 26：第 07 课的核心在 200 行以内，入口 web_hits 在最前；请求接口、重试、缓存这些加固在它的选读分节线后面
+        text = source("model_reply_assistant.py")
+        lines = text.splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith("# ---------- 第 07 课（选读）：联网检索的核心"))
+        end = next(i for i, line in enumerate(lines) if line.startswith("# ---------- 第 07 课 · 加固（选读）"))
+        self.assertLessEqual(end - start, 200)
+        names = top_level_names(ast.parse(text))
+        functions = sorted((line, name) for name, line in names.items() if start < line <= end and not name.isupper())
+        self.assertEqual(functions[0][1], "web_hits")
+        for name in ("search_web", "adapt", "cached_search", "TokenBucket", "write_html", "SEARCH_PROVIDERS"):
+            self.assertGreater(names[name], end + 1, name)
+
     def test_the_trace_is_not_woven_through_generate(self):
         import inspect
         import model_reply_assistant
