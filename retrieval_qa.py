@@ -14,6 +14,9 @@
   --documents PATH    改用另一个资料文件（默认：脚本旁边的 retrieval_documents.json）
   --timeout 秒        模型请求的总时限（默认 60 秒）；超时不自动重试
   --trace             在 stderr 上逐段报告：资料、检索、上下文、请求、响应、核对（耗时和数量，不含密钥，文字最多 40 字）
+  --web               第 07 课（选读）：不读资料文件，改用联网搜索（SEARCH_PROVIDER、SEARCH_API_KEY、SEARCH_API_URL，见第 07 课）
+  --domains 文件      和 --web 一起用：{"deny": [域名, …], "allow": [域名, …]}，不要或只要这些网站
+  --html 文件         和 --web 一起用：另写一个小网页，草稿里的 [n] 链到来源
   -h, --help          显示这段说明
 
 零命中时不调用模型，也不读取密钥，也不检查 --check-draft 的文件。
@@ -33,7 +36,8 @@ from model_reply_assistant import (ENVIRONMENT_HELP, WEB_RULES, JsonObject, Json
                                    checked_answer, citation_problems, cited_sources, describe_os_error, describe_value, make_rejection, one_line,
                                    parse_json, parse_timeout, read_head, read_saved_reply, shown_safely, web_hits, write_html,
                                    write_json)
-from reply_assistant import EXIT_OK, EXIT_REVIEW, checked_question, closest, make_kit_error, parse_command_line, run_cli
+from reply_assistant import (EXIT_OK, EXIT_OUTPUT, EXIT_REVIEW, checked_question, closest, error_line, make_kit_error,
+                             parse_command_line, run_cli)
 
 # 这个文件按课程顺序读：第 03 课（读资料、检索）→ 第 04 课（核对出处）→ 第 05 课（不可信的资料、--trace），
 # 最后是把各课的步骤串起来的 run()。共用的外壳在 reply_assistant.py，模型调用和回答的检查在 model_reply_assistant.py。
@@ -101,8 +105,9 @@ def build_materials(hits):
 
 def show_sources(sources, dropped, stale):
     """--web 时给人看的来源（stderr）：编号、标题、网址、日期；去掉的只说条数和第一条的原因，细节在 JSON 的 dropped 里。"""
-    if stale:
-        print(f"搜索没有成功，用的是 {stale / 60:.0f} 分钟前的缓存：结果可能不是最新的。", file=sys.stderr)
+    if stale is not None:
+        age = f"{stale / 60:.0f} 分钟" if stale >= 60 else f"{stale:.0f} 秒"
+        print(f"搜索没有成功，用的是 {age}前的缓存：结果可能不是最新的。", file=sys.stderr)
     print(f"联网搜到 {len(sources)} 条来源：" if sources else "联网搜索没有可用的来源。", file=sys.stderr)
     for source in sources:
         print(f"  [{source['n']}] {source['title']}  {source['url']}  {source['published'] or '日期不详'}", file=sys.stderr)
@@ -816,8 +821,8 @@ def sentences_of(draft, context):
         normal = nfkc(piece)
         body = re.sub(LINK, " ", normal)   # 链接由 changed_link 整个核对；里面的冒号和点不能拿来切分句
         body = re.sub(ID_IN_TEXT, " ", body)   # 片段编号不是事实（没发送的编号由 unsent_id 拒绝）
-        for hit_id in context.sent:
-            body = body.replace(hit_id, " ")
+        for hit_id in context.sent:   # 只有数字的编号（第 07 课的 1、2、3）不删：删了会把草稿里的 14 天删成 4 天
+            body = body if hit_id.isdigit() else body.replace(hit_id, " ")
         body = re.sub(r"(?:^|(?<=[，。；！？!?]))[^，。；！？!?]*[:：](?!\d)", " ", body)   # 冒号前面是引子，不是事实
         parts = re.split(CLAUSE_BREAK, body)
         if re.search(NOT_IN_DOCUMENTS, body):   # 说资料里没有的那一句里，提问的分句也不是事实
@@ -1805,7 +1810,13 @@ def run(argv):
     trace = trace_line if args["trace"] else (lambda *unused: None)   # 不加 --trace 时什么也不打印
     if args["web"]:   # 第 07 课：资料来自联网搜索，编好号的来源当作命中的片段
         question = checked_question(args["question"] if args["question"] is not None else ask_question())
-        hits, sources, dropped, stale = web_hits(question, args["domains"], instruction_like, trace)
+        try:
+            hits, sources, dropped, stale = web_hits(question, args["domains"], instruction_like, trace)
+        except NoAnswer as failure:   # 搜索失败、也没有缓存：照样输出一个 JSON，和模型调用失败一样
+            print(failure, file=sys.stderr)
+            write_json({"question": question, "status": "error", "model_called": False, "hits": [], "problems": failure.problems,
+                        "note": "联网搜索失败，没有来源，所以没有调用模型，也没有读取模型的密钥。"})
+            return failure.exit_code
         documents = hits
         show_sources(sources, dropped, stale)
     else:   # 第 03 课：读资料、检索
@@ -1821,6 +1832,7 @@ def run(argv):
     if args["web"]:   # 每条来源给人看的样子：编号、标题、网址、日期、摘录；去掉了哪些、为什么
         result["hits"] = [{key: source[key] for key in ("n", "title", "url", "published", "snippet")} for source in sources]
         result["dropped"] = [{"title": item["title"], "url": item["url"], "reason": reason} for item, reason in dropped]
+        result["cached_seconds_ago"] = None if stale is None else round(stale)   # 搜索失败时用了几秒前的缓存
     code = EXIT_OK
     if not args["retrieve_only"]:
         result.update(draft=None, sources=[], evidence=None, uncited_hits=[], problems=[], hints=[])
@@ -1854,12 +1866,19 @@ def run(argv):
     if result["status"] == "error" and not result["model_called"]:
         result["note"] = "没有调用模型：请求还没有发出就停下了，原因见 problems。"
     if args["web"] and result["status"] == "no_hits":
-        result["note"] = "联网搜索没有可用的来源（搜到的都被去掉了的，原因见 dropped），所以没有调用模型，也没有读取模型的密钥。"
+        result["note"] = "联网搜索没有找到可用的来源（搜到了却都被去掉的，原因在 dropped 里），所以没有调用模型，也没有读取模型的密钥。"
+    if args["web"] and result["status"] == "retrieved":
+        result["note"] = "只做了联网检索（--retrieve-only）：没有调用模型，也没有读取模型的密钥。"
     if args["web"] and not args["retrieve_only"]:   # 真正引用了的来源，可以直接显示成链接
         result["cited"] = cited_sources(result, sources) if result["status"] in ("draft", "needs_review") else []
         trace("引用", time.perf_counter(), "、".join(f"[{source['n']}]" for source in result["cited"]) or "没有")
     if args["html"]:
-        write_html(args["html"], result)
+        try:
+            write_html(args["html"], result)
+            print(f"网页已写入 {args['html']}", file=sys.stderr)
+        except OSError as error:   # 文件夹不存在、是个文件夹、没有权限：结果照样输出，退出码 5（结果没写全）
+            print(error_line(f"写不了网页 {args['html']}（{describe_os_error(error)}）。"), file=sys.stderr)
+            code = EXIT_OUTPUT
     write_json(result)
     return code
 

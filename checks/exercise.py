@@ -7,7 +7,7 @@
 
 只读你的文件，从不修改（存档是另写的文件）；不联网，不需要密钥。做完了退出码为 0，还没做完为 1，用法不对为 2。
 练习二、三、五做完要改回去。判你自己的套件时，工具会在 checks/.exercise-progress.json 里记下“见过做完的样子”，
-并把练习一、二、三、五做完时的资料原样存进 checks/.exercise-done/（都不进 git）：改回去以后这里显示“做完并已改回”
+并把练习一、二、三、五做完时的资料原样存进 checks/.exercise-done/（进度文件不进 git，存档要交）：改回去以后这里显示“做完并已改回”
 （资料又改成别的样子时显示“之前做完过”），老师的 grade.py 也能用可信的检查重判那份存档，不必只凭你自己的记录。
 """
 import contextlib
@@ -161,7 +161,7 @@ def lesson_examples():
             continue
         for step in (step for step in steps if step[0] == "edit"):   # ("edit", 行号, 文件名, 块的内容)
             try:
-                texts.add(json.loads(step[3])["text"].strip())
+                texts.add(retrieval_qa.plain(json.loads(step[3])["text"]))
             except (ValueError, KeyError, TypeError, AttributeError):
                 continue
     return texts
@@ -173,7 +173,7 @@ def exercise_5(documents, path):
     if not new:
         return False, ["资料里还没有你新加的记录。照第 05 课第一节，加一条正文里藏着指令的记录。"]
     examples = lesson_examples()
-    added = [record for record in new if record["text"].strip() not in examples]
+    added = [record for record in new if retrieval_qa.plain(record["text"]) not in examples]   # 只改标点、空格也是照抄
     if not added:
         ids = "、".join(record["id"] for record in new)
         return False, [f"{ids} 照抄的是课文里的示范记录。练习要你换个说法：自己写一句藏在正文里的指令，看警告认不认得。"]
@@ -209,7 +209,7 @@ def exercise_6(documents, path):
     import web_eval
     pairs, problem = student_json(path.parent / "pairs.json")
     if problem:
-        return False, [problem + "照第 07 课的练习一，把你找的结果对存成套件文件夹里的 pairs.json。"]
+        return False, [problem.rstrip("。") + "。照第 07 课的练习一，把你找的结果对存成套件文件夹里的 pairs.json。"]
     fields = ("title", "url", "snippet")
     if not isinstance(pairs, list) or not pairs or not all(
             isinstance(pair, dict) and isinstance(pair.get("same"), bool) and all(
@@ -278,7 +278,7 @@ def judge(number, documents, path, remembered):
             lines.append(f"你后来加的 {'、'.join(unnamed)} 没有触发警告。如果它也藏着一句指令，"
                          "就给它加 \"instruction\" 字段，原样抄写那句话，再运行一次。")
         return "restored", lines
-    if number in remembered:   # 做过了，资料后来又改了（练习一的关键词撤掉了、正在做练习三……）：做过的仍算数
+    if number in SAVED and number in remembered:   # 做过了，资料后来又改了（练习一的关键词撤掉了、正在做练习三……）：做过的仍算数
         return "earlier", ["之前见过它做完的样子；资料后来又改了，现在的样子是：" + lines[0]]
     if number in RESTORE:
         lines = lines + ["（如果你已经做完、又改回去了，那就对了：这个练习做完就该改回去。）"]
@@ -301,18 +301,30 @@ def keep_done_copy(number, path):
         return None
 
 
-def shown_by_saved_copy(number, checks_dir):
-    """存档能不能证明练习 number 做完过：它是普通文件（不是链接，也没有和别的文件共用内容），读得了，
-    用这份检查重判仍是做完的样子。grade.py 用它判学生的副本。"""
+def shown_by_saved_copy(number, checks_dir, current=None):
+    """存档能不能证明练习 number 做完过：它和它所在的文件夹都不是链接，它也没有和别的文件共用内容，读得了，
+    用这份检查重判仍是做完的样子；给了 current（副本现在的资料）时，发布版里除 D01#1 以外的记录，存档里都有、和现在
+    或发布版写得一样（随手写的存档缺这些记录）。grade.py 用它判学生的副本。"""
     saved = saved_copy(number, checks_dir)
     try:
         info = os.lstat(saved)
     except OSError:
         return False
-    if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1 or saved.parent.is_symlink() or checks_dir.is_symlink():
         return False
     documents, error = load(saved)
-    return error is None and CHECKS[number](documents, saved)[0]
+    if error is not None or not CHECKS[number](documents, saved)[0]:
+        return False
+    return current is None or same_other_records(documents, current)
+
+
+def same_other_records(saved, current):
+    """发布版里 D01#1 以外的每条记录，存档里都有，而且和发布版或现在的资料写得一样（练习只改 D01#1、只加新记录；
+    第 06 课以后收紧过的关键词也认得）。"""
+    pick = lambda documents: {r["id"]: (r["title"], r["text"], r["keywords"]) for r in documents}   # noqa: E731
+    original, now, kept = pick(shipped()), pick(current), pick(saved)
+    return all(record_id in kept and kept[record_id] in (original[record_id], now.get(record_id))
+               for record_id in original if record_id != "D01#1")
 
 
 def remembered_done(track, progress=None):
@@ -320,8 +332,8 @@ def remembered_done(track, progress=None):
     if not track:
         return set()
     try:   # read_head 只读普通文件：进度文件是命名管道也不会卡住
-        return set(json.loads(read_head(progress or PROGRESS, 4096).decode("utf-8")).get("done", []))
-    except (OSError, ValueError, AttributeError, TypeError):
+        return set(parse_json(read_head(progress or PROGRESS, 4096).decode("utf-8")).get("done", []))
+    except (OSError, ValueError, AttributeError, TypeError, JsonProblem):
         return set()
 
 
@@ -378,7 +390,7 @@ def main(argv):
         if state == "done" and numbers[0] in RESTORE:
             print(f"提醒：这个练习做完要改回去（{RESTORE[numbers[0]]}），免得影响后面的练习。")
         if kept.get(numbers[0]):
-            print(f"做完时的资料已存为 {kept[numbers[0]].relative_to(ROOT).as_posix()}（不进 git）：以后资料再改，"
+            print(f"做完时的资料已存为 {kept[numbers[0]].relative_to(ROOT).as_posix()}（交作业时一起交）：以后资料再改，"
                   "这里和老师的 grade.py 仍用它核对你做过。")
     return 0 if all(state != "todo" for state, _ in results.values()) else 1
 

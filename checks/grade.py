@@ -18,6 +18,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -38,7 +39,9 @@ DATA = "retrieval_documents.json"
 OWN_FILES = {4: "trick.json", 6: "pairs.json", 7: "domains.json"}   # 练习自己写的文件：是链接（别人的）就不算分
 STUDENT_FILES = {DATA, *OWN_FILES.values()} | {exercise.saved_copy(number, Path("checks")).as_posix() for number in exercise.SAVED}
 # 学生自己写的（练习做完时存的资料也是）；课文让存的文件见 lesson_files()
-SKIPPED_NAMES = {".git", "__pycache__", ".exercise-progress.json", ".DS_Store", "Thumbs.db"}
+SKIPPED_NAMES = {".git", "__pycache__", ".exercise-progress.json", ".DS_Store", "Thumbs.db",
+                 ".venv", "venv", "node_modules", ".idea", ".vscode"}   # 虚拟环境、编辑器的文件夹：和作业无关，也不会被套件导入
+MAX_LISTED = 15   # “和老师的套件不同”最多列这么多条，其余只说个数
 # 新加了就要看一眼：Python 启动时、导入时会自动读它们
 RISKY = (".py", ".pth", ".pyc", ".pyo", ".so", ".pyd")   # Python 会自动导入或执行的文件
 LEGEND = [
@@ -99,10 +102,10 @@ def compare_with_teacher(folder):
             continue
         if info is None:
             top = name.split("/")[0]
-            if "/" in name and not (folder / top).exists():
-                if top not in absent:
-                    absent.add(top)
+            if "/" in name and (not (folder / top).exists() or (folder / top).is_symlink()):   # 没带，或者是链接（链接另有一条）
+                if top not in absent and not (folder / top).is_symlink():
                     differences.append(f"{top}/（整个没带）")
+                absent.add(top)
             else:
                 differences.append(f"{name}（缺）")
         elif stat.S_ISLNK(info.st_mode):
@@ -125,38 +128,109 @@ def compare_with_teacher(folder):
                 concerns.append(("改了 Python 文件", name))
             elif name.startswith(("checks/", "lessons/")):   # 改了检查的数据或课文：检查和练习的结论可能跟着变
                 concerns.append(("改了检查或课文", name))
+    if len(differences) > MAX_LISTED:   # 整个副本是旧版本、带着一堆别的文件时，一格写不下
+        differences = differences[:MAX_LISTED] + [f"……另有 {len(differences) - MAX_LISTED} 处"]
     kept = sorted(name for name in theirs if name in lesson_files())
     if kept:   # 照课文存的文件：另起一条说个数，不和真正的差别混在一起
         differences.append(f"（另有课文让存的文件 {len(kept)} 个）")
+    git_config = folder / ".git" / "config"
+    if git_config.is_file() and not git_config.is_symlink():   # 老师在副本里敲 git status，这些设置就会执行命令
+        text = git_config.read_bytes()[:65536].decode("utf-8", errors="replace").lower()
+        risky = [key for key in ("fsmonitor", "hookspath", "sshcommand", "pager", "editor", "textconv", "askpass")
+                 if key in text]
+        if risky or any(hook.is_file() and not hook.name.endswith(".sample") for hook in (folder / ".git" / "hooks").glob("*")):
+            concerns.append(("git 设置会执行命令", "、".join(risky) or "hooks"))
     for name, why in forged_bytecode(folder):
         differences.append(f"{name}（{why}，风险）")
-        concerns.append(("字节码不是这份源代码编出来的", name))
+        concerns.append(("字节码有问题", f"{name}（{why}）"))
     return differences, concerns
 
 
 def forged_bytecode(folder):
-    """__pycache__ 里的字节码，和用老师这台机器的 Python 编译副本自己的源代码得到的不一样：[(相对路径, 原因)]。
-    学生运行套件时 Python 自己写的 __pycache__ 一模一样，不算；别的 Python 版本写的这里读不了，也不会被这个版本用上，跳过。
-    只看代码本身（不看文件名和时间戳）：伪造的字节码可以把时间戳写得和源代码一样，骗过 Python 去用它。"""
+    """__pycache__ 里会被 Python 用上、却不是副本自己的源代码编出来的字节码：[(相对路径, 原因)]。
+    - 头部记着的源代码大小和修改时间（或哈希）和现在的源代码对不上的，Python 会重新编译、不用它，不算（学生改过又改回的常见）；
+    - 对得上的，用老师这台机器的 Python 编译源代码，和字节码比代码本身（伪造的字节码可以把头部写得和源代码一样，骗过 Python）；
+    - 别的 Python 版本写的，这个版本读不了、也不会用，跳过。
+    比较在子进程里做（见 compare_bytecode）：字节码是学生给的数据，几十个字节就能让反序列化要几 GB 内存。"""
     import importlib.util
-    import marshal
-    found = []
+    found, candidates = [], []
     for cache in sorted(path for path in folder.rglob("__pycache__") if path.is_dir() and not path.is_symlink()):
         for pyc in sorted(cache.iterdir()):
             name, source = pyc.relative_to(folder).as_posix(), cache.parent / (pyc.name.split(".")[0] + ".py")
             if pyc.is_symlink() or not pyc.is_file():
                 found.append((name, "是链接或不是普通文件"))
-            elif not source.is_file():
+            elif not source.is_file() or source.is_symlink():
                 found.append((name, "没有对应的源代码"))
-            elif pyc.read_bytes()[:4] == importlib.util.MAGIC_NUMBER:
+            else:
+                with open(pyc, "rb") as handle:
+                    head = handle.read(16)
+                if head[:4] != importlib.util.MAGIC_NUMBER or not python_would_use(head, source):
+                    continue
                 optimize = 2 if ".opt-2." in pyc.name else 1 if ".opt-1." in pyc.name else 0
-                try:
-                    code = marshal.loads(pyc.read_bytes()[16:])
-                except (EOFError, ValueError, TypeError):
-                    code = None
-                if code != compile(source.read_bytes(), str(source), "exec", dont_inherit=True, optimize=optimize):
-                    found.append((name, "字节码和副本里的源代码对不上"))
+                candidates.append((name, str(pyc), str(source), optimize))
+    verdicts = compare_bytecode([item[1:] for item in candidates])
+    found += [(name, verdicts[pyc]) for name, pyc, _, _ in candidates if verdicts[pyc]]
     return found
+
+
+def python_would_use(head, source):
+    """字节码的头部说明它是哪一份源代码编的：Python 只在对得上时用它（PEP 552）。"""
+    import importlib.util
+    flags = int.from_bytes(head[4:8], "little")
+    if flags == 0:   # 按修改时间和大小
+        info = source.stat()
+        return head[8:12] == (int(info.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little") and \
+            head[12:16] == (info.st_size & 0xFFFFFFFF).to_bytes(4, "little")
+    if flags == 0b11:   # 按哈希，而且要核对
+        return head[8:16] == importlib.util.source_hash(source.read_bytes())
+    return True   # 按哈希、不核对（flags == 1），或者头部写坏了：Python 可能照用，要比
+
+
+BYTECODE_CHECKER = r"""
+import hashlib, json, marshal, sys
+try:   # 只在类 Unix 系统上有：反序列化要的内存超过 1 GiB 就失败，而不是把机器拖垮
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, resource.getrlimit(resource.RLIMIT_AS)[1]))
+except Exception:
+    pass
+compiled = {}
+for pyc, source, optimize in json.load(sys.stdin):
+    text = open(source, "rb").read()
+    key = (hashlib.sha256(text).hexdigest(), optimize)
+    if key not in compiled:   # 三十份副本的源代码多半一样：每份只编译一次
+        try:
+            compiled[key] = compile(text, source, "exec", dont_inherit=True, optimize=optimize)
+        except (SyntaxError, ValueError):
+            compiled[key] = None
+    try:
+        same = marshal.loads(open(pyc, "rb").read()[16:]) == compiled[key]
+    except Exception:
+        same = False
+    print("ok" if same else "nosource" if compiled[key] is None else "bad", flush=True)
+"""
+BYTECODE_VERDICTS = {"ok": "", "nosource": "源代码编译不了，字节码却在", "bad": "字节码和副本里的源代码对不上",
+                     "died": "读这份字节码时要的内存或时间不正常"}
+
+
+def compare_bytecode(items):
+    """[(字节码, 源代码, optimize)] -> {字节码: 原因（一样就是空字符串）}。在一个子进程里一份份比；子进程在某一份上
+    死掉或超时，那一份就是“不正常”，剩下的换一个子进程接着比。"""
+    import subprocess
+    verdicts, rest = {}, list(items)
+    while rest:
+        try:
+            done = subprocess.run([sys.executable, "-I", "-c", BYTECODE_CHECKER], input=json.dumps(rest).encode("utf-8"),
+                                  capture_output=True, timeout=20)
+            answers = done.stdout.decode("ascii", errors="replace").split()
+        except subprocess.TimeoutExpired as error:
+            answers = (error.stdout or b"").decode("ascii", errors="replace").split()
+        for (pyc, _, _), answer in zip(rest, answers):
+            verdicts[pyc] = BYTECODE_VERDICTS.get(answer, BYTECODE_VERDICTS["bad"])
+        if len(answers) >= len(rest):
+            break
+        verdicts[rest[len(answers)][0]] = BYTECODE_VERDICTS["died"]
+        rest = rest[len(answers) + 1:]
+    return verdicts
 
 
 def shared_link(path, info):
@@ -224,7 +298,7 @@ def grade(folder):
         done = False if number in linked else exercise.CHECKS[number](documents, data)[0]
         if done:
             row["练习"][number] = "做完，未改回" if number in exercise.RESTORE else "做完"
-        elif number in exercise.SAVED and exercise.shown_by_saved_copy(number, kit / "checks"):   # 存档是链接的不算
+        elif number in exercise.SAVED and exercise.shown_by_saved_copy(number, kit / "checks", documents):   # 链接的、对不上的不算
             restored = number in exercise.RESTORE and exercise.restored(number, documents)
             row["练习"][number] = "做完，已改回" if restored else "做完（有存档）"
         elif number in exercise.RESTORE and number in claimed and exercise.restored(number, documents):
@@ -247,12 +321,16 @@ def grade(folder):
 
 def rows_for(arguments):
     """每个参数一行：[(名字, 行)]。名字相对于这些参数共同的文件夹。"""
-    paths = [Path(argument).resolve() for argument in dict.fromkeys(arguments)]
-    common = Path(os.path.commonpath([str(path) for path in paths])) if len(paths) > 1 else paths[0].parent
+    unique = list(dict.fromkeys(os.path.abspath(argument) for argument in arguments))   # 不跟着链接走：链接就是链接
+    paths = [Path(path) for path in unique]
+    common = Path(os.path.commonpath(unique)) if len(paths) > 1 else paths[0].parent
     result = []
-    for argument, path in zip(dict.fromkeys(arguments), paths):
-        name = os.path.relpath(path, common) if path != common else argument
-        if not path.exists():
+    for path in paths:
+        name = os.path.relpath(path, common) if path != common else str(path)
+        if path.is_symlink():   # 整个副本指向别人的文件夹：一行也不判，说明指向哪里
+            result.append((name, {"资料": "—", "不同": [f"整个文件夹是链接 → {os.readlink(path)}"],
+                                  "要看": [("有链接", "整个文件夹是链接，不算分")]}))
+        elif not path.exists():
             result.append((name, {"资料": "—", "要看": [("找不到", "没有这个文件夹")]}))
         elif not path.is_dir():
             result.append((name, {"资料": "—", "要看": [("跳过", "不是文件夹（比如上次写出的成绩表）")]}))
@@ -285,20 +363,44 @@ def same_file_as_another(result, paths):
 
 
 def same_as_another(result, paths):
-    """几个副本里改了的、加的同一个文件，或练习四的 trick.json 一模一样：在“要看一眼”里点名另一个副本。资料文件和照课文存的
-    文件（good.json……）不算：大家照着同一篇课文做练习（加同一个关键词、把 7 天改成 14 天），本来就一样。"""
+    """几个副本里改了的同一个套件文件一模一样，或练习四、六自己写的 trick.json、pairs.json 意思一样（空白、字段顺序不算），
+    或练习四的草稿、练习五的存档一样：在“要看一眼”里点名另一个副本。加的文件（验收记录 记录.csv 这种输出、.venv……）、
+    资料文件和照课文存的文件不算：大家照着同一篇课文做练习，本来就一样。"""
     owners = {}
     for (name, row), path in zip(result, paths):
-        kit = find_kit(path)[0] if path.is_dir() else None
-        changed = [entry.rsplit("（", 1)[0] for entry in row.get("不同", []) if entry.endswith(("（改了）", "（加的）", "（加的，风险）"))]
-        for own in ("trick.json", "pairs.json") if kit else ():   # 练习四、六是自己写的：两份一样就是抄的（链接另有一条，不在这里算）
-            changed += [own] if (kit / own).is_file() and not (kit / own).is_symlink() else []
-        for file in changed if kit else []:
-            owners.setdefault((file, fingerprint(kit / file)), []).append(name)
+        kit = find_kit(path)[0] if path.is_dir() and not path.is_symlink() else None
+        if kit is None:
+            continue
+        keys = [(entry.rsplit("（", 1)[0], fingerprint(kit / entry.rsplit("（", 1)[0]))
+                for entry in row.get("不同", []) if entry.endswith("（改了）")]
+        for own, part in (("trick.json", None), ("trick.json", "draft"), ("pairs.json", None)):
+            meaning = own_meaning(kit / own, part)
+            keys += [(own if part is None else f"{own} 的草稿", meaning)] if meaning else []
+        saved = exercise.saved_copy(5, kit / "checks")   # 练习五的存档里有学生自己写的那句指令
+        if saved.is_file() and not saved.is_symlink():
+            keys.append((saved.relative_to(kit).as_posix(), fingerprint(saved)))
+        for key in keys:
+            owners.setdefault(key, []).append(name)
     for (file, _), names in owners.items():
         for name, row in result:
             if name in names and len(names) > 1:
                 row["要看"].append(("和别的副本一模一样", f"{file}（{'、'.join(other for other in names if other != name)}）"))
+
+
+def own_meaning(path, part=None):
+    """学生自己写的 JSON 的意思：解析以后按字段名排好、去掉字符串里的空白再比，改个缩进、换个字段顺序还是同一份。
+    part="draft" 只看草稿。不是普通文件、读不了的返回 None。"""
+    if path.is_symlink() or not path.is_file():
+        return None
+    value, problem = exercise.student_json(path)
+    if problem:
+        return None
+    if part is not None:
+        value = value.get(part) if isinstance(value, dict) else None
+        if not isinstance(value, str) or not value.strip():
+            return None
+    squeezed = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(re.sub(r"\s+", "", squeezed).encode("utf-8")).hexdigest()
 
 
 def fraction(pair):
@@ -342,21 +444,24 @@ def summary(rows):
             + (f"；另有 {others} 个参数不是套件，见最后一列" if others else "") + "。")
 
 
-def details(arguments):
-    """--details：每个副本的练习四草稿和它说的错处（trick.json 的 draft 和 why），老师一眼看得出它是不是真的错了。"""
-    lines = ["", "练习四的草稿（trick.json）："]
-    for argument in dict.fromkeys(arguments):
-        kit = find_kit(Path(argument))[0] if Path(argument).is_dir() else None
-        trick = kit / "trick.json" if kit else None
-        try:
-            answer = json.loads(trick.read_text(encoding="utf-8-sig")) if trick and trick.is_file() else None
-        except (OSError, ValueError):
-            answer = "读不了"
+def details(rows, arguments):
+    """--details：每个副本的练习四草稿和它说的错处（trick.json 的 draft 和 why），以及练习五里学生说“这句是指令”的那句
+    （instruction），老师一眼看得出它是不是真的错了、真的是指令。副本的名字和表里的一样；算没算分也写上。"""
+    lines = ["", "练习四、五学生自己写的（算没算分见表）："]
+    for (name, row), path in zip(rows, [Path(path) for path in dict.fromkeys(os.path.abspath(a) for a in arguments)]):
+        kit = find_kit(path)[0] if path.is_dir() and not path.is_symlink() else None
+        answer, problem = exercise.student_json(kit / "trick.json") if kit else (None, "不是套件")
+        credit = "算" if row.get("练习", {}).get(4) else "不算"
         if isinstance(answer, dict):
-            lines.append(f"- {visible(argument, 60)}：草稿「{visible(str(answer.get('draft', '')), 80)}」；"
-                         f"说它错在「{visible(str(answer.get('why', '')), 80)}」")
+            said = f"草稿「{visible(str(answer.get('draft', '')), 80)}」；说它错在「{visible(str(answer.get('why', '')), 80)}」（练习四：{credit}）"
         else:
-            lines.append(f"- {visible(argument, 60)}：{'没有 trick.json' if answer is None else 'trick.json 读不了'}")
+            said = "没有 trick.json" if problem and problem.startswith("没有找到") else f"trick.json 读不了（练习四：{credit}）"
+        documents = exercise.load(kit / DATA)[0] if kit and (kit / DATA).is_file() and not (kit / DATA).is_symlink() else None
+        named = [f"{record['id']}「{visible(str(record['instruction']), 60)}」" for record in documents or []
+                 if isinstance(record, dict) and "instruction" in record]
+        if named:
+            said += f"；练习五说是指令的：{'、'.join(named)}"
+        lines.append(f"- {visible(name, 60).replace('|', '｜')}：{said.replace('|', '｜')}")
     return "\n".join(lines) + "\n"
 
 
@@ -379,19 +484,22 @@ def main(argv):
         print(f"错误：至少要给一个学生的套件文件夹。{USAGE}", file=sys.stderr)
         return 2
     out = options["--out"]
+    if options["--details"] and out is not None and out.lower().endswith(".csv"):
+        print("错误：--details 写不进 CSV：不加 --out，或者用 --out 成绩.md。", file=sys.stderr)
+        return 2
     if out is not None and Path(out).suffix.lower() not in (".csv", ".md"):
         print(f"错误：--out 的文件名要以 .csv 或 .md 结尾（写成哪种格式看后缀），现在是 {out}。", file=sys.stderr)
         return 2
     rows = rows_for(options["args"])
     if out is None:
-        sys.stdout.write(markdown(rows) + (details(options["args"]) if options["--details"] else ""))
+        sys.stdout.write(markdown(rows) + (details(rows, options["args"]) if options["--details"] else ""))
         return 0
     try:
         if out.lower().endswith(".csv"):
             with open(out, "w", encoding="utf-8-sig", newline="") as handle:   # 带 BOM，Windows 的 Excel 才认得中文
                 csv.writer(handle).writerows(csv_rows(rows))
         else:
-            Path(out).write_text(markdown(rows), encoding="utf-8")
+            Path(out).write_text(markdown(rows) + (details(rows, options["args"]) if options["--details"] else ""), encoding="utf-8")
     except OSError as error:
         reason = "它所在的文件夹不存在" if isinstance(error, FileNotFoundError) else describe_os_error(error)
         print(f"错误：写不了 {out}（{reason}）。", file=sys.stderr)

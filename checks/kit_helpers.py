@@ -292,6 +292,18 @@ def run_tool(main, argv=None):
     return run_cli(run, argv)
 
 
+def forge_bytecode(source, pyc, change):
+    """伪造字节码：把 source 的一处改掉（change = (原文, 改成)）再编译，头部写上 source 本身的修改时间和大小，
+    这样 Python 以为它就是 source 编出来的，照样用它（学生真会试的花招，grade.py 要认出来）。"""
+    import importlib.util
+    import marshal
+    info = os.stat(source)
+    code = compile(Path(source).read_text(encoding="utf-8").replace(*change), str(source), "exec", dont_inherit=True)
+    Path(pyc).parent.mkdir(parents=True, exist_ok=True)
+    Path(pyc).write_bytes(importlib.util.MAGIC_NUMBER + bytes(4) + (int(info.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
+                          + (info.st_size & 0xFFFFFFFF).to_bytes(4, "little") + marshal.dumps(code))
+
+
 def build_class(folder, size=30):
     """在 folder 里建一个班：size 份套件副本，一半是老实做练习的，一半用了学生真会试的花招（issue 25）。
     返回 {副本名: 要看一眼里应当出现的原因，老实的是 None}。grade.py 的检查和 bench.py 的计时用的是同一个班。"""
@@ -358,7 +370,7 @@ def build_class(folder, size=30):
             write(kit / "笔记\n第一周|\x1b[31m.txt", "记下的东西\n")
     source = folder / "h01-原样"
     tricks = [
-        ("伪造字节码", "字节码不是这份源代码编出来的"),
+        ("伪造字节码", "字节码有问题"),
         ("裸字节码", "加了 Python 文件"),
         ("加了模块", "加了 Python 文件"),
         ("改了代码", "改了 Python 文件"),
@@ -377,12 +389,8 @@ def build_class(folder, size=30):
     for number, (way, reason) in enumerate(tricks[:size - len(expected)], 1):
         name = f"t{number:02d}-{way}"
         kit, expected[name] = copy(name), reason
-        if way == "伪造字节码":   # 另一份源代码编出的字节码，放在没改过的 retrieval_qa.py 的位置上
-            cheat = kit / "cheat.py"
-            cheat.write_text((kit / "retrieval_qa.py").read_text(encoding="utf-8").replace("MAX_HITS = 3", "MAX_HITS = 30"),
-                             encoding="utf-8")
-            py_compile.compile(str(cheat), cfile=cached(kit, "retrieval_qa.py"))
-            cheat.unlink()
+        if way == "伪造字节码":   # 另一份源代码编出的字节码，头部照抄没改过的 retrieval_qa.py 的时间和大小，Python 会用它
+            forge_bytecode(kit / "retrieval_qa.py", cached(kit, "retrieval_qa.py"), ("MAX_HITS = 3", "MAX_HITS = 30"))
         elif way == "裸字节码":
             (kit / "checks" / "difflib.pyc").write_bytes(importlib.util.MAGIC_NUMBER + bytes(12))
         elif way == "加了模块":   # 它的 trick.json 被“草稿抄的”原样抄走：两边都耍了花招

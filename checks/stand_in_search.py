@@ -7,7 +7,9 @@
         ……把 SEARCH_API_URL 设成 server.url、SEARCH_PROVIDER 设成 server.provider，运行程序……
         server.requests                         # 收到的每个请求：method、path、query、headers、body
 第 07 课让学生在另一个终端里运行它：
-    $ python3 checks/stand_in_search.py --provider bocha      # 打印地址，Ctrl-C 停下
+    $ python3 checks/stand_in_search.py                        # 博查的格式，开在 127.0.0.1:8765，Ctrl-C 停下
+    $ python3 checks/stand_in_search.py --provider brave       # 换成 brave、google、tavily 的格式
+    $ python3 checks/stand_in_search.py --port 8766            # 8765 被占用时换一个端口
 """
 import json
 import sys
@@ -172,7 +174,8 @@ def main(argv):
         return 2
     print(f"假搜索接口（{provider} 的格式）在 {server.url}，按 Ctrl-C 停下。在另一个终端里设置：", flush=True)
     print(f"  export SEARCH_PROVIDER={provider} SEARCH_API_URL={server.url}", flush=True)
-    print(f"  （Windows：set SEARCH_PROVIDER={provider}& set SEARCH_API_URL={server.url}）", flush=True)
+    print(f"  （Windows 的 cmd：set SEARCH_PROVIDER={provider}& set SEARCH_API_URL={server.url}）", flush=True)
+    print(f'  （PowerShell：$env:SEARCH_PROVIDER="{provider}"; $env:SEARCH_API_URL="{server.url}"）', flush=True)
     try:
         while True:
             time.sleep(1)

@@ -12,6 +12,7 @@ from kit_helpers import clean_env, run_kit, write_temp
 
 import model_reply_assistant as web
 from model_reply_assistant import NoAnswer
+import retrieval_qa
 from retrieval_qa import instruction_like
 from stand_in_model import StandIn
 from stand_in_search import PAGES, PROVIDERS, StandInSearch, shaped
@@ -58,6 +59,14 @@ class PipelineTest(unittest.TestCase):
         for raw, normal in cases.items():
             with self.subTest(url=raw):
                 self.assertEqual(web.normalize_url(raw), normal)
+
+    def test_only_real_tracking_parameters_go_and_shown_links_keep_their_scheme(self):
+        # 新手试读：from=、ref= 开头的真参数曾被当作跟踪参数，两个不同的时刻表被并成一个；留下的链接还被改成了 https
+        first = "http://rail.example/timetable?from=beijing&to=shanghai&utm_source=x#top"
+        second = "http://rail.example/timetable?from=nanjing&to=shanghai"
+        self.assertNotEqual(web.normalize_url(first), web.normalize_url(second))
+        self.assertEqual(web.clean_url(first), "http://rail.example/timetable?from=beijing&to=shanghai")
+        self.assertEqual(web.clean_url("https://a.example/p?spm=1.2&gclid=9&ref_src=tw&refund=1"), "https://a.example/p?refund=1")
 
     def test_the_same_page_twice_and_a_reprint_are_merged_but_two_reports_stay(self):
         official = result("团队版试用说明", "https://help.example/trial?utm_source=mail", "新注册的团队可以免费试用团队版 14 天。试用期内最多 10 位成员。")
@@ -116,6 +125,19 @@ class PipelineTest(unittest.TestCase):
                     self.assertTrue(reasons[url].endswith("是同一个网址") or reasons[url].endswith("几乎一样（转载？）"), reasons[url])
         self.assertNotIn("utm_", json.dumps(sources))
 
+    def test_a_domain_list_names_what_is_wrong_and_accepts_a_web_address(self):
+        with tempfile.TemporaryDirectory() as directory:
+            for content, message in (('{"deni": ["a.example"]}', "只认得 deny 和 allow，deni 是拼错了吗？"),
+                                     ('{"deny": "a.example"}', "deny 应当是数组"),
+                                     ('{"deny": [null]}', "deny 第 1 项应当是域名，实际是null")):
+                with self.subTest(content=content):
+                    path = write_temp(directory, "d.json", content)
+                    with self.assertRaises(web.KitError) as caught:
+                        web.read_domains(str(path))
+                    self.assertIn(message, str(caught.exception))
+            path = write_temp(directory, "d.json", '{"deny": ["https://www.bbs.example/t/1", "*.farm.example", "news。example"]}')
+            self.assertEqual(web.read_domains(str(path)), {"deny": ["bbs.example", "farm.example", "news.example"]})
+
     def test_domain_lists(self):
         results = [result("试用说明", "https://help.example/a", "新注册的团队可以免费试用团队版 14 天，试用期内最多 10 位成员。"),
                    result("试用说明", "https://blog.farm.example/b", "团队版的试用期是十四天，到期以后数据保留三十天，付费后恢复。")]
@@ -130,9 +152,17 @@ class CitationTest(unittest.TestCase):
     SOURCES = [{"n": n, "title": f"第 {n} 条", "url": f"https://example.com/{n}", "published": None, "snippet": "x"} for n in (1, 2, 3)]
 
     def test_a_number_outside_the_sources_is_named(self):
-        self.assertEqual(web.citation_problems({"draft": "试用 14 天 [2][4]。另见［６］。"}, self.SOURCES),
+        self.assertEqual(web.citation_problems({"status": "draft", "draft": "试用 14 天 [2][4]。另见［６］。", "sources": ["2"]},
+                                               self.SOURCES),
                          ["草稿里的「[4]」不是这次的来源编号（只有 1–3）", "草稿里的「[6]」不是这次的来源编号（只有 1–3）"])
-        self.assertEqual(web.citation_problems({"draft": "试用 14 天 [2]。"}, self.SOURCES), [])
+        self.assertEqual(web.citation_problems({"status": "draft", "draft": "试用 14 天 [2]。", "sources": ["2"]}, self.SOURCES), [])
+
+    def test_a_draft_must_mark_its_sources_and_list_what_it_marks(self):
+        # 新手试读：草稿一个 [n] 也没有照样通过；草稿写 [3]、sources 只有 1，cited 却列出 [3]，那句话也没拿 [3] 核对
+        self.assertEqual(web.citation_problems({"status": "draft", "draft": "试用 14 天。", "sources": ["1"]}, self.SOURCES),
+                         ["草稿里没有用 [编号] 标出处：每句事实后面要写它依据的来源编号"])
+        self.assertEqual(web.citation_problems({"status": "draft", "draft": "试用 14 天 [3]。", "sources": ["1"]}, self.SOURCES),
+                         ["草稿引用了 [3]，sources 里却没有它：出处核对只拿 sources 里的来源比"])
 
     def test_cited_lists_only_what_was_cited_and_only_web_links(self):
         sources = self.SOURCES + [{"n": 4, "title": "坏链接", "url": "javascript:alert(1)", "published": None, "snippet": "x"}]
@@ -275,7 +305,7 @@ class CommandLineTest(unittest.TestCase):
     def test_the_search_key_goes_to_the_search_only_and_is_never_printed(self):
         key = "bocha-KEY-1234567890abcdef"
         with StandInSearch() as server, StandIn() as model:
-            model.reply({"status": "draft", "draft": "团队版可以免费试用 14 天 [2]。", "sources": ["2"]})
+            model.reply({"status": "draft", "draft": "新注册用户可以免费试用专业版 14 天 [1]。", "sources": ["1"]})
             code, out, err = self.run_web(server, ["--html", os.devnull, QUESTION], SEARCH_API_KEY=key,
                                           LOCAL_MODEL_URL=model.url, LOCAL_MODEL_NAME="stand-in")
             self.assertEqual(server.requests[0]["headers"]["Authorization"], f"Bearer {key}")
@@ -283,7 +313,7 @@ class CommandLineTest(unittest.TestCase):
         self.assertNotIn(key, out + err)
         result = json.loads(out)
         self.assertEqual(result["status"], "draft", err)
-        self.assertEqual([c["n"] for c in result["cited"]], [2])
+        self.assertEqual([c["n"] for c in result["cited"]], [1])
 
     def test_the_html_page_escapes_every_field_and_links_only_to_the_web(self):
         hostile = {"n": 1, "title": "<script>alert(1)</script>记得", "url": "https://a.example/?x=\"><img src=x onerror=alert(1)>",
@@ -298,6 +328,25 @@ class CommandLineTest(unittest.TestCase):
         self.assertNotIn("img", parser.tags)
         self.assertTrue(all(link.startswith(("https://", "#source-")) or link == "" for link in parser.links), parser.links)
         self.assertIn("<script>alert(1)</script>记得", "".join(parser.text))   # 作为文字显示出来，不是标签
+
+    def test_a_failed_search_is_still_one_json_object_and_a_refused_connection_is_not_retried(self):
+        with StandInSearch() as server:
+            url = server.url
+        environment = clean_env(SEARCH_PROVIDER="bocha", SEARCH_API_URL=url)   # 服务已经关了：连接被拒绝
+        code, out, err = run_kit(["--web", "--retrieve-only", "一个没有缓存过的问题 " + str(os.getpid())], env=environment,
+                                 documents=None)
+        self.assertEqual(code, 3)
+        self.assertEqual(json.loads(out)["status"], "error")
+        self.assertNotIn("重试", err.replace("没有自动重试", ""))   # 连不上：再试也一样，不试
+        self.assertIn("搜索接口（第 07 课的假搜索接口）启动了吗", err)
+
+    def test_an_unwritable_html_page_is_one_line_and_exit_5_with_the_result_still_printed(self):
+        with StandInSearch() as server:
+            code, out, err = self.run_web(server, ["--retrieve-only", "--html", os.path.join("no-such-folder", "x.html"), QUESTION])
+        self.assertEqual(code, 5)
+        self.assertEqual(json.loads(out)["status"], "retrieved")
+        self.assertIn("错误：写不了网页", err)
+        self.assertNotIn("Traceback", err)
 
     def test_titles_from_the_web_are_terminal_safe(self):
         with StandInSearch() as server:
@@ -320,6 +369,17 @@ class CommandLineTest(unittest.TestCase):
         self.assertEqual(len(server.requests), web.RETRIES + 1)
         self.assertEqual(len(waits), web.RETRIES)
         self.assertIn("超时", caught.exception.problems[0])
+
+    def test_numbers_in_the_draft_are_checked_even_though_the_source_numbers_are_digits(self):
+        # 新手试读：编号是 1–5 时，核对前曾把草稿里的 1–5 都删掉，“4 天”“514 天”都判 draft，“30 元”却说“数字 0”
+        hits = [{"id": str(n), "title": f"来源 {n}", "text": text, "matched": []} for n, text in
+                enumerate(["新注册用户可免费试用专业版14天。团队版每人每月30元。", "论坛说试用 30 天。"], 1)]
+        for draft, expected in (("免费试用专业版 4 天 [1]。", ["数字 4 不在引用的片段 1 中"]),
+                                ("免费试用专业版 514 天 [1]。", ["数字 514 不在引用的片段 1 中"]),
+                                ("团队版每人每月 30 元 [1]。", []), ("免费试用专业版 14 天 [1]。", [])):
+            with self.subTest(draft=draft):
+                self.assertEqual(retrieval_qa.check_grounding(draft, ["1"], hits, "试用几天", None, ["1", "2"])["problems"],
+                                 expected)
 
     def test_web_and_documents_do_not_mix(self):
         code, _, err = run_kit(["--web", "--documents", "x.json", QUESTION], documents=None)
