@@ -88,6 +88,13 @@ def teacher_files():
     return set(names) or set(kit_files(ROOT))
 
 
+def teacher_edits():
+    """老师这份套件里改过、还没提交的文件（git 跟踪的）；不是 git 仓库就是空列表。"""
+    import subprocess
+    done = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"], capture_output=True)
+    return [line[3:] for line in done.stdout.decode("utf-8", errors="replace").splitlines()] if done.returncode == 0 else []
+
+
 def compare_with_teacher(folder):
     """和老师的套件比：返回 (差别的说明列表, 要看一眼的原因列表)。整个没带的文件夹（lessons/、checks/……）只说一次。"""
     mine = {name for name in teacher_files() if not is_student_file(name)}
@@ -490,6 +497,10 @@ def main(argv):
     if out is not None and Path(out).suffix.lower() not in (".csv", ".md"):
         print(f"错误：--out 的文件名要以 .csv 或 .md 结尾（写成哪种格式看后缀），现在是 {out}。", file=sys.stderr)
         return 2
+    edited = teacher_edits()
+    if edited:   # 比较以老师的工作区为准：老师自己改过又没提交的文件，每个学生都会显得“改了”
+        print(f"提醒：老师这份套件有没提交的改动（{'、'.join(edited[:5])}{'……' if len(edited) > 5 else ''}），"
+              "学生的文件是和改过的样子比的。", file=sys.stderr)
     rows = rows_for(options["args"])
     if out is None:
         sys.stdout.write(markdown(rows) + (details(rows, options["args"]) if options["--details"] else ""))

@@ -854,6 +854,20 @@ class GradeTest(unittest.TestCase):
         rows, _ = self.grade(kit.path)
         self.assertEqual(list(rows.values())[0]["练习5"], "")
 
+    def test_a_teacher_kit_with_uncommitted_edits_is_named(self):
+        # 老师试判：老师自己的套件改过没提交，每个学生都显得“改了”；至少要先说一句
+        import grade
+        with tempfile.TemporaryDirectory() as directory:
+            subprocess.run(["git", "init", "-q", directory], check=True)
+            Path(directory, "a.py").write_text("x = 1\n", encoding="utf-8")
+            subprocess.run(["git", "-C", directory, "add", "a.py"], check=True)
+            subprocess.run(["git", "-C", directory, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "a"],
+                           check=True)
+            with mock.patch.object(grade, "ROOT", Path(directory)):
+                self.assertEqual(grade.teacher_edits(), [])
+                Path(directory, "a.py").write_text("x = 2\n", encoding="utf-8")
+                self.assertEqual(grade.teacher_edits(), ["a.py"])
+
     def test_every_argument_gets_a_row_and_nothing_is_all_or_nothing(self):
         kit, = self.copies(1)
         with tempfile.TemporaryDirectory() as directory:
