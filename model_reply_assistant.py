@@ -733,7 +733,7 @@ def trace_exchange(trace, exchange, reply=None):
     trace("响应", exchange["sent"], detail, exchange["done"])
 
 
-def describe_network_failure(error, host, local=False, service="本机模型"):
+def describe_network_failure(error, host, local=False, service="本机模型", variable="LOCAL_MODEL_URL"):
     """把网络层的异常翻译成一句中文：原因和该做什么。service：连不上时提醒学生去看的那个服务（第 07 课是假搜索接口）。"""
     import http.client
     import ssl
@@ -751,7 +751,7 @@ def describe_network_failure(error, host, local=False, service="本机模型"):
     if isinstance(reason, ssl.SSLCertVerificationError):
         return f"{host} 的 TLS 证书校验失败：请更新系统根证书，不要关闭证书校验"
     if isinstance(reason, ssl.SSLError):
-        hint = "；本机服务多半只讲 http，把 LOCAL_MODEL_URL 里的 https:// 改成 http://" if local else ""
+        hint = f"；本机服务多半只讲 http，把 {variable} 里的 https:// 改成 http://" if local else ""
         return f"和 {host} 的 TLS 连接失败（{reason.reason or reason.__class__.__name__}）{hint}"
     if isinstance(reason, OSError) and reason.__class__.__name__ == "gaierror":
         return f"无法解析域名 {host}：检查网络连接和 DNS"
@@ -1056,7 +1056,7 @@ DUPLICATE = 0.6          # 两条结果的二元组有六成相同、数字互�
                          # （checks/dedupe_pairs.json，python3 checks/web_eval.py）：该合并没合并 4 对，不该合并的 0 对
 
 
-def web_hits(question, domains=None, screen=None, trace=None):
+def web_hits(question, domains=None, screen=None, trace=None, timeout=None):
     """--web 的检索一步（代替第 03 课的 retrieve）：搜索 → web_sources() → 变成 run() 认得的命中片段。
     返回 (hits, sources, dropped, stale)：hits 的 id 是编号（"1"、"2"……），title 后面带着网址和日期，text 是摘录，
     所以第 02 课的硬规则、隔离规则和第 04 课的出处核对都照旧用它们。stale 是 None，或用了几秒前的缓存。"""
@@ -1064,10 +1064,11 @@ def web_hits(question, domains=None, screen=None, trace=None):
     target = search_target()
     key = read_search_key(target)   # 本机的假搜索接口不要密钥；密钥只发给搜索接口
     started = time.perf_counter()
-    results, stale = cached_search(question, target, key)
+    search = (lambda *args: search_web(*args, timeout=timeout)) if timeout else search_web   # --timeout 也管搜索
+    results, stale = cached_search(question, target, key, search=search)
     trace("搜索", started, f"{len(results)} 条结果，来自 {urlsplit_host(target['url'])}" + (f"（{stale:.0f} 秒前的缓存）" if stale else ""))
     sources, dropped = web_sources(question, results, read_domains(domains), screen, trace)
-    hits = [{"id": str(source["n"]), "title": f"{source['title']}（{source['url']}，{source['published'] or '日期不详'}）",
+    hits = [{"id": str(source["n"]), "title": f"{source['title']}（{source['url']} ，{source['published'] or '日期不详'}）",
              "text": source["snippet"], "matched": []} for source in sources]
     return hits, sources, dropped, stale
 
@@ -1107,8 +1108,9 @@ def unusable(result, question, policy, screen):
     host = urlsplit_host(result["url"])
     if host is None:
         return "链接不是 http(s) 网址，不能给人点"
-    if any(host == domain or host.endswith("." + domain) for domain in policy.get("deny", [])):
-        return f"域名 {host} 在不用的名单里"
+    denied = next((domain for domain in policy.get("deny", []) if host == domain or host.endswith("." + domain)), None)
+    if denied:
+        return f"域名 {host} 在不用的名单里" if denied == host else f"域名 {host} 属于不用的名单里的 {denied}"
     if policy.get("allow") and not any(host == domain or host.endswith("." + domain) for domain in policy["allow"]):
         return f"域名 {host} 不在只用的名单里"
     if len(re.findall(r"\w", result["snippet"])) < MIN_SNIPPET:
@@ -1203,8 +1205,10 @@ def citation_problems(answer, sources):
     例：只有 5 条来源，“试用 14 天 [2][6]。” -> ["草稿里的「[6]」不是这次的来源编号（只有 1–5）", …]"""
     import unicodedata
     numbers = {str(source["n"]) for source in sources}
-    written = re.findall(r"\[\s*(\d{1,4})\s*\]", unicodedata.normalize("NFKC", answer.get("draft") or ""))
-    problems = [f"草稿里的「[{number}]」不是这次的来源编号（只有 1–{len(sources)}）" for number in dict.fromkeys(written)
+    groups = re.findall(r"\[\s*(\d{1,4}(?:\s*[,，、]\s*\d{1,4})*)\s*\]", unicodedata.normalize("NFKC", answer.get("draft") or ""))
+    written = [number for group in groups for number in re.findall(r"\d+", group)]   # [1, 4] 是引用了 1 和 4
+    allowed = "1" if len(sources) == 1 else f"1–{len(sources)}"
+    problems = [f"草稿里的「[{number}]」不是这次的来源编号（只有 {allowed}）" for number in dict.fromkeys(written)
                 if number not in numbers]
     if answer.get("status") == "draft" and not written:
         problems.append("草稿里没有用 [编号] 标出处：每句事实后面要写它依据的来源编号")
@@ -1214,10 +1218,12 @@ def citation_problems(answer, sources):
 
 
 def cited_sources(answer, sources):
-    """回答真正引用的来源：sources 里的编号和草稿里写的 [n]，按编号排好，只留能给人点的 http(s) 链接。
+    """回答真正引用的来源：草稿里写了的 [n]（它们都在 sources 里，见 citation_problems），按编号排好，只留能给人点的 http(s) 链接。
     返回 [{n, title, url, published}]，可以直接显示成链接。"""
-    named = {str(number) for number in answer.get("sources", [])}
-    named |= set(re.findall(r"\[(\d{1,3})\]", answer.get("draft") or ""))
+    import unicodedata
+    draft = unicodedata.normalize("NFKC", answer.get("draft") or "")
+    named = {number for group in re.findall(r"\[\s*(\d{1,4}(?:\s*[,，、]\s*\d{1,4})*)\s*\]", draft)
+             for number in re.findall(r"\d+", group)}   # 草稿里真正写了的 [n]；sources 里多列的不算
     return [{"n": source["n"], "title": source["title"], "url": source["url"], "published": source["published"]}
             for source in sources if str(source["n"]) in named and urlsplit_host(source["url"]) is not None]
 
@@ -1358,7 +1364,8 @@ def search_web(question, target, key, timeout=SEARCH_TIMEOUT, sleep=time.sleep):
             status, response_headers, data = send(url, body, headers, timeout)
         except (OSError, http.client.HTTPException) as error:
             status, response_headers, data = None, {}, b""
-            reason = describe_network_failure(error, host, local=not target["official"], service="搜索接口（第 07 课的假搜索接口）")
+            reason = describe_network_failure(error, host, local=not target["official"], service="搜索接口（第 07 课的假搜索接口）",
+                                              variable="SEARCH_API_URL")
             timed_out = isinstance(getattr(error, "reason", error), TimeoutError)
         else:
             if status == 200:
@@ -1468,7 +1475,7 @@ def bare_domain(text):
     text = unicodedata.normalize("NFKC", text).replace("。", ".").strip().lower()
     if "://" in text:
         text = urllib.parse.urlsplit(text).hostname or ""
-    return text.split("/")[0].lstrip("*.").removeprefix("www.")
+    return text.split("/")[0].split(":")[0].lstrip("*.").removeprefix("www.")   # 端口、路径不是域名的一部分
 
 
 def cache_path(target, question):
@@ -1486,11 +1493,13 @@ def cached_search(question, target, key, search=search_web):
     path = cache_path(target, question)
     try:
         results = search(question, target, key)
-    except NoAnswer:
+    except NoAnswer as failure:
         try:
             age = time.time() - os.stat(path).st_mtime
             if age <= CACHE_TTL:
-                return parse_json(read_head(path, MAX_RESPONSE_BYTES).decode("utf-8")), age
+                cached = parse_json(read_head(path, MAX_RESPONSE_BYTES).decode("utf-8"))
+                print(failure, file=sys.stderr)   # 先说搜索为什么没成功，调用方再说用了多久以前的缓存
+                return cached, age
         except (OSError, UnicodeDecodeError, JsonProblem):
             pass
         raise
@@ -1528,14 +1537,17 @@ def write_html(path, result):
     draft = escape(result.get("draft") or result.get("note") or "")
     draft = re.sub(r"\[(\d{1,3})\]", lambda m: f'<a href="#source-{m.group(1)}">[{m.group(1)}]</a>', draft)
     cards = []
-    for source in result.get("cited") or []:
+    shown = result.get("cited") if "cited" in result else result.get("hits")   # 只检索时没有 cited：列出全部来源
+    for source in shown or []:
         link = escape(source["url"]) if urlsplit_host(source["url"]) else ""
         cards.append(f'<li id="source-{int(source["n"])}"><a href="{link}" rel="noopener noreferrer">[{int(source["n"])}] '
                      f'{escape(source["title"])}</a> <small>{escape(source["published"] or "日期不详")}</small></li>')
     page = ("<!doctype html>\n<html lang=\"zh\"><head><meta charset=\"utf-8\">"
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
             f"<title>{escape(result.get('question'))}</title></head>\n<body>\n<h1>{escape(result.get('question'))}</h1>\n"
-            f"<p>{draft}</p>\n<p><small>状态：{escape(result.get('status'))}</small></p>\n<ol>\n" + "\n".join(cards) + "\n</ol>\n</body></html>\n")
+            f"<p>{draft}</p>\n<p><small>状态：{escape(result.get('status'))}</small></p>\n"
+            + "".join(f"<p><small>问题：{escape(problem)}</small></p>\n" for problem in result.get("problems") or [])
+            + "<ul style=\"list-style: none\">\n" + "\n".join(cards) + "\n</ul>\n</body></html>\n")
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(page)
 

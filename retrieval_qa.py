@@ -3,6 +3,7 @@
     $ python3 retrieval_qa.py --retrieve-only 试用几天？
 
 用法：python3 retrieval_qa.py [问题] [--retrieve-only | --check-draft 文件] [--documents PATH] [--timeout 秒] [--trace]
+      python3 retrieval_qa.py --web [问题] [--retrieve-only | --check-draft 文件] [--domains 文件] [--html 文件] [--timeout 秒] [--trace]
 
 按关键词从资料文件里找出和问题相关的片段（最多 3 条）；不加 --retrieve-only 时，只把命中的片段发给模型写草稿，
 检查回答的格式和引用，再把草稿的数字、链接、引文、句子和引用的片段对照。stdout 上永远只有一个 JSON 对象；
@@ -369,8 +370,8 @@ def split_sentences(text):
 
 
 def strip_markers(text):
-    """去掉引用标记、列表序号和 Markdown 的加粗（[1]、①、行首的“1.”“- ”、**）：它们不是事实，“1.”也不是数量。"""
-    return re.sub(LIST_MARKER, "", re.sub(r"\^?\[\d+\]|[\u2460-\u2473]|\*\*", " ", text))
+    """去掉引用标记、列表序号和 Markdown 的加粗（[1]、［1］、[1, 4]、①、行首的“1.”“- ”、**）：它们不是事实，“1.”也不是数量。"""
+    return re.sub(LIST_MARKER, "", re.sub(r"\^?[\[［][\d０-９]+(?:\s*[,，、]\s*[\d０-９]+)*[\]］]|[\u2460-\u2473]|\*\*", " ", text))
 
 
 @functools.lru_cache(maxsize=4096)   # 同一句、同一个片段要和每条依据比一次：记住结果（带依据的核对快几倍，见 bench.py）
@@ -1811,7 +1812,8 @@ def run(argv):
     if args["web"]:   # 第 07 课：资料来自联网搜索，编好号的来源当作命中的片段
         question = checked_question(args["question"] if args["question"] is not None else ask_question())
         try:
-            hits, sources, dropped, stale = web_hits(question, args["domains"], instruction_like, trace)
+            hits, sources, dropped, stale = web_hits(question, args["domains"], instruction_like, trace,
+                                                     timeout if args["timeout"] is not None else None)
         except NoAnswer as failure:   # 搜索失败、也没有缓存：照样输出一个 JSON，和模型调用失败一样
             print(failure, file=sys.stderr)
             write_json({"question": question, "status": "error", "model_called": False, "hits": [], "problems": failure.problems,
@@ -1877,7 +1879,8 @@ def run(argv):
             write_html(args["html"], result)
             print(f"网页已写入 {args['html']}", file=sys.stderr)
         except OSError as error:   # 文件夹不存在、是个文件夹、没有权限：结果照样输出，退出码 5（结果没写全）
-            print(error_line(f"写不了网页 {args['html']}（{describe_os_error(error)}）。"), file=sys.stderr)
+            reason = "它所在的文件夹不存在" if isinstance(error, FileNotFoundError) else describe_os_error(error)
+            print(error_line(f"写不了网页 {args['html']}（{reason}）。"), file=sys.stderr)
             code = EXIT_OUTPUT
     write_json(result)
     return code

@@ -143,7 +143,7 @@ class PipelineTest(unittest.TestCase):
                    result("试用说明", "https://blog.farm.example/b", "团队版的试用期是十四天，到期以后数据保留三十天，付费后恢复。")]
         sources, dropped = web.web_sources("试用期", results, {"deny": ["farm.example"]})
         self.assertEqual(([s["url"] for s in sources], [reason for _, reason in dropped]),
-                         (["https://help.example/a"], ["域名 blog.farm.example 在不用的名单里"]))
+                         (["https://help.example/a"], ["域名 blog.farm.example 属于不用的名单里的 farm.example"]))
         sources, dropped = web.web_sources("试用期", results, {"allow": ["help.example"]})
         self.assertEqual([reason for _, reason in dropped], ["域名 blog.farm.example 不在只用的名单里"])
 
@@ -166,8 +166,10 @@ class CitationTest(unittest.TestCase):
 
     def test_cited_lists_only_what_was_cited_and_only_web_links(self):
         sources = self.SOURCES + [{"n": 4, "title": "坏链接", "url": "javascript:alert(1)", "published": None, "snippet": "x"}]
-        cited = web.cited_sources({"draft": "见 [3]。", "sources": ["1", "4"]}, sources)
-        self.assertEqual([c["n"] for c in cited], [1, 3])
+        cited = web.cited_sources({"draft": "见 [3][4]，另见［1, 2］。", "sources": ["1", "2", "3", "4"]}, sources)
+        self.assertEqual([c["n"] for c in cited], [1, 2, 3])   # [4] 是 javascript: 链接，不给人点
+        # 新手试读：sources 多列了 [3]、草稿里没写，cited 曾照样列出它
+        self.assertEqual([c["n"] for c in web.cited_sources({"draft": "见 [1]。", "sources": ["1", "3"]}, sources)], [1])
         self.assertEqual(set(cited[0]), {"n", "title", "url", "published"})
 
 
@@ -380,6 +382,22 @@ class CommandLineTest(unittest.TestCase):
             with self.subTest(draft=draft):
                 self.assertEqual(retrieval_qa.check_grounding(draft, ["1"], hits, "试用几天", None, ["1", "2"])["problems"],
                                  expected)
+
+    def test_a_full_width_or_listed_citation_mark_is_not_a_number_of_the_draft(self):
+        hits = [{"id": "1", "title": "来源 1", "text": "新注册用户可免费试用专业版14天。", "matched": []}]
+        for draft in ("免费试用专业版 14 天［1］。", "免费试用专业版 14 天 [1, 1]。"):
+            with self.subTest(draft=draft):
+                self.assertEqual(retrieval_qa.check_grounding(draft, ["1"], hits, "", None, ["1"])["problems"], [])
+
+    def test_the_html_page_shows_the_problems_and_all_sources_when_nothing_was_cited(self):
+        sources = [{"n": 1, "title": "官网", "url": "https://a.example/1", "published": None, "snippet": "x"}]
+        with tempfile.TemporaryDirectory() as directory:
+            page = os.path.join(directory, "a.html")
+            web.write_html(page, {"question": "问", "status": "rejected", "draft": None, "problems": ["草稿里的「[6]」不是这次的来源编号"],
+                                  "cited": []})
+            self.assertIn("问题：草稿里的「[6]」不是这次的来源编号", Path(page).read_text(encoding="utf-8"))
+            web.write_html(page, {"question": "问", "status": "retrieved", "hits": sources})
+            self.assertIn('href="https://a.example/1"', Path(page).read_text(encoding="utf-8"))
 
     def test_web_and_documents_do_not_mix(self):
         code, _, err = run_kit(["--web", "--documents", "x.json", QUESTION], documents=None)
