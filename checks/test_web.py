@@ -253,6 +253,21 @@ class ResilienceTest(unittest.TestCase):
                 web.cached_search("试用几天", target, None, search=failing)
 
 
+class LiveEvaluationTest(unittest.TestCase):
+    def test_live_runs_the_real_search_through_the_token_bucket_and_agrees_with_the_offline_figures(self):
+        import web_eval
+        taken = []
+        real_take = web.TokenBucket.take
+        with StandInSearch() as server, mock.patch.dict(os.environ, {"SEARCH_PROVIDER": "bocha", "SEARCH_API_URL": server.url}), \
+                mock.patch.object(web_eval, "LIVE_RATE", 1000.0), \
+                mock.patch.object(web.TokenBucket, "take", lambda bucket: (taken.append(1), real_take(bucket))):
+            live = web_eval.source_figures(json.loads(web_eval.QUESTIONS.read_text(encoding="utf-8")), web_eval.live_sources_for())
+            self.assertEqual(len(server.requests), len(live))
+        offline = web_eval.source_figures(json.loads(web_eval.QUESTIONS.read_text(encoding="utf-8")))
+        self.assertEqual(len(taken), len(live))   # 每个问题先取一个令牌
+        self.assertEqual([(row[2], row[3]) for row in live], [(row[2], row[3]) for row in offline])
+
+
 class LinkParser(HTMLParser):
     def __init__(self):
         super().__init__()

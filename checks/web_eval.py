@@ -2,6 +2,8 @@
 
     $ python3 checks/web_eval.py             # 当前阈值的成绩，和几种阈值的对比
     $ python3 checks/web_eval.py --details   # 再列出每个去重错了的结果对、每个漏了正确来源的问题
+    $ python3 checks/web_eval.py --live      # 来源那一项改成真的请求搜索接口（SEARCH_PROVIDER、SEARCH_API_URL……，
+                                             # 第 07 课的假搜索接口也行），每秒最多 LIVE_RATE 次，不重试失败的问题
 
 数据都是没看过程序的人写的：checks/dedupe_pairs.json（两条结果是不是同一篇，same 为真就该合并），
 checks/web_questions.json（问题，和真正回答得了它的网址 answers_in），网页在 checks/web_pages.json（假搜索接口也用它）。
@@ -19,7 +21,8 @@ import model_reply_assistant as web
 import retrieval_qa
 from stand_in_search import matching, shaped
 
-USAGE = "用法：python3 checks/web_eval.py [--details]"
+USAGE = "用法：python3 checks/web_eval.py [--details] [--live]"
+LIVE_RATE = 2.0   # --live 每秒最多请求几次：四十几个问题一口气发出去，免得碰上对方的限流
 PAIRS = CHECKS_DIR / "dedupe_pairs.json"
 QUESTIONS = CHECKS_DIR / "web_questions.json"
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
@@ -45,13 +48,27 @@ def sources_for(question, policy=None):
         return web.web_sources(question, results, policy, screen=retrieval_qa.instruction_like)[0]
 
 
-def source_figures(questions):
+def live_sources_for():
+    """--live：真的请求搜索接口，用令牌桶限速（批量跑几十个问题时别把对方的额度一下用光）。返回和 sources_for 一样的函数。"""
+    target = web.search_target()
+    key = web.read_search_key(target)
+    bucket = web.TokenBucket(rate=LIVE_RATE, burst=2)
+
+    def search(question):
+        bucket.take()
+        with contextlib.redirect_stderr(io.StringIO()):
+            results = web.search_web(question, target, key)
+            return web.web_sources(question, results, screen=retrieval_qa.instruction_like)[0]
+    return search
+
+
+def source_figures(questions, search=None):
     """[(问题, 来源, 找到正确来源没有, 来源里正确的几条)]，正确 = 归一化以后在 answers_in 里。"""
     rows = []
     for item in questions:
         right = {web.normalize_url(url) for url in item["answers_in"]}
-        sources = sources_for(item["question"])
-        good = [source for source in sources if source["url"] in right]
+        sources = (search or sources_for)(item["question"])
+        good = [source for source in sources if web.normalize_url(source["url"]) in right]
         rows.append((item, sources, bool(good), len(good)))
     return rows
 
@@ -59,13 +76,14 @@ def source_figures(questions):
 def kept_share(rows, pages):
     """正确来源的摘录保留了原摘要的几成字（摘录截在预算里，答案所在的句子可能被挤掉）。"""
     original = {web.normalize_url(page["url"]): page["snippet"] for page in pages}
-    kept = [(len(source["snippet"]), len(original[source["url"]])) for item, sources, _, _ in rows for source in sources
-            if source["url"] in {web.normalize_url(url) for url in item["answers_in"]} and source["url"] in original]
+    kept = [(len(source["snippet"]), len(original[web.normalize_url(source["url"])])) for item, sources, _, _ in rows
+            for source in sources if web.normalize_url(source["url"]) in {web.normalize_url(url) for url in item["answers_in"]}
+            and web.normalize_url(source["url"]) in original]
     return sum(a for a, _ in kept) / max(1, sum(b for _, b in kept)), len(kept)
 
 
 def main(argv):
-    options = parse_tool_options(argv, USAGE, __doc__, flags=("--details",))
+    options = parse_tool_options(argv, USAGE, __doc__, flags=("--details", "--live"))
     pairs = json.loads(PAIRS.read_text(encoding="utf-8-sig"))
     questions = json.loads(QUESTIONS.read_text(encoding="utf-8-sig"))
     same = sum(1 for pair in pairs if pair["same"])
@@ -75,13 +93,14 @@ def main(argv):
         missed, merged = dedupe_errors(pairs, threshold)
         mark = "（现在）" if threshold == web.DUPLICATE else ""
         print(f"| {threshold}{mark} | {len(missed)}/{same} | {len(merged)}/{len(pairs) - same} |")
-    rows = source_figures(questions)
+    rows = source_figures(questions, live_sources_for() if options["--live"] else None)
     answerable = [row for row in rows if row[0]["answers_in"]]
     found = sum(1 for row in answerable if row[2])
     numbered = sum(len(row[1]) for row in answerable)
     right = sum(row[3] for row in answerable)
     share, counted = kept_share(answerable, json.loads((CHECKS_DIR / "web_pages.json").read_text(encoding="utf-8")))
-    print(f"\n来源：{len(questions)} 个问题，{len(answerable)} 个有答案、{len(questions) - len(answerable)} 个没有")
+    where = f"真的请求 {web.search_target()['url']}，每秒最多 {LIVE_RATE:g} 次" if options["--live"] else "假搜索接口的网页，在进程里"
+    print(f"\n来源（{where}）：{len(questions)} 个问题，{len(answerable)} 个有答案、{len(questions) - len(answerable)} 个没有")
     print(f"  找到至少一条正确来源：{found}/{len(answerable)} = {found / len(answerable):.0%}")
     print(f"  编号的来源里正确的：{right}/{numbered} = {right / max(1, numbered):.0%}（其余是过时的、说错的或不相干的页，靠模型看日期和出处核对）")
     print(f"  正确来源的摘录保留了原摘要的 {share:.0%} 的字（{counted} 条）")
