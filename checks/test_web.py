@@ -268,6 +268,24 @@ class LiveEvaluationTest(unittest.TestCase):
         self.assertEqual([(row[2], row[3]) for row in live], [(row[2], row[3]) for row in offline])
 
 
+class AnswerSetTest(unittest.TestCase):
+    """126 份没看过程序的人写的回答（checks/web_answers.json），量过一次（python3 checks/web_eval.py）：规则改了不能变差。"""
+
+    def test_broken_citations_are_all_rejected_and_the_measured_figures_hold(self):
+        import web_eval
+        answers = json.loads(web_eval.ANSWERS.read_text(encoding="utf-8"))
+        self.assertGreaterEqual(len({item["question"] for item in answers}), 30)
+        verdicts = web_eval.judge_answers(answers)
+        structural = [status for item, status, _ in verdicts
+                      if item["kind"] in ("nonexistent_source", "cited_not_listed", "no_inline_citation")]
+        self.assertGreaterEqual(len(structural), 15)
+        self.assertEqual(set(structural), {"rejected"})   # 编号越界、没写进 sources、一个 [n] 都没有：按规则一律拒绝
+        table = web_eval.answer_figures(verdicts)
+        self.assertLessEqual(table["faithful"].get("needs_review", 0) + table["faithful"].get("rejected", 0), 9)
+        self.assertLessEqual(table["wrong_citation"].get("draft", 0), 3)
+        self.assertGreaterEqual(table["unsupported"].get("needs_review", 0) + table["unsupported"].get("rejected", 0), 14)
+
+
 class LinkParser(HTMLParser):
     def __init__(self):
         super().__init__()

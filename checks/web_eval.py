@@ -25,6 +25,7 @@ USAGE = "用法：python3 checks/web_eval.py [--details] [--live]"
 LIVE_RATE = 2.0   # --live 每秒最多请求几次：四十几个问题一口气发出去，免得碰上对方的限流
 PAIRS = CHECKS_DIR / "dedupe_pairs.json"
 QUESTIONS = CHECKS_DIR / "web_questions.json"
+ANSWERS = CHECKS_DIR / "web_answers.json"
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
 
 
@@ -82,6 +83,43 @@ def kept_share(rows, pages):
     return sum(a for a, _ in kept) / max(1, sum(b for _, b in kept)), len(kept)
 
 
+def web_hits_for(question):
+    """和 model_reply_assistant.web_hits 一样的命中片段，只是来源来自 sources_for（不开假搜索接口）。"""
+    sources = sources_for(question)
+    hits = [{"id": str(source["n"]), "title": f"{source['title']}（{source['url']} ，{source['published'] or '日期不详'}）",
+             "text": source["snippet"], "matched": []} for source in sources]
+    return hits, sources
+
+
+def judge_answers(answers):
+    """每份标注过的回答真的走一遍 retrieval_qa.py --web --check-draft（在进程里；搜索一步换成 web_hits_for）。
+    返回 [(标注, 程序的判定, problems)]。"""
+    import tempfile
+    from pathlib import Path
+    verdicts = []
+    with tempfile.TemporaryDirectory() as directory:
+        for item in answers:
+            path = Path(directory) / "answer.json"
+            path.write_text(json.dumps(item["answer"], ensure_ascii=False), encoding="utf-8")
+            hits, sources = web_hits_for(item["question"])
+            out = io.StringIO()
+            with mock.patch.object(retrieval_qa, "web_hits", lambda *args, **kwargs: (hits, sources, [], None)), \
+                    contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+                retrieval_qa.main(["--web", "--check-draft", str(path), item["question"]])
+            result = json.loads(out.getvalue())
+            verdicts.append((item, result["status"], result["problems"]))
+    return verdicts
+
+
+def answer_figures(verdicts):
+    """标注的每一类里，程序判成了什么：{标注: {判定: 份数}}。"""
+    table = {}
+    for item, status, _ in verdicts:
+        table.setdefault(item["label"], {}).setdefault(status, 0)
+        table[item["label"]][status] += 1
+    return table
+
+
 def main(argv):
     options = parse_tool_options(argv, USAGE, __doc__, flags=("--details", "--live"))
     pairs = json.loads(PAIRS.read_text(encoding="utf-8-sig"))
@@ -104,6 +142,15 @@ def main(argv):
     print(f"  找到至少一条正确来源：{found}/{len(answerable)} = {found / len(answerable):.0%}")
     print(f"  编号的来源里正确的：{right}/{numbered} = {right / max(1, numbered):.0%}（其余是过时的、说错的或不相干的页，靠模型看日期和出处核对）")
     print(f"  正确来源的摘录保留了原摘要的 {share:.0%} 的字（{counted} 条）")
+    answers = json.loads(ANSWERS.read_text(encoding="utf-8-sig"))
+    verdicts = judge_answers(answers)
+    table = answer_figures(verdicts)
+    print(f"\n回答：{len(answers)} 份（没看过程序的人照着编号的来源写的，标着如实、引用写错、没有依据），走 --web --check-draft：")
+    print("| 标注 | 份数 | draft | needs_review | rejected | missing |\n|---|---|---|---|---|---|")
+    for label in ("faithful", "wrong_citation", "unsupported"):
+        counts = table.get(label, {})
+        print(f"| {label} | {sum(counts.values())} | " + " | ".join(str(counts.get(status, 0))
+                                                           for status in ("draft", "needs_review", "rejected", "missing")) + " |")
     if options["--details"]:
         missed, merged = dedupe_errors(pairs, web.DUPLICATE)
         print("\n该合并没合并的：")
@@ -112,6 +159,11 @@ def main(argv):
         print("不该合并却合并了的：")
         for pair in merged:
             print(f"  - {pair['a']['title']} ／ {pair['b']['title']}（{pair['kind']}）")
+        print("回答判得不对的（如实的被标出，错的没被标出）：")
+        for item, status, problems in verdicts:
+            wrong = status in ("needs_review", "rejected") if item["label"] == "faithful" else status in ("draft", "missing")
+            if wrong:
+                print(f"  - [{item['label']}/{item['kind']}] {item['answer'].get('draft')} → {status} {problems[:1]}")
         print("没找到正确来源的问题：")
         for item, sources, ok, _ in answerable:
             if not ok:
