@@ -78,6 +78,15 @@ class PipelineTest(unittest.TestCase):
         self.assertEqual([reason for _, reason in dropped], ["和 https://help.example/trial 是同一个网址",
                                                              "和 https://help.example/trial 几乎一样（转载？）"])
 
+    def test_the_snippets_keep_every_labelled_answer_sentence_at_the_current_budget(self):
+        # 量过一次（python3 checks/web_eval.py）：240 字时 35 个答案句都留住了，40 字时只留住 18 个；改了摘录不能变差
+        import web_eval
+        spans = json.loads(web_eval.SPANS.read_text(encoding="utf-8"))
+        self.assertGreaterEqual(len(spans), 30)
+        kept, total = web_eval.snippet_recall(spans, web.SNIPPET_BUDGET)
+        self.assertEqual(kept, total)
+        self.assertLess(web_eval.snippet_recall(spans, 40)[0], total)   # 量法本身分得出好坏
+
     def test_on_the_labelled_pairs_no_two_sources_are_merged_and_few_copies_slip_through(self):
         # 量过一次的成绩（python3 checks/web_eval.py）：改了去重的规则，这里不能变差
         import web_eval

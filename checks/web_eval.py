@@ -12,6 +12,7 @@ checks/web_questions.json（问题，和真正回答得了它的网址 answers_i
 import contextlib
 import io
 import json
+import re
 import sys
 from unittest import mock
 
@@ -26,6 +27,8 @@ LIVE_RATE = 2.0   # --live 每秒最多请求几次：四十几个问题一口�
 PAIRS = CHECKS_DIR / "dedupe_pairs.json"
 QUESTIONS = CHECKS_DIR / "web_questions.json"
 ANSWERS = CHECKS_DIR / "web_answers.json"
+SPANS = CHECKS_DIR / "answer_spans.json"   # 每个有答案的问题，回答它最少要看的那一句（从正确网页的摘要里照抄）
+BUDGETS = (40, 80, 120, 240)   # 每条来源的摘录上限：量摘录留没留住答案
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
 
 
@@ -74,13 +77,14 @@ def source_figures(questions, search=None):
     return rows
 
 
-def kept_share(rows, pages):
-    """正确来源的摘录保留了原摘要的几成字（摘录截在预算里，答案所在的句子可能被挤掉）。"""
-    original = {web.normalize_url(page["url"]): page["snippet"] for page in pages}
-    kept = [(len(source["snippet"]), len(original[web.normalize_url(source["url"])])) for item, sources, _, _ in rows
-            for source in sources if web.normalize_url(source["url"]) in {web.normalize_url(url) for url in item["answers_in"]}
-            and web.normalize_url(source["url"]) in original]
-    return sum(a for a, _ in kept) / max(1, sum(b for _, b in kept)), len(kept)
+def snippet_recall(spans, budget):
+    """每条来源的摘录上限是 budget 字时，有几个问题的答案句还完整地留在某条编号的来源里。返回 (留住的, 问题数)。"""
+    kept = 0
+    with mock.patch.object(web, "SNIPPET_BUDGET", budget):
+        for span in spans:
+            answer = re.sub(r"\s+", "", span["answer_text"])
+            kept += any(answer in re.sub(r"\s+", "", source["snippet"]) for source in sources_for(span["question"]))
+    return kept, len(spans)
 
 
 def web_hits_for(question):
@@ -136,12 +140,14 @@ def main(argv):
     found = sum(1 for row in answerable if row[2])
     numbered = sum(len(row[1]) for row in answerable)
     right = sum(row[3] for row in answerable)
-    share, counted = kept_share(answerable, json.loads((CHECKS_DIR / "web_pages.json").read_text(encoding="utf-8")))
+    spans = json.loads(SPANS.read_text(encoding="utf-8-sig"))
     where = f"真的请求 {web.search_target()['url']}，每秒最多 {LIVE_RATE:g} 次" if options["--live"] else "假搜索接口的网页，在进程里"
     print(f"\n来源（{where}）：{len(questions)} 个问题，{len(answerable)} 个有答案、{len(questions) - len(answerable)} 个没有")
     print(f"  找到至少一条正确来源：{found}/{len(answerable)} = {found / len(answerable):.0%}")
     print(f"  编号的来源里正确的：{right}/{numbered} = {right / max(1, numbered):.0%}（其余是过时的、说错的或不相干的页，靠模型看日期和出处核对）")
-    print(f"  正确来源的摘录保留了原摘要的 {share:.0%} 的字（{counted} 条）")
+    recall = [(budget, *snippet_recall(spans, budget)) for budget in BUDGETS]
+    print("  摘录留住了答案句的问题（每条来源的摘录上限不同时）：" + "；".join(
+        f"{budget} 字{'（现在）' if budget == web.SNIPPET_BUDGET else ''} {kept}/{total}" for budget, kept, total in recall))
     answers = json.loads(ANSWERS.read_text(encoding="utf-8-sig"))
     verdicts = judge_answers(answers)
     table = answer_figures(verdicts)
