@@ -1068,9 +1068,15 @@ def web_hits(question, domains=None, screen=None, trace=None, timeout=None):
     results, stale = cached_search(question, target, key, search=search)
     trace("搜索", started, f"{len(results)} 条结果，来自 {urlsplit_host(target['url'])}" + (f"（{stale:.0f} 秒前的缓存）" if stale else ""))
     sources, dropped = web_sources(question, results, read_domains(domains), screen, trace)
-    hits = [{"id": str(source["n"]), "title": f"{source['title']}（{source['url']} ，{source['published'] or '日期不详'}）",
-             "text": source["snippet"], "matched": []} for source in sources]
-    return hits, sources, dropped, stale
+    return [source_hit(source) for source in sources], sources, dropped, stale
+
+
+def source_hit(source):
+    """一条编号的来源变成 run() 认得的命中片段：id 是编号，标题后面带着网址和发布日期。日期写两遍（2024-06-12，即 2024 年 6 月）：
+    草稿说“2024 年 6 月的论坛帖”时，出处核对在来源里找得到这两个数（这是程序知道的数据，不是猜）。"""
+    published = source["published"]
+    when = f"发布于 {published}，即 {int(published[:4])} 年 {int(published[5:7])} 月" if published else "日期不详"
+    return {"id": str(source["n"]), "title": f"{source['title']}（{source['url']} ，{when}）", "text": source["snippet"], "matched": []}
 
 
 def web_sources(question, results, policy=None, screen=None, trace=None):

@@ -292,7 +292,8 @@ class AnswerSetTest(unittest.TestCase):
         self.assertGreaterEqual(len(structural), 15)
         self.assertEqual(set(structural), {"rejected"})   # 编号越界、没写进 sources、一个 [n] 都没有：按规则一律拒绝
         table = web_eval.answer_figures(verdicts)
-        self.assertLessEqual(table["faithful"].get("needs_review", 0) + table["faithful"].get("rejected", 0), 9)
+        # 如实的误标：盲测一次是 9 份；发布日期写成两种写法（source_hit）以后是 6 份
+        self.assertLessEqual(table["faithful"].get("needs_review", 0) + table["faithful"].get("rejected", 0), 6)
         self.assertLessEqual(table["wrong_citation"].get("draft", 0), 3)
         self.assertGreaterEqual(table["unsupported"].get("needs_review", 0) + table["unsupported"].get("rejected", 0), 14)
 
@@ -426,6 +427,16 @@ class CommandLineTest(unittest.TestCase):
             with self.subTest(draft=draft):
                 self.assertEqual(retrieval_qa.check_grounding(draft, ["1"], hits, "试用几天", None, ["1", "2"])["problems"],
                                  expected)
+
+    def test_a_draft_may_name_the_month_a_source_was_published(self):
+        # 新手试读：“2024 年 6 月的一篇论坛帖说是 30 天 [2]”曾报“数字 6 不在引用的片段里”：日期是程序知道的数据
+        source = {"n": 2, "title": "论坛帖", "url": "https://bbs.example/t", "published": "2024-06-12", "snippet": "我记得好像是30天吧。"}
+        hits = [web.source_hit(source)]
+        for draft in ("2024 年 6 月的一篇论坛帖说是 30 天 [2]。", "2024-06-12 的论坛帖说是 30 天 [2]。"):
+            with self.subTest(draft=draft):
+                self.assertEqual(retrieval_qa.check_grounding(draft, ["2"], hits, "", None, ["2"])["problems"], [])
+        self.assertEqual(retrieval_qa.check_grounding("2023 年 6 月的论坛帖说是 30 天 [2]。", ["2"], hits, "", None, ["2"])["problems"],
+                         ["数字 2023 不在引用的片段 2 中"])
 
     def test_a_full_width_or_listed_citation_mark_is_not_a_number_of_the_draft(self):
         hits = [{"id": "1", "title": "来源 1", "text": "新注册用户可免费试用专业版14天。", "matched": []}]

@@ -90,9 +90,7 @@ def snippet_recall(spans, budget):
 def web_hits_for(question):
     """和 model_reply_assistant.web_hits 一样的命中片段，只是来源来自 sources_for（不开假搜索接口）。"""
     sources = sources_for(question)
-    hits = [{"id": str(source["n"]), "title": f"{source['title']}（{source['url']} ，{source['published'] or '日期不详'}）",
-             "text": source["snippet"], "matched": []} for source in sources]
-    return hits, sources
+    return [web.source_hit(source) for source in sources], sources
 
 
 def judge_answers(answers):
