@@ -1043,7 +1043,7 @@ def describe_os_error(error):
 
 # ---------- 第 07 课（选读）：联网检索的核心——把搜索结果变成带编号的来源 ----------
 # 和第 03 课的检索是同一个位置：找资料 → 只发这些资料 → 第 02 课的硬规则 → 第 04 课的出处核对。不同的是资料来自网上，
-# 不可信、会重复、会过时，所以先过滤、去重、截断，最后才编号。入口 web_sources() 在最前；请求搜索接口、重试、限流、
+# 不可信、会重复、会过时，所以先过滤、去重、截断，最后才编号。入口 web_hits() 在最前；请求搜索接口、重试、限流、
 # 缓存、写网页在后面的“第 07 课 · 加固（选读）”里。写在这个文件而不是 retrieval_qa.py 里：直接运行的脚本每次都要重新编译，
 # 这个文件是导入的，编译一次就缓存了，只检索本地资料的命令不为它多等（实测 retrieval_qa.py 每次编译约 16 ms）。
 
@@ -1103,6 +1103,9 @@ def web_sources(question, results, policy=None, screen=None, trace=None):
     chosen, left = [], TOTAL_BUDGET
     for result in unique[:MAX_SOURCES]:
         snippet = extract_snippet(result["snippet"], question, min(SNIPPET_BUDGET, left))
+        if not snippet:   # 前面几条用完了总预算：没有摘录的来源不编号（编了号也没有可引用的话）
+            dropped.append((result, f"摘录的总预算 {TOTAL_BUDGET} 字用完了，没有发送"))
+            continue
         left -= len(snippet)
         chosen.append(dict(result, snippet=snippet))
     trace("摘录", started, "、".join(str(len(result["snippet"])) for result in chosen) + " 字" if chosen else "没有来源")

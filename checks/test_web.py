@@ -147,6 +147,16 @@ class PipelineTest(unittest.TestCase):
             path = write_temp(directory, "d.json", '{"deny": ["https://www.bbs.example/t/1", "*.farm.example", "news。example"]}')
             self.assertEqual(web.read_domains(str(path)), {"deny": ["bbs.example", "farm.example", "news.example"]})
 
+    def test_a_source_left_without_any_snippet_budget_is_not_numbered(self):
+        # 学生把总预算改小（比如两条摘录就用完）：第三条起没有摘录，不该编号
+        long = "团队版可以试用十四天，" * 30   # 一整句 300 字：每条都截到 SNIPPET_BUDGET
+        results = [result(f"页 {n}", f"https://p{n}.example/", long.replace("十四", "十" + "一二三四五六"[n])) for n in range(4)]
+        with mock.patch.object(web, "TOTAL_BUDGET", 2 * web.SNIPPET_BUDGET):
+            sources, dropped = web.web_sources("团队版试用", results)
+        self.assertEqual([source["n"] for source in sources], [1, 2])
+        self.assertTrue(all(source["snippet"] for source in sources))
+        self.assertEqual([reason for _, reason in dropped], [f"摘录的总预算 {2 * web.SNIPPET_BUDGET} 字用完了，没有发送"] * 2)
+
     def test_domain_lists(self):
         results = [result("试用说明", "https://help.example/a", "新注册的团队可以免费试用团队版 14 天，试用期内最多 10 位成员。"),
                    result("试用说明", "https://blog.farm.example/b", "团队版的试用期是十四天，到期以后数据保留三十天，付费后恢复。")]
