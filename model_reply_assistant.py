@@ -502,9 +502,7 @@ NO_KEY_OPTIONS = ("没有密钥时，可以用 LOCAL_MODEL_URL 改用本机模�
 
 
 def read_api_key():
-    """从 DEEPSEEK_API_KEY 读密钥；没有就用 getpass 询问（不回显）。终端藏不住输入时宁可停下。"""
-    import getpass
-    import warnings
+    """从 DEEPSEEK_API_KEY 读密钥；没有就不回显地询问（ask_hidden）。终端藏不住输入时宁可停下。"""
     value = os.environ.get("DEEPSEEK_API_KEY", "")
     if value.strip():
         return checked_key(value, "DEEPSEEK_API_KEY")
@@ -512,17 +510,26 @@ def read_api_key():
     no_terminal = make_not_sent(f"环境变量 DEEPSEEK_API_KEY {unset}，而当前终端无法隐藏输入，"
                                 "为了不让密钥显示出来，程序停下了。请先设置 DEEPSEEK_API_KEY 再运行；"
                                 f"{NO_KEY_OPTIONS}")
-    if sys.platform == "win32" and not (sys.stdin and sys.stdin.isatty()):
-        raise no_terminal   # Windows 的 getpass 在 IDE 控制台里可能卡住
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", getpass.GetPassWarning)   # 藏不住输入时 getpass 只发警告并回显，这里改为停下
-        try:
-            value = getpass.getpass("DeepSeek API Key（输入不回显）：", stream=sys.stderr)
-        except (getpass.GetPassWarning, EOFError, OSError):
-            raise no_terminal from None
+    value = ask_hidden("DeepSeek API Key（输入不回显）：")
+    if value is None:
+        raise no_terminal
     if not value.strip():
         raise make_not_sent(f"没有输入密钥。可以先设置环境变量 DEEPSEEK_API_KEY；{NO_KEY_OPTIONS}")
     return checked_key(value, "DEEPSEEK_API_KEY", typed=True)
+
+
+def ask_hidden(prompt):
+    """用 getpass 不回显地问一行（密钥）；终端藏不住输入时返回 None，绝不让密钥显示出来。"""
+    import getpass
+    import warnings
+    if sys.platform == "win32" and not (sys.stdin and sys.stdin.isatty()):
+        return None   # Windows 的 getpass 在 IDE 控制台里可能卡住
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", getpass.GetPassWarning)   # 藏不住输入时 getpass 只发警告并回显，这里改为停下
+        try:
+            return getpass.getpass(prompt, stream=sys.stderr)
+        except (getpass.GetPassWarning, EOFError, OSError):
+            return None
 
 
 def read_local_key():
@@ -1212,10 +1219,8 @@ def citation_problems(answer, sources):
     """草稿里写的 [n] 必须是这次的来源 1…k（sources 字段由第 02 课的硬规则管）：[6] 和没发送的片段一样拒绝。
     草稿至少要有一个 [n]，草稿里的 [n] 都要写进 sources（不然那句话不会拿它去核对）。全角的［６］也认得。
     例：只有 5 条来源，“试用 14 天 [2][6]。” -> ["草稿里的「[6]」不是这次的来源编号（只有 1–5）", …]"""
-    import unicodedata
     numbers = {str(source["n"]) for source in sources}
-    groups = re.findall(r"\[\s*(\d{1,4}(?:\s*[,，、]\s*\d{1,4})*)\s*\]", unicodedata.normalize("NFKC", answer.get("draft") or ""))
-    written = [number for group in groups for number in re.findall(r"\d+", group)]   # [1, 4] 是引用了 1 和 4
+    written = cited_numbers(answer.get("draft"))
     allowed = "1" if len(sources) == 1 else f"1–{len(sources)}"
     problems = [f"草稿里的「[{number}]」不是这次的来源编号（只有 {allowed}）" for number in dict.fromkeys(written)
                 if number not in numbers]
@@ -1226,13 +1231,17 @@ def citation_problems(answer, sources):
     return problems
 
 
+def cited_numbers(draft):
+    """草稿里写的来源编号，按出现的先后：“试用 14 天 [2]［３］，另见 [1, 4]” -> ["2", "3", "1", "4"]。"""
+    import unicodedata
+    groups = re.findall(r"\[\s*(\d{1,4}(?:\s*[,，、]\s*\d{1,4})*)\s*\]", unicodedata.normalize("NFKC", draft or ""))
+    return [number for group in groups for number in re.findall(r"\d+", group)]   # [1, 4] 是引用了 1 和 4
+
+
 def cited_sources(answer, sources):
     """回答真正引用的来源：草稿里写了的 [n]（它们都在 sources 里，见 citation_problems），按编号排好，只留能给人点的 http(s) 链接。
     返回 [{n, title, url, published}]，可以直接显示成链接。"""
-    import unicodedata
-    draft = unicodedata.normalize("NFKC", answer.get("draft") or "")
-    named = {number for group in re.findall(r"\[\s*(\d{1,4}(?:\s*[,，、]\s*\d{1,4})*)\s*\]", draft)
-             for number in re.findall(r"\d+", group)}   # 草稿里真正写了的 [n]；sources 里多列的不算
+    named = set(cited_numbers(answer.get("draft")))   # 草稿里真正写了的 [n]；sources 里多列的不算
     return [{"n": source["n"], "title": source["title"], "url": source["url"], "published": source["published"]}
             for source in sources if str(source["n"]) in named and urlsplit_host(source["url"]) is not None]
 
@@ -1318,20 +1327,13 @@ def search_target(environ=None):
 
 def read_search_key(target, environ=None):
     """SEARCH_API_KEY；官方地址没有它就不回显地询问。本机的假搜索接口不要密钥：没设就不带。密钥只发给搜索接口，从不进提示词。"""
-    import getpass
-    import warnings
     environ = os.environ if environ is None else environ
     value = environ.get("SEARCH_API_KEY", "")
     if value.strip():
         return checked_key(value, "SEARCH_API_KEY")
     if not target["official"]:
         return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", getpass.GetPassWarning)   # 藏不住输入时 getpass 只发警告并回显：这里改为停下
-        try:
-            value = getpass.getpass(f"{target['provider']} 的 SEARCH_API_KEY（输入不回显）：", stream=sys.stderr)
-        except (getpass.GetPassWarning, EOFError, OSError):
-            value = ""
+    value = ask_hidden(f"{target['provider']} 的 SEARCH_API_KEY（输入不回显）：") or ""
     if not value.strip():
         raise make_not_sent("没有 SEARCH_API_KEY。先设置这个环境变量，或用第 07 课的假搜索接口（SEARCH_API_URL）练习；请求没有发出。")
     return checked_key(value, "SEARCH_API_KEY", typed=True)

@@ -120,13 +120,9 @@ def exercise_4(documents, path):
     trick = path.parent / "trick.json"   # 草稿放在资料文件旁边，也就是套件文件夹里
     if not trick.is_file():
         return False, [f"没有找到 {trick}。把你的草稿存成套件文件夹里的 trick.json，格式见第 04 课的练习。"]
-    try:   # 先看它是不是合法的 JSON：语法错误就是语法错误，不是“没骗过”
-        answer = parse_json(trick.read_text(encoding="utf-8-sig"))
-    except JsonProblem as problem:
-        where = f"第 {problem.line} 行第 {problem.column} 列：" if problem.line else ""
-        return False, [f"trick.json 不是合法的 JSON（{where}{problem.what}）" + (f"。{problem.hint}" if problem.hint else "")]
-    except (OSError, UnicodeDecodeError) as error:
-        return False, [f"读不了 trick.json（{error.__class__.__name__}）：请用 UTF-8 保存。"]
+    answer, problem = student_json(trick)   # 先看它是不是合法的 JSON：语法错误就是语法错误，不是“没骗过”
+    if problem:
+        return False, [problem]
     fields = answer if isinstance(answer, dict) else {}
     if "你的草稿" in str(fields.get("draft", "")) or "它错在哪里" in str(fields.get("why", "")):
         return False, ["trick.json 里还是课文给的占位文字（“……你的草稿……”“……它错在哪里……”）：换成你自己写的草稿和理由。"]

@@ -389,9 +389,11 @@ def same_as_another(result, paths):
             continue
         keys = [(entry.rsplit("（", 1)[0], fingerprint(kit / entry.rsplit("（", 1)[0]))
                 for entry in row.get("不同", []) if entry.endswith("（改了）")]
-        for own, part in (("trick.json", None), ("trick.json", "draft"), ("pairs.json", None)):
-            meaning = own_meaning(kit / own, part)
-            keys += [(own if part is None else f"{own} 的草稿", meaning)] if meaning else []
+        for own in ("trick.json", "pairs.json"):
+            value = own_json(kit / own)
+            keys += [(own, meaning(value))] if value is not None else []
+            draft = value.get("draft") if isinstance(value, dict) else None
+            keys += [(f"{own} 的草稿", meaning(draft))] if isinstance(draft, str) and draft.strip() else []
         saved = exercise.saved_copy(5, kit / "checks")   # 练习五的存档里有学生自己写的那句指令
         if saved.is_file() and not saved.is_symlink():
             keys.append((saved.relative_to(kit).as_posix(), fingerprint(saved)))
@@ -403,18 +405,16 @@ def same_as_another(result, paths):
                 row["要看"].append(("和别的副本一模一样", f"{file}（{'、'.join(other for other in names if other != name)}）"))
 
 
-def own_meaning(path, part=None):
-    """学生自己写的 JSON 的意思：解析以后按字段名排好、去掉字符串里的空白再比，改个缩进、换个字段顺序还是同一份。
-    part="draft" 只看草稿。不是普通文件、读不了的返回 None。"""
+def own_json(path):
+    """学生自己写的 JSON 文件的内容；是链接、不是普通文件、读不了的返回 None（链接另有一条）。"""
     if path.is_symlink() or not path.is_file():
         return None
     value, problem = exercise.student_json(path)
-    if problem:
-        return None
-    if part is not None:
-        value = value.get(part) if isinstance(value, dict) else None
-        if not isinstance(value, str) or not value.strip():
-            return None
+    return None if problem else value
+
+
+def meaning(value):
+    """一份 JSON 值的意思：按字段名排好、去掉字符串里的空白再取指纹，改个缩进、换个字段顺序还是同一份。"""
     squeezed = json.dumps(value, ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(re.sub(r"\s+", "", squeezed).encode("utf-8")).hexdigest()
 

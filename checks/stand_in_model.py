@@ -47,10 +47,39 @@ def start_for(test):
     return server
 
 
-class StandIn:
-    def __init__(self):
+class LoopbackServer:
+    """127.0.0.1 上的一个小 HTTP 服务，在后台线程里跑，with 块结束就关掉。假模型服务和第 07 课的假搜索接口都用它：
+    子类给出网址的路径 PATH 和处理请求的 handler()；port 0 让系统挑一个空闲的端口（检查里都这样）。"""
+    PATH = "/"
+
+    def __init__(self, port=0):
+        self.port = port
         self.requests = []
-        self.stop = threading.Event()
+        self.stop = threading.Event()   # 关的时候叫醒还在“装死”“滴空行”的请求
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.server.server_address[1]}{self.PATH}"
+
+    def __enter__(self):
+        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), self.handler())
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+class StandIn(LoopbackServer):
+    PATH = "/v1"
+
+    def __init__(self):
+        super().__init__()
         self.behaviour = ("json", 200, completion({"status": "missing", "draft": "", "sources": []}), {})
 
     # ---- 吩咐它怎么回答 ----
@@ -76,23 +105,8 @@ class StandIn:
         """收下请求，一个字节也不回。"""
         self.behaviour = ("silent", None, None, {})
 
-    # ---- 启动与关闭 ----
-    @property
-    def url(self):
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self):
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(self))
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True)
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join()
+    def handler(self):
+        return make_handler(self)
 
 
 def make_handler(stand_in):

@@ -13,13 +13,13 @@
 """
 import json
 import sys
-import threading
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 from kit_helpers import parse_tool_options, run_tool
+from stand_in_model import LoopbackServer
 
 # 写死的网页：三个虚构的题目（记得笔记、青川市图书馆、东岭铁路）的官网页、转载、过时的页、论坛的错话、垃圾页、藏着指令的页，
 # 由没看过程序的人写成（checks/web_pages.json）。发出去之前再按各家接口的格式改名（见 shaped）。
@@ -58,12 +58,13 @@ def shaped(provider, pages):
                                       **({"published_date": p["published"]} if p["published"] else {})} for p in pages]}
 
 
-class StandInSearch:
+class StandInSearch(LoopbackServer):
+    PATH = "/search"
+
     def __init__(self, provider="bocha", port=0):
-        self.provider, self.port = provider, port   # port 0：让系统挑一个空闲的端口（检查里都这样）
-        self.requests = []
+        super().__init__(port)
+        self.provider = provider
         self.faults = []   # 排队的故障：每个请求用掉一个，用完了就正常回答
-        self.stop = threading.Event()
 
     def fault(self, kind, **details):
         """排一个故障，给下一个请求：429（retry_after=秒）、500、401、redirect、slow（seconds=秒）、silent、
@@ -71,22 +72,8 @@ class StandInSearch:
         hostile（第一条结果的标题里夹着清屏的 ESC 序列和反转方向的字符）。"""
         self.faults.append((kind, details))
 
-    @property
-    def url(self):
-        return f"http://127.0.0.1:{self.server.server_address[1]}/search"
-
-    def __enter__(self):
-        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), make_handler(self))
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True)
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join()
+    def handler(self):
+        return make_handler(self)
 
 
 def make_handler(stand_in):
