@@ -23,11 +23,12 @@ from collections import defaultdict
 from pathlib import Path
 from unittest import mock
 
-from kit_helpers import SHIPPED_DOCUMENTS, parse_tool_options, run_tool
+from kit_helpers import SHIPPED_DOCUMENTS, MeasuredOnce, parse_tool_options, run_tool
 
 import retrieval_qa
 
 CASES = Path(__file__).resolve().parent / "grounding_cases.json"
+KIT_SCRIPTS = [Path(retrieval_qa.__file__).with_name(name) for name in ("reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py")]
 DOCUMENT_SETS = Path(__file__).resolve().parent / "grounding_documents.json"   # 发布版以外的资料（另外几个领域）
 HOLDOUT = Path(__file__).resolve().parent / "grounding_holdout.json"
 VERDICTS = ["draft", "missing", "needs_review", "rejected"]
@@ -110,10 +111,14 @@ def run_case(case, directory, document_sets):
 
 
 def evaluate(cases=None, document_sets=None, timings=None):
-    """返回 [Result]。默认量标注集。给了 timings（字典）时，累计每条规则花的秒数。"""
+    """返回 [Result]。默认量标注集。给了 timings（字典）时，累计每条规则花的秒数（这时每条都真的量）。
+    跑检查时，量过的回答记在这次运行的临时目录里，几组检查和课文里的命令共用（kit_helpers.MeasuredOnce）。"""
     if cases is None:
         cases, document_sets = load_cases(), json.loads(DOCUMENT_SETS.read_text(encoding="utf-8-sig"))
-    results, seen = [], []
+    measured = MeasuredOnce("grounding", KIT_SCRIPTS + [Path(__file__)], enabled=timings is None)
+    documents = {name: json.dumps(value, ensure_ascii=False) for name, value in (document_sets or {}).items()}
+    documents[None] = SHIPPED_DOCUMENTS.read_text(encoding="utf-8-sig")
+    seen = []
     original = retrieval_qa.grounding_findings
 
     def recording(*args, **kwargs):   # 记下每条规则找到了什么：规则表的实测数字就从这里来
@@ -121,19 +126,23 @@ def evaluate(cases=None, document_sets=None, timings=None):
         seen.append([(rule.name, problem) for rule, problem in findings])
         return findings
 
+    def measure(case):   # 真的走一遍 --check-draft：(输出, 每条规则找到的问题)
+        seen.clear()
+        return [run_case(case, directory, document_sets), seen[0] if seen else None]
+
     timed = [mock.patch.object(rule, "find", timer(rule.find, rule.name, timings)) for rule in retrieval_qa.RULES] \
         if timings is not None else []
-    # 同一份资料文件每条回答都要读一遍；读出来的内容每次都一样，所以记住它（资料的警告反正不看），量得快一倍
-    remembered = functools.lru_cache(maxsize=None)(retrieval_qa.load_documents)
-    with tempfile.TemporaryDirectory() as directory, mock.patch.object(retrieval_qa, "load_documents", remembered), \
+    # 同一份资料文件每条回答都要读一遍、检查一遍；读出来的内容每次都一样，所以记住它（资料的警告反正不看），量得快一倍。
+    # 记住的是 --check-draft 真正调用的 read_and_check（读字节、逐条检查、找可疑的地方）
+    remembered = functools.lru_cache(maxsize=None)(retrieval_qa.read_and_check)
+    with tempfile.TemporaryDirectory() as directory, mock.patch.object(retrieval_qa, "read_and_check", remembered), \
             mock.patch.object(retrieval_qa, "grounding_findings", recording), contextlib.ExitStack() as stack:
         for patch in timed:
             stack.enter_context(patch)
-        for case in cases:
-            seen.clear()
-            output = run_case(case, directory, document_sets)
-            results.append(Result(case, output, seen[0] if seen else None))
-    return results
+        # 决定结果的全部输入：问题、回答、资料的内容（代码由 MeasuredOnce 的文件名管）
+        known = measured.results(cases, lambda case: [case["question"], case["answer"], documents[case.get("documents")]], measure)
+    return [Result(case, output, None if findings is None else [tuple(item) for item in findings])
+            for case, (output, findings) in zip(cases, known)]
 
 
 def timer(find, name, timings):

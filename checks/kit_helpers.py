@@ -9,12 +9,15 @@ if sys.version_info < (3, 10):   # checks/ 里的工具都先导入这里：新�
     sys.exit(2)
 
 import atexit   # noqa: E402  （版本检查要在最前面）
+import contextlib   # noqa: E402
+import hashlib   # noqa: E402
 import json   # noqa: E402
 import os   # noqa: E402
 import shutil   # noqa: E402
 import signal   # noqa: E402
 import subprocess   # noqa: E402
 import tempfile   # noqa: E402
+import time   # noqa: E402
 from pathlib import Path   # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,7 +39,7 @@ PYTHON = [sys.executable] + [f"-W{option}" for option in sys.warnoptions]
 KIT_PYTHON = PYTHON + ["-S"]
 
 # 会改变程序行为的环境变量：检查里一律去掉，让结果不依赖谁的机器
-SCRUBBED = ("PYTHONIOENCODING", "PYTHONUTF8", "PYTHONWARNINGS", "PYTHONSTARTUP", "PYTHONINSPECT",
+SCRUBBED = ("PYTHONIOENCODING", "PYTHONUTF8", "PYTHONWARNINGS", "PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONUNBUFFERED", "PYTHONSAFEPATH",
             "DEEPSEEK_API_KEY", "DEEPSEEK_MODEL", "LOCAL_MODEL_URL", "LOCAL_MODEL_NAME", "LOCAL_MODEL_API_KEY")
 # 另一份与样例无关的资料（图书馆的借阅规则）：检查模型那一侧的行为时用，免得检查只在样例资料上成立
 FIXTURE_DOCUMENTS = CHECKS_DIR / "fixture_documents.json"
@@ -116,20 +119,110 @@ def needs_shipped_documents(test):
     return unittest.skipIf(DOCUMENTS_EDITED and not IN_CI, reason)(test)
 
 
-_pycache = []
+_run_dir = []
+
+
+def run_dir():
+    """这一次跑检查共用的临时目录：子进程的字节码缓存（pycache/），量一次大家共用的结果（grounding_eval.py 的）。
+    不在套件文件夹里留下东西，又不必每个子进程都重新编译、每组检查都重新量一遍。
+    run_checks.py 建好一个，经 KIT_CHECK_RUN_DIR 交给各组检查；没有时自己建一个，也放进环境变量（本进程里运行的
+    脚本和子进程都用它），谁建的谁在退出时删除。"""
+    if not _run_dir:
+        shared = os.environ.get("KIT_CHECK_RUN_DIR", "")
+        if shared and os.path.isdir(shared):
+            _run_dir.append(shared)
+        else:
+            _run_dir.append(tempfile.mkdtemp(prefix="kit-checks-"))
+            atexit.register(shutil.rmtree, _run_dir[0], True)
+            os.environ["KIT_CHECK_RUN_DIR"] = _run_dir[0]
+    return _run_dir[0]
 
 
 def pycache_dir():
-    """子进程共用的字节码缓存目录：不在套件文件夹里留下 __pycache__，又不必每个子进程都重新编译。
-    run_checks.py 建好一个，经 KIT_CHECK_PYCACHE 交给各组检查共用；谁建的谁在退出时删除。"""
-    if not _pycache:
-        shared = os.environ.get("KIT_CHECK_PYCACHE", "")
-        if shared and os.path.isdir(shared):
-            _pycache.append(shared)
-        else:
-            _pycache.append(tempfile.mkdtemp(prefix="kit-pycache-"))
-            atexit.register(shutil.rmtree, _pycache[0], True)
-    return _pycache[0]
+    return os.path.join(run_dir(), "pycache")
+
+
+class MeasuredOnce:
+    """一次跑检查里，同样的输入只量一次：几组检查（各在一个子进程里）和课文里的命令（grounding_eval.py、
+    web_eval.py）要的是同一批结果。量过的按输入的内容记在这次运行的临时目录里（run_dir()，环境变量
+    KIT_CHECK_RUN_DIR），检查跑完就删。文件名里有代码的指纹：code_files 里改了一个字，就是另一个文件，全部重新量。
+    不在跑检查时（学生自己运行 grounding_eval.py），没有这个目录，每次都真的量。"""
+
+    def __init__(self, name, code_files, enabled=True):
+        folder = os.environ.get("KIT_CHECK_RUN_DIR", "")
+        digest = hashlib.sha256(b"".join(Path(path).read_bytes() for path in code_files)).hexdigest()[:16]
+        self.path = Path(folder) / f"{name}-{digest}.json" if enabled and folder and os.path.isdir(folder) else None
+        self.known, self.new = self.read(), {}
+
+    def results(self, items, content_of, measure):
+        """items 每一项的结果：content_of(项) 是决定结果的全部输入（JSON 能表示的值），量过的直接拿，
+        没量过的调用 measure(项) 量一次、记下来。几组同时要时一组量、别的等（见 turn）。"""
+        contents = [content_of(item) for item in items]
+        with self.turn(contents):
+            results = []
+            for item, content in zip(items, contents):
+                result = self.get(content)
+                if result is None:
+                    result = measure(item)
+                    self.remember(content, result)
+                results.append(result)
+            self.save()
+        return results
+
+    def read(self):
+        """文件里记着的；还没有、或者读的那一刻正被别的组换掉（Windows 上会这样）时是空的：大不了再量一遍。"""
+        try:
+            return json.loads(self.path.read_text(encoding="utf-8")) if self.path and self.path.exists() else {}
+        except (OSError, ValueError):
+            return {}
+
+    @staticmethod
+    def key(content):
+        return hashlib.sha256(json.dumps(content, ensure_ascii=False, sort_keys=True).encode("utf-8")).hexdigest()
+
+    def get(self, content):
+        """记住的结果（JSON 能表示的值）；没量过时是 None。"""
+        return self.known.get(self.key(content)) if self.path else None
+
+    def remember(self, content, value):
+        if self.path:
+            self.new[self.key(content)] = value
+
+    @contextlib.contextmanager
+    def turn(self, contents):
+        """几组检查同时要量同一批时，一组量，别的等它量完、写好再读（等的时候不占 CPU）。
+        等了一分钟还没轮到（量的那一组崩了；平常量一遍只要几秒），就自己量。"""
+        if self.path is None or all(self.get(content) is not None for content in contents):
+            yield
+            return
+        lock, deadline = self.path.with_name(self.path.name + ".lock"), time.monotonic() + 60
+        while True:
+            try:
+                os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                break
+            except FileExistsError:
+                if time.monotonic() > deadline:
+                    lock = None
+                    break
+                time.sleep(0.02)
+        try:
+            self.known = self.read()   # 等的时候别人可能已经量好了
+            yield
+        finally:
+            if lock:
+                os.remove(lock)
+
+    def save(self):
+        """先读回文件里已有的，合在一起，写到临时文件再换过去：别的组同时在写也不会写坏。"""
+        if self.path and self.new:
+            known = self.read()
+            known.update(self.new)
+            temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}")
+            temporary.write_text(json.dumps(known, ensure_ascii=False), encoding="utf-8")
+            try:
+                os.replace(temporary, self.path)
+            except OSError:   # Windows 上别的组正开着这个文件：这次不记，别人用到时自己量
+                temporary.unlink()
 
 
 def clean_env(**extra):
@@ -143,16 +236,37 @@ def clean_env(**extra):
 ON_SHIPPED = ["--documents", str(SHIPPED_DOCUMENTS)]
 
 
-def run_kit(args, stdin="", cwd=None, script=SCRIPT, env=None, python=None, documents=SHIPPED_DOCUMENTS):
-    """运行 retrieval_qa.py，返回 (退出码, stdout 文本, stderr 文本)，都按 UTF-8 解码。
+# KIT_CHECK_PROCESSES=1：每次都开真的子进程（CI 用这种方式多跑一遍：进程内运行省下的只是启动，不能少查什么）
+ALL_IN_PROCESSES = os.environ.get("KIT_CHECK_PROCESSES") == "1"
+
+
+def run_kit(args, stdin="", cwd=None, script=SCRIPT, env=None, python=None, documents=SHIPPED_DOCUMENTS, process=False):
+    """运行 retrieval_qa.py（或 script），返回 (退出码, stdout 文本, stderr 文本)，都按 UTF-8 解码。
     检查的是程序的行为，所以默认读发布版资料的副本（args 里自己写了 --documents 的除外）；
-    documents=None 时不加 --documents，程序读脚本旁边的默认资料文件。"""
+    documents=None 时不加 --documents，程序读脚本旁边的默认资料文件。
+    默认在本进程里运行（checks/in_process.py：看到的和新进程一样，只是省了启动）；process=True 或指定了别的
+    python 时开一个真的子进程：只有进程才看得到的行为（关掉的流、信号、版本守卫、导入了哪些模块）要这样查。"""
     if documents is not None and script == SCRIPT and not any(a.startswith("--documents") for a in args):
         args = list(args) + ["--documents", str(documents)]
-    done = subprocess.run((python or KIT_PYTHON) + [str(script)] + list(args),
-                          input=stdin.encode("utf-8"), capture_output=True, cwd=cwd,
-                          env=env if env is not None else clean_env(), timeout=60)
-    return done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8")
+    env = env if env is not None else clean_env()
+    if process or python or ALL_IN_PROCESSES:
+        done = subprocess.run((python or KIT_PYTHON) + [str(script)] + list(args), input=stdin.encode("utf-8"), capture_output=True,
+                              cwd=cwd, env=env, timeout=60, start_new_session=sys.platform != "win32")   # 没有终端：不会去问开发者要密钥
+        code, out, err = done.returncode, done.stdout, done.stderr
+    else:
+        from in_process import run_script
+        code, out, err = run_script(script, args, stdin.encode("utf-8"), cwd=cwd, env=env)
+    return code, out.decode("utf-8"), err.decode("utf-8")
+
+
+def assert_same_in_a_process(test, calls):
+    """calls 是 [(args, run_kit 的其他参数)]：每个在本进程里和在真的子进程里各跑一次，退出码、stdout、stderr 必须一字不差。
+    每组检查都用它抽几条自己的命令（issue 27）：进程内运行省下的只是启动 Python，看到的东西不能变。"""
+    for args, kwargs in calls:
+        with test.subTest(args=args):
+            inside = run_kit(args, **kwargs)
+            test.assertEqual(inside, run_kit(args, process=True, **kwargs))
+            test.assertNotIn("Traceback", inside[2])
 
 
 def interrupt_kit(args, ready, env=None, stdin=subprocess.PIPE):
@@ -287,6 +401,8 @@ def run_tool(main, argv=None):
             return main(args)
         except ToolUsageError as error:   # 工具的用法错误和脚本的一样：一行“错误：……”，退出码 2
             raise make_kit_error(str(error)) from None
+        except SystemExit as stop:   # --help 打印完就退出：也要回到 run_cli，由它冲出 stdout（写不出去时同样一行中文、退出码 5）
+            return stop.code or 0
 
     shown_safely()
     return run_cli(run, argv)

@@ -13,8 +13,12 @@
 程序行为的检查（模型调用、拒绝规则、命令行约定、出处核对、课文记录……）都在发布版资料的副本
 checks/shipped_documents.json 上跑，学生改 retrieval_documents.json 不会让它们跳过或失败。
 只有关于资料文件本身的几项读学生的文件；文件和发布版不同时，开头会说明哪里不同、像是哪个练习。
-机器有多个核时，检查分成四组在四个子进程里同时跑（同样的 Python 和 -W 设置），结果合在一起报告。
-内部用的环境变量：KIT_CHECK_DOCUMENTS（--documents 经它传给子进程）、KIT_CHECK_PYCACHE（共用的字节码缓存目录）。
+检查在几个子进程里同时跑（核数的两倍，同样的 Python 和 -W 设置）：每个子进程跑完一个检查模块就领下一个，重的先发，
+结果合在一起报告。检查里运行套件的脚本时，多数在子进程自己里面运行（checks/in_process.py：看到的和新进程一样，省了
+启动 Python 的时间），只有进程才看得到的行为开真的子进程。
+环境变量：KIT_CHECK_PROCESSES=1 让每条命令都开真的子进程（CI 这样再跑一遍，两种跑法的结果必须一样）。
+内部用的：KIT_CHECK_DOCUMENTS（--documents 经它传给子进程）、KIT_CHECK_RUN_DIR（这次运行共用的临时目录：字节码缓存、
+量一次大家共用的结果）、KIT_CHECK_TIMINGS（bench.py 用：把每项检查的秒数写进这个文件）。
 """
 import io
 import json
@@ -22,17 +26,20 @@ import os
 import platform
 import subprocess
 import sys
+import threading
+import time
 import unittest
 from pathlib import Path
 
 CHECKS_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(CHECKS_DIR))
-from kit_helpers import IN_CI, documents_state, parse_tool_options, pycache_dir, run_tool   # noqa: E402  （也检查 Python 版本）
+from kit_helpers import IN_CI, documents_state, parse_tool_options, run_dir, run_tool   # noqa: E402  （也检查 Python 版本）
 
-# 各模块单独跑的耗时（秒，2026-11-30 在 2 核的开发机上量的），只用来把检查分成差不多重的几组；不准也不要紧，只影响快慢
-WEIGHTS = {"test_tools": 4.1, "test_lessons": 6.8, "test_cli": 2.3, "test_servers": 2.1, "test_model": 2.5,
-           "test_loader": 0.7, "test_exercises": 0.4, "test_grounding": 5.9, "test_untrusted": 0.6, "test_retrieval": 0.1,
-           "test_evidence": 3.5, "test_web": 1.5}
+# 各模块单独跑一遍的秒数（2026-12-01 在 2 核的开发机上量的，bench.py 的 KIT_CHECK_TIMINGS 也能看到）：只用来决定先发哪个，
+# 重的先发，最后就不会只剩一个大模块在跑。不准也不要紧，只影响快慢。test_grounding 排在前面还因为它先量标注集，几组共用
+WEIGHTS = {"test_tools": 6.4, "test_grounding": 3.5, "test_lessons": 2.7, "test_evidence": 2.5, "test_model": 2.4,
+           "test_web": 2.1, "test_cli": 1.6, "test_servers": 1.6, "test_layout": 0.7, "test_untrusted": 0.4, "test_loader": 0.3,
+           "test_exercises": 0.2, "test_in_process": 0.2, "test_lesson_text": 0.1, "test_markdown": 0.1, "test_retrieval": 0.1}
 # 关于资料文件本身的检查：--documents 只跑这几项
 DATA_CHECKS = ["test_loader.KitDocumentsTest.test_kit_documents_file_is_valid",
                "test_loader.KitDocumentsTest.test_shipped_documents_are_unchanged",
@@ -42,68 +49,106 @@ USAGE = "用法：python3 checks/run_checks.py [-v] [--documents PATH]；详见 
 
 class ConciseResult(unittest.TextTestResult):
     """检查没通过（断言不成立）时只打印检查写好的中文原因，不打印 traceback；意外的异常照旧打印 traceback。
-    加 -v 时一律打印完整的 traceback。"""
+    加 -v 时一律打印完整的 traceback。也记下每项检查花的秒数（bench.py 用它找出最慢的几项）。"""
 
     def _exc_info_to_string(self, err, test):
         if issubclass(err[0], AssertionError) and not self.showAll:
             return str(err[1]) + "\n"
         return super()._exc_info_to_string(err, test)
 
+    def startTest(self, test):
+        self.started = time.perf_counter()
+        super().startTest(test)
+
+    def stopTest(self, test):
+        super().stopTest(test)
+        self.seconds = getattr(self, "seconds", {})
+        self.seconds[test.id()] = round(time.perf_counter() - self.started, 3)
+
 
 def run_names(names, verbose):
-    """在本进程里跑这些检查（模块名或“模块.类名”），返回 [运行数, 失败数, 跳过数]。
-    某个模块连导入都失败时，算一次失败并打印原因，其余照常运行。"""
-    suite, broken = unittest.TestSuite(), 0
+    """在本进程里跑这些检查（模块名或“模块.类名”），返回 {"counts": [运行数, 失败数, 跳过数], "report": 要打印的文字,
+    "seconds": {检查名: 秒}}。某个模块连导入都失败时，算一次失败并说明原因，其余照常运行。"""
+    suite, broken, report = unittest.TestSuite(), 0, ""
     for name in names:
         try:
             suite.addTest(unittest.defaultTestLoader.loadTestsFromName(name))
         except Exception as error:   # 检查模块自己坏了：说清是哪个，别让整组检查消失
-            print(f"检查模块 {name} 无法加载：{error.__class__.__name__}: {error}", file=sys.stderr)
+            report += f"检查模块 {name} 无法加载：{error.__class__.__name__}: {error}\n"
             broken += 1
+    stream = io.StringIO()
+    result = unittest.TextTestRunner(stream=stream, verbosity=2 if verbose else 1, resultclass=ConciseResult).run(suite)
     if verbose:   # -v：unittest 原样逐条报告
-        result = unittest.TextTestRunner(verbosity=2, resultclass=ConciseResult).run(suite)
-    else:   # 平常只报没通过的检查；几组的进度点和“Ran N tests / OK”不再各打一遍，总数由最后一行统一报告
-        stream = io.StringIO()
-        result = unittest.TextTestRunner(stream=stream, resultclass=ConciseResult).run(suite)
-        report = stream.getvalue()
-        first, last = report.find("=" * 70), report.rfind("-" * 70)   # 失败说明夹在这两条分隔线之间
-        sys.stderr.write(report[first:last] if first >= 0 else "")
+        report += stream.getvalue()
+    else:   # 平常只报没通过的检查；进度点和“Ran N tests / OK”不打，总数由最后一行统一报告
+        text = stream.getvalue()
+        first, last = text.find("=" * 70), text.rfind("-" * 70)   # 失败说明夹在这两条分隔线之间
+        report += text[first:last] if first >= 0 else ""
     failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses) + broken
-    return [result.testsRun + broken, failed, len(result.skipped)]
+    return {"counts": [result.testsRun + broken, failed, len(result.skipped)], "report": report,
+            "seconds": getattr(result, "seconds", {})}
 
 
-def split(names, parts):
-    """按估计的耗时把模块分成 parts 组，每次放进目前最轻的那一组。"""
-    groups = [[] for _ in range(parts)]
-    for name in sorted(names, key=lambda n: -WEIGHTS.get(n, 1)):
-        min(groups, key=lambda g: sum(WEIGHTS.get(n, 1) for n in g)).append(name)
-    return [group for group in groups if group]
+def serve_worker(verbose):
+    """--worker：从 stdin 一行领一个模块，跑完在 stdout 上写一行 JSON（run_names 的结果），再领下一个；stdin 关了就退出。"""
+    # 领活和交结果用 stdin、stdout；检查自己用的 stdin 换成空设备、往 stdout 打印的改到 stderr，不会和这一行行的结果混在一起
+    orders, channel = sys.stdin, sys.stdout
+    with open(os.devnull, encoding="utf-8") as sys.stdin:
+        sys.stdout = sys.stderr
+        for line in orders:
+            channel.write(json.dumps(run_names([line.strip()], verbose)) + "\n")   # 只用 ASCII：Windows 的管道编码也读得对
+            channel.flush()
+    return 0
 
 
-def run_in_parallel(groups, verbose):
-    command = [sys.executable] + [f"-W{option}" for option in sys.warnoptions] + [str(Path(__file__).resolve())]
-    workers = [subprocess.Popen(command + ["--worker"] + (["-v"] if verbose else []) + group, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE) for group in groups]
-    totals = [0, 0, 0]
-    for worker, group in zip(workers, groups):
-        out, err = worker.communicate()
-        sys.stderr.write(err.decode("utf-8", errors="replace"))
-        try:
-            counts = json.loads(out.decode("utf-8").strip().splitlines()[-1])
-        except (ValueError, IndexError):   # 子进程自己崩了：算作一次失败，并说清是哪一组
-            print(f"错误：这一组检查没有跑完（子进程退出码 {worker.returncode}）：{'、'.join(group)}", file=sys.stderr)
-            counts = [1, 1, 0]
-        totals = [a + b for a, b in zip(totals, counts)]
-    return totals
+def run_in_parallel(names, workers, verbose):
+    """开 workers 个子进程（同样的 Python 和 -W 设置），谁先空下来谁就领下一个模块：重的先发，不会最后只剩一个核在跑。
+    返回 ([运行数, 失败数, 跳过数], {检查名: 秒})。"""
+    command = [sys.executable] + [f"-W{option}" for option in sys.warnoptions] + [str(Path(__file__).resolve()), "--worker"]
+    waiting = sorted(names, key=lambda name: -WEIGHTS.get(name, 1))
+    totals, seconds, lock = [0, 0, 0], {}, threading.Lock()
+
+    def serve(process):   # 每个子进程一个线程：发一个模块名，等它那一行结果，再发下一个
+        while True:
+            with lock:
+                name = waiting.pop(0) if waiting else None
+            if name is None:
+                break
+            try:
+                process.stdin.write(name + "\n")
+                process.stdin.flush()
+                outcome = json.loads(process.stdout.readline())
+            except (OSError, ValueError):   # 子进程自己崩了：算作一次失败，说清是哪个模块；别的模块交给别的子进程
+                outcome = {"counts": [1, 1, 0], "seconds": {},
+                           "report": f"错误：检查模块 {name} 没有跑完（子进程退出码 {process.wait()}）。\n"}
+            with lock:
+                sys.stderr.write(outcome["report"])
+                totals[:] = [a + b for a, b in zip(totals, outcome["counts"])]
+                seconds.update(outcome["seconds"])
+            if process.poll() is not None:
+                break
+        with process:   # 关掉管道（子进程读到 stdin 的结尾就退出），等它退出
+            pass
+
+    processes = [subprocess.Popen(command + (["-v"] if verbose else []), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True, encoding="utf-8") for _ in range(min(workers, len(names)))]
+    threads = [threading.Thread(target=serve, args=(process,)) for process in processes]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for name in waiting:   # 子进程全都崩了，还有模块没人跑：每个算一次失败，不能当作通过
+        sys.stderr.write(f"错误：检查模块 {name} 没有跑（跑检查的子进程都退出了）。\n")
+        totals = [totals[0] + 1, totals[1] + 1, totals[2]]
+    return totals, seconds
 
 
 def main(argv):
     options = parse_tool_options(argv, USAGE, __doc__, flags=("-v", "--verbose", "--worker"), values=("--documents",),
                                  positionals=100)
     verbose = options["-v"] or options["--verbose"]
-    if options["--worker"]:   # 由下面的 run_in_parallel 启动：只跑指定的检查，把计数写到 stdout
-        print(json.dumps(run_names(options["args"], verbose)))
-        return 0
+    if options["--worker"]:   # 由 run_in_parallel 启动
+        return serve_worker(verbose)
     if options["args"]:
         print(f"错误：多了一个参数 {options['args'][0]}。{USAGE}", file=sys.stderr)
         return 2
@@ -120,15 +165,17 @@ def main(argv):
         consequence = ("CI 里资料文件必须是发布版" if IN_CI else
                        "比对发布版内容的几项检查跳过" if documents else "只有关于资料文件本身的几项检查会跳过")
         print(f"资料文件 {shown}：和发布版不同（{state}）；{consequence}。", file=sys.stderr)
-    os.environ["KIT_CHECK_PYCACHE"] = pycache_dir()   # 各组检查的子进程共用一份字节码缓存
+    run_dir()   # 各组检查共用一个临时目录（经环境变量 KIT_CHECK_RUN_DIR）：字节码缓存、量一次共用的结果
     names = DATA_CHECKS if documents else sorted(path.stem for path in CHECKS_DIR.glob("test_*.py"))
     if documents:   # 老师只判这份文件：说清跑哪几项、其余为什么不跑
         print(f"只跑关于这份资料文件的 {len(names)} 项检查：{'、'.join(names)}；程序行为的检查用套件自带的资料，"
               "和学生的文件无关，这里不跑（不加 --documents 就全跑）。和发布版不同时，比对发布版内容的几项会写明跳过。", file=sys.stderr)
-    # 检查大多在等子进程（启动 Python、等假服务）；分成四组同时跑，两个核都不闲着，最后也不会只剩一组在跑
-    parts = 4 if (os.cpu_count() or 1) > 1 and not documents else 1
-    print(f"正在运行检查（分 {parts} 组同时跑），下面只列出没通过的……", file=sys.stderr)
-    run, failed, skipped = run_in_parallel(split(names, parts), verbose)   # 检查总在子进程里跑，用的是同一份环境变量
+    # 有的检查在等（假服务故意不回答、等时限到），所以子进程比核多一倍：一个在等，另一个照样用着核
+    workers = 2 * (os.cpu_count() or 1) if not documents else 1
+    print(f"正在运行检查（{workers} 个子进程同时跑），下面只列出没通过的……", file=sys.stderr)
+    (run, failed, skipped), seconds = run_in_parallel(names, workers, verbose)   # 检查总在子进程里跑，用的是同一份环境变量
+    if os.environ.get("KIT_CHECK_TIMINGS"):   # bench.py 要每项检查的秒数
+        Path(os.environ["KIT_CHECK_TIMINGS"]).write_text(json.dumps(seconds, ensure_ascii=False), encoding="utf-8")
     linked = documents and (Path(options["--documents"]).is_symlink() or (documents.exists() and os.stat(documents).st_nlink > 1))
     if linked:   # 和 grade.py 一样：链接过去的资料是别人的，不是这个学生的证据
         print(f"资料文件 {options['--documents']} 是链接（符号链接或硬链接）：不算本人的资料，练习不判。", file=sys.stderr)

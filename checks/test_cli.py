@@ -7,7 +7,7 @@ import tempfile
 import time
 import unittest
 
-from kit_helpers import KIT_PYTHON, ON_SHIPPED, ROOT, SCRIPT, KitCopy, clean_env, interrupt_kit, run_json, run_kit, write_temp
+from kit_helpers import KIT_PYTHON, ON_SHIPPED, ROOT, SCRIPT, KitCopy, assert_same_in_a_process, clean_env, interrupt_kit, run_json, run_kit, write_temp
 
 FIELDS = ["question", "status", "model_called", "hits", "note"]
 # 只检索的路径不许导入的模块：网络和读密钥的都不要
@@ -283,36 +283,30 @@ class TerminalSafetyTest(unittest.TestCase):
         draft = "体验版的试用期是 7 天。\u202e天 7\u202c\u009b"
         path = write_temp(self.directory, "saved.json", json.dumps({"status": "draft", "draft": draft, "sources": ["D01#1"]},
                                                                   ensure_ascii=False))
-        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "试用几天？", "--check-draft", str(path), *ON_SHIPPED],
-                              capture_output=True, env=clean_env(), timeout=60)
+        _, out, err = run_kit(["试用几天？", "--check-draft", str(path)])   # 进程内：写出去的字节一样（上一项是真的子进程）
         for char in "\u202e\u202c\u009b":
-            self.assertNotIn(char.encode("utf-8"), done.stdout + done.stderr)
-        self.assertEqual(json.loads(done.stdout.decode("utf-8"))["draft"], draft)
+            self.assertNotIn(char, out + err)
+        self.assertEqual(json.loads(out)["draft"], draft)
 
     def test_key_shaped_text_never_leaves_the_process(self):
         key = "sk-" + "0123456789abcdef" * 2
         split = key[:10] + "\u200b" + key[10:]
         env_file = write_temp(self.directory, ".env", f"DEEPSEEK_API_KEY={key}\nLOCAL_MODEL_API_KEY=Bearer {key[3:]}\n")
-        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "试用几天？", "--check-draft", str(env_file), *ON_SHIPPED],
-                              capture_output=True, env=clean_env(), timeout=60)
-        err = done.stderr.decode("utf-8")
-        self.assertEqual(done.returncode, 4)
+        code, out, err = run_kit(["试用几天？", "--check-draft", str(env_file)])
+        self.assertEqual(code, 4)
         self.assertIn("DEEPSEEK_API_KEY=sk-***", err)
-        self.assertNotIn(key[3:], err + done.stdout.decode("utf-8"))
+        self.assertNotIn(key[3:], err + out)
         path = write_temp(self.directory, "leak.json", json.dumps(
             {"status": "draft", "draft": f"试用期 7 天，密钥是 {split}", "sources": ["D01#1"]}, ensure_ascii=False))
-        done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "试用几天？", "--check-draft", str(path), *ON_SHIPPED],
-                              capture_output=True, env=clean_env(), timeout=60)
-        shown = (done.stdout + done.stderr).decode("utf-8")
+        _, out, err = run_kit(["试用几天？", "--check-draft", str(path)])
+        shown = out + err
         self.assertIn("sk-***", shown)
         self.assertNotIn(key[10:], shown)
 
     def test_a_question_of_only_invisible_characters_is_an_empty_question(self):
-        for args in (["--retrieve-only", "\u200b\u200d\u2060", *ON_SHIPPED], ["\u202e \ufeff", *ON_SHIPPED]):
+        for args in (["--retrieve-only", "\u200b\u200d\u2060"], ["\u202e \ufeff"]):
             with self.subTest(args=args):
-                done = subprocess.run(KIT_PYTHON + [str(SCRIPT), *args], capture_output=True, env=clean_env(), timeout=60)
-                self.assertEqual((done.returncode, done.stdout), (2, b""))
-                self.assertEqual(done.stderr.decode("utf-8"), "错误：问题是空的。请输入一个问题，例如：试用几天？\n")
+                self.assertEqual(run_kit(args), (2, "", "错误：问题是空的。请输入一个问题，例如：试用几天？\n"))
 
     def test_the_configured_key_is_found_even_split_by_zero_width_characters(self):
         import model_reply_assistant
@@ -320,6 +314,17 @@ class TerminalSafetyTest(unittest.TestCase):
         for joiner in ("\u200b", "\u2060", "\ufeff", " \n"):
             with self.subTest(joiner=repr(joiner)):
                 self.assertEqual(model_reply_assistant.scrub(f"key={key[:12]}{joiner}{key[12:]}.", key), "key=***.")
+
+
+class SameInAProcessTest(unittest.TestCase):
+    """issue 27：这一组的命令多数在本进程里运行（kit_helpers.run_kit）。抽几条有代表性的，在真的子进程里再跑一遍，
+    退出码、stdout、stderr 必须一字不差：这一组没有哪种命令只在进程内查过。"""
+
+    def test_a_miss_a_typed_question_a_usage_error_and_lesson_01_s_help(self):
+        assert_same_in_a_process(self, [(["--retrieve-only", "价格是多少？"], {}),
+                                        (["--retrieve-only"], {"stdin": "试用几天？\n"}), (["--frobnicate"], {}),
+                                        (["--help"], {"script": ROOT / "reply_assistant.py"})])
+
 
 if __name__ == "__main__":
     unittest.main()

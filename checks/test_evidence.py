@@ -7,7 +7,7 @@ import json
 import tempfile
 import unittest
 
-from kit_helpers import ROOT, SHIPPED_DOCUMENTS, run_main, write_temp
+from kit_helpers import ROOT, SHIPPED_DOCUMENTS, assert_same_in_a_process, run_main, write_temp
 
 import model_reply_assistant
 import reply_assistant
@@ -457,6 +457,19 @@ class EvidenceFiguresTest(unittest.TestCase):
         (flagged, _), (caught, _) = self.eval.faithful_flagged(dropped), self.eval.errors_caught(dropped)
         self.assertIn(f"去掉依据误标 {flagged}/{faithful}（{flagged / faithful:.1%}）、标出 {caught}/{errors}（{caught / errors:.1%}）", readme)
         self.assertIn(f"留出集里带依据的 {len(cases)} 份", readme)
+
+
+
+class SameInAProcessTest(unittest.TestCase):
+    """issue 27：这一组的命令多数在本进程里运行（kit_helpers.run_kit）。抽几条有代表性的，在真的子进程里再跑一遍，
+    退出码、stdout、stderr 必须一字不差：这一组没有哪种命令只在进程内查过。"""
+
+    def test_drafts_with_evidence_good_and_altered(self):
+        altered = dict(GOOD, evidence=[{"claim": "试用期是 7 天", "source": "D01#1", "quote": "试用期 30 天"}])
+        with tempfile.TemporaryDirectory() as directory:
+            calls = [(["试用几天？", "--check-draft", str(write_temp(directory, f"{name}.json", json.dumps(answer, ensure_ascii=False)))], {})
+                     for name, answer in (("good", GOOD), ("altered", altered))]
+            assert_same_in_a_process(self, calls + [(calls[0][0], {"script": ROOT / "model_reply_assistant.py"})])
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 import json
 import unittest
 
-from kit_helpers import DOCUMENTS, KitCopy
+from kit_helpers import DOCUMENTS, KitCopy, assert_same_in_a_process
 
 
 def hit_ids(result):
@@ -55,6 +55,20 @@ class ExerciseTest(unittest.TestCase):
         before = DOCUMENTS.read_bytes()
         self.edit_record("D01#1", lambda r: r["keywords"].append("免费用多久"))
         self.assertEqual(DOCUMENTS.read_bytes(), before)
+
+
+
+class SameInAProcessTest(unittest.TestCase):
+    """issue 27：这一组的命令多数在本进程里运行（kit_helpers.run_kit）。抽几条有代表性的，在真的子进程里再跑一遍，
+    退出码、stdout、stderr 必须一字不差：这一组没有哪种命令只在进程内查过。"""
+
+    def test_a_copy_of_the_kit_before_and_after_an_edit(self):
+        kit = KitCopy()
+        self.addCleanup(kit.close)
+        calls = [(["--retrieve-only", "能免费试用吗？"], {"script": kit.path / "retrieval_qa.py"})]
+        assert_same_in_a_process(self, calls)
+        kit.documents.write_text("[", encoding="utf-8")   # 学生改到一半存了盘
+        assert_same_in_a_process(self, calls)
 
 
 if __name__ == "__main__":

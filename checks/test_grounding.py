@@ -10,7 +10,8 @@ import tempfile
 import unittest
 from unittest import mock
 
-from kit_helpers import KIT_PYTHON, ON_SHIPPED, ROOT, SCRIPT, SHIPPED_DOCUMENTS, clean_env, run_main, write_temp
+from kit_helpers import (KIT_PYTHON, ON_SHIPPED, ROOT, SCRIPT, SHIPPED_DOCUMENTS, assert_same_in_a_process, clean_env, run_main,
+                         write_temp)
 import bench
 import grounding_eval
 from grounding_eval import (DOCUMENT_SETS, FLAGGED, catch_rate, errors_caught, evaluate, faithful_flagged, holdout_figures,
@@ -787,6 +788,20 @@ class SampleHitsTest(unittest.TestCase):
                               ("团队账户的数据安全怎么保证？", ["D03#1", "D04#1"])):
             with self.subTest(question=question):
                 self.assertEqual(sorted(h["id"] for h in retrieve(question, documents)), sorted(ids))
+
+
+
+class SameInAProcessTest(unittest.TestCase):
+    """issue 27：这一组的命令多数在本进程里运行（kit_helpers.run_kit）。抽几条有代表性的，在真的子进程里再跑一遍，
+    退出码、stdout、stderr 必须一字不差：这一组没有哪种命令只在进程内查过。"""
+
+    def test_a_faithful_and_a_changed_number_draft_and_the_measuring_tool(self):
+        drafts = {"faithful": {"status": "draft", "draft": "体验版的试用期是 7 天。", "sources": ["D01#1"]},
+                  "changed": {"status": "draft", "draft": "体验版的试用期是 17 天。", "sources": ["D01#1"]}}
+        with tempfile.TemporaryDirectory() as directory:
+            calls = [(["试用几天？", "--check-draft", str(write_temp(directory, f"{name}.json", json.dumps(draft, ensure_ascii=False)))], {})
+                     for name, draft in drafts.items()]
+            assert_same_in_a_process(self, calls + [(["--holdout"], {"script": ROOT / "checks" / "grounding_eval.py"})])
 
 
 if __name__ == "__main__":

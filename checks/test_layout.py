@@ -3,6 +3,7 @@
 这些检查读的是三个脚本的源代码（用 ast 解析），不运行它们。
 """
 import ast
+import functools
 import re
 import unittest
 
@@ -31,6 +32,12 @@ def source(name):
     return (ROOT / name).read_text(encoding="utf-8")
 
 
+@functools.lru_cache(maxsize=None)
+def parsed(name):
+    """套件根目录下这个文件的语法树：每个文件只解析一次（这一组十几项检查都要它，一份两千行的文件解析一次要二三十毫秒）。"""
+    return ast.parse(source(name))
+
+
 def top_level_names(tree):
     """模块顶层定义的名字 -> 行号（函数、类、赋值）。"""
     names = {}
@@ -50,7 +57,7 @@ class LessonOneFileTest(unittest.TestCase):
         self.assertLessEqual(source("reply_assistant.py").count("\n"), 220)
 
     def test_lesson_01_file_defines_only_lesson_01_and_the_shell(self):
-        names = set(top_level_names(ast.parse(source("reply_assistant.py"))))
+        names = set(top_level_names(parsed("reply_assistant.py")))
         self.assertEqual(names - LESSON_01_NAMES, set(), "第 01 课的文件里多出了后面几课的东西")
         self.assertLessEqual({"MATERIALS", "build_messages", "KitError", "run_cli"}, names)
 
@@ -69,7 +76,7 @@ class LessonOrderTest(unittest.TestCase):
         text = source("retrieval_qa.py")
         starts = {match.group(1): text.count("\n", 0, match.start()) + 1 for match in DIVIDER.finditer(text)}
         ends = dict(zip(sorted(starts), sorted(starts.values())[1:] + [text.count("\n") + 1]))
-        names = top_level_names(ast.parse(text))
+        names = top_level_names(parsed("retrieval_qa.py"))
         for name, lesson in SECTION_OF.items():
             with self.subTest(name=name):
                 self.assertIn(name, names)
@@ -79,11 +86,11 @@ class LessonOrderTest(unittest.TestCase):
     def test_run_is_where_the_lessons_meet_after_all_sections(self):
         text = source("retrieval_qa.py")
         last_divider = max(text.count("\n", 0, m.start()) + 1 for m in DIVIDER.finditer(text))
-        self.assertGreater(top_level_names(ast.parse(text))["run"], last_divider)
+        self.assertGreater(top_level_names(parsed("retrieval_qa.py"))["run"], last_divider)
 
     def test_retired_names_are_gone(self):
         for script in SCRIPTS:
-            names = top_level_names(ast.parse(source(script)))
+            names = top_level_names(parsed(script))
             with self.subTest(script=script):
                 self.assertEqual([name for name in RETIRED_NAMES if name in names], [])
 
@@ -93,7 +100,7 @@ class NamingTest(unittest.TestCase):
 
     def functions(self):
         for script in SCRIPTS:
-            for node in ast.walk(ast.parse(source(script))):
+            for node in ast.walk(parsed(script)):
                 if isinstance(node, ast.FunctionDef):
                     yield script, node
 
@@ -138,7 +145,7 @@ class ForwardReferenceTest(unittest.TestCase):
 
     def test_constants_are_defined_before_their_first_use(self):
         for script in SCRIPTS:
-            tree = ast.parse(source(script))
+            tree = parsed(script)
             defined, uses = top_level_names(tree), self.first_uses(tree)
             late = {name: (uses[name], line) for name, line in defined.items()
                     if name.isupper() and name in uses and uses[name] < line}
@@ -208,7 +215,7 @@ class LessonTwoCoreTest(unittest.TestCase):
         text = source("model_reply_assistant.py")
         lines = text.splitlines()
         divider = next(i for i, line in enumerate(lines) if line.startswith("# ---------- 第 02 课 · 加固（选读）"))
-        names = top_level_names(ast.parse(text))
+        names = top_level_names(parsed("model_reply_assistant.py"))
         for name in ("build_request_body", "generate", "parse_response", "checked_answer", "ask_model"):
             with self.subTest(core=name):
                 self.assertLess(names[name], divider + 1)
@@ -227,7 +234,7 @@ class LessonTwoCoreTest(unittest.TestCase):
         # issue 25：第 02 课的文件曾有 111 行的常量开头，其中 12 个只给加固或命令行用
         for script in ("model_reply_assistant.py", "retrieval_qa.py"):
             text = source(script)
-            tree = ast.parse(text)
+            tree = parsed(script)
             dividers = [i + 1 for i, line in enumerate(text.splitlines()) if re.match(r"^# -{5,} ", line)]
             section = lambda line: sum(1 for divider in dividers if divider <= line)   # noqa: E731  第几节
             uses = ForwardReferenceTest().first_uses(tree)

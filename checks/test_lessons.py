@@ -19,6 +19,18 @@ class LessonTranscriptTest(unittest.TestCase):
                 self.assertEqual(failures, [], "\n\n".join(failures))
 
 
+class SameInAProcessTest(unittest.TestCase):
+    """issue 27：课文的命令平常在本进程里运行（transcripts.run_command）。第 01 课和 README 的命令每条都开真的子进程再跑一遍，
+    照样和课文一字不差：课文记录没有哪种命令只在进程内查过。"""
+
+    def test_lesson_01_and_the_readme_in_real_processes(self):
+        for path in (ROOT / "lessons" / "01-reply-assistant.md", ROOT / "README.md"):
+            with self.subTest(path=path.name):
+                failures, commands = check_markdown(path, processes=True)
+                self.assertGreater(commands, 0)
+                self.assertEqual(failures, [], "\n\n".join(failures))
+
+
 class RunnerTest(unittest.TestCase):
     """执行器本身：输出不一致时必须失败，并指出课文文件和行号。"""
 

@@ -7,7 +7,7 @@ import unittest
 from unittest import mock
 
 from kit_helpers import (DOCUMENTS, DOCUMENTS_EDITED, IN_CI, ROOT, SHIPPED_DOCUMENTS, documents_state,
-                         needs_shipped_documents, run_kit, write_temp)
+                         assert_same_in_a_process, needs_shipped_documents, run_kit, write_temp)
 
 import retrieval_qa
 from reply_assistant import KitError
@@ -318,6 +318,20 @@ class NeverATracebackTest(LoaderCase):
     def test_directory_and_missing_path(self):
         self.assert_clean_failure(["--documents", self.dir])
         self.assert_clean_failure(["--documents", f"{self.dir}/missing.json"])
+
+
+
+class SameInAProcessTest(unittest.TestCase):
+    """issue 27：这一组的命令多数在本进程里运行（kit_helpers.run_kit）。抽几条有代表性的，在真的子进程里再跑一遍，
+    退出码、stdout、stderr 必须一字不差：这一组没有哪种命令只在进程内查过。"""
+
+    def test_bom_crlf_gbk_and_a_full_width_comma(self):
+        text = SHIPPED_DOCUMENTS.read_text(encoding="utf-8")
+        files = {"bom-crlf.json": b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode("utf-8"), "gbk.json": text.encode("gbk"),
+                 "comma.json": text.replace('",', '"，', 1).encode("utf-8")}
+        with tempfile.TemporaryDirectory() as directory:
+            assert_same_in_a_process(self, [(["--retrieve-only", "试用几天？", "--documents", str(write_temp(directory, name, data))], {})
+                                            for name, data in files.items()])
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import unittest
 import urllib.error
 from unittest import mock
 
-from kit_helpers import KIT_PYTHON, ON_SHIPPED, SCRIPT, clean_env, interrupt_kit, load_sample_texts, run_main
+from kit_helpers import KIT_PYTHON, ON_SHIPPED, ROOT, SCRIPT, assert_same_in_a_process, clean_env, interrupt_kit, load_sample_texts, run_main
 
 import model_reply_assistant
 import reply_assistant
@@ -612,6 +612,21 @@ class HelpTest(unittest.TestCase):
                 for text in (model_reply_assistant.DEFAULT_MODEL, "DEEPSEEK_API_KEY", "DEEPSEEK_MODEL",
                              "LOCAL_MODEL_URL", "LOCAL_MODEL_NAME", "LOCAL_MODEL_API_KEY", "--timeout"):
                     self.assertIn(text, out)
+
+
+
+class SameInAProcessTest(StandInCase):
+    """issue 27：这一组的命令多数在本进程里运行（kit_helpers.run_kit）。抽几条有代表性的，在真的子进程里再跑一遍，
+    退出码、stdout、stderr 必须一字不差：这一组没有哪种命令只在进程内查过。"""
+
+    def test_answers_from_the_stand_in_and_a_refused_one(self):
+        env = clean_env(LOCAL_MODEL_URL=self.server.url, LOCAL_MODEL_NAME="stand-in")
+        self.server.reply(GOOD)
+        assert_same_in_a_process(self, [(["试用几天？"], {"env": env}),
+                                        (["试用几天？"], {"env": env, "script": ROOT / "model_reply_assistant.py"})])
+        self.server.reply({"status": "draft", "draft": "试用期是 7 天。", "sources": ["D09#9"]})
+        assert_same_in_a_process(self, [(["试用几天？"], {"env": env})])
+        self.assertEqual(len(self.server.requests), 6)   # 每次都真的问了假服务
 
 
 if __name__ == "__main__":

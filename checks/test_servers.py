@@ -17,7 +17,7 @@ import urllib.error
 from pathlib import Path
 from unittest import mock
 
-from kit_helpers import FIXTURE_DOCUMENTS, clean_env, run_kit, run_main, write_temp
+from kit_helpers import FIXTURE_DOCUMENTS, assert_same_in_a_process, clean_env, run_kit, run_main, write_temp
 
 import model_reply_assistant
 import retrieval_qa
@@ -822,6 +822,21 @@ class LookAlikeIdTest(unittest.TestCase):
                 self.assertEqual(err.strip(), f"错误：资料文件 {path}：第 4 条记录（id {shown}）"
                                               '的 id 和第 1 条的 id "F01#1" 只差大小写、全角半角、首尾空格或看不见的字符。'
                                               "提示：人和模型都容易把它们当成同一个片段，请改成明显不同的 id。")
+
+
+
+class SameInAProcessTest(unittest.TestCase):
+    """issue 27：这一组的命令多数在本进程里运行（kit_helpers.run_kit）。抽几条有代表性的，在真的子进程里再跑一遍，
+    退出码、stdout、stderr 必须一字不差：这一组没有哪种命令只在进程内查过。"""
+
+    def test_other_documents_a_redirecting_server_and_a_bad_file(self):
+        with StandIn() as server, tempfile.TemporaryDirectory() as directory:
+            server.respond(302, {}, {"Location": "http://example.com/v1/chat/completions"})
+            env = clean_env(LOCAL_MODEL_URL=server.url, LOCAL_MODEL_NAME="stand-in")
+            bad = write_temp(directory, "bad.json", '[{"id": "L1", "title": "借期", "text": "借期 30 天。", "keywords": ["借期"],}]')
+            assert_same_in_a_process(self, [(["--retrieve-only", "借期是多久？", "--documents", str(FIXTURE_DOCUMENTS)], {}),
+                                            (["借期是多久？", "--documents", str(FIXTURE_DOCUMENTS)], {"env": env}),
+                                            (["--retrieve-only", "借期是多久？", "--documents", str(bad)], {})])
 
 
 if __name__ == "__main__":

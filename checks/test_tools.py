@@ -13,7 +13,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from kit_helpers import KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, KitCopy, clean_env, documents_state, run_kit, write_temp
+from kit_helpers import (KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, KitCopy, assert_same_in_a_process, clean_env, documents_state, run_kit,
+                         write_temp)
 from stand_in_model import StandIn
 
 import acceptance
@@ -961,9 +962,10 @@ class ToolShellTest(unittest.TestCase):
                 self.assertTrue(source.rstrip().endswith("sys.exit(run_tool(main))"), name)
 
     def test_unknown_options_are_named(self):
-        for name in TOOLS:
+        for name in TOOLS:   # 在本进程里跑（看到的和子进程一样，见 SameInAProcessTest；上面几项是真的子进程）
             with self.subTest(tool=name):
-                code, err = self.run_tool(name, ["--frobnicate"], subprocess.PIPE)
+                code, _, err = run_kit(["--frobnicate"], script=ROOT / "checks" / name)
+                self.assertNotIn("Traceback", err)
                 self.assertEqual(code, 2)
                 self.assertIn("不认识的", err)
                 self.assertIn("--frobnicate", err)
@@ -1088,6 +1090,24 @@ class RunChecksCommandTest(unittest.TestCase):
                     with contextlib.redirect_stderr(io.StringIO()) as warnings:
                         self.assertEqual(len(retrieval_qa.load_documents(str(path))), 5)
                     self.assertEqual(warnings.getvalue(), "")
+
+
+class SameInAProcessTest(unittest.TestCase):
+    """issue 27：这一组的命令多数在本进程里运行（kit_helpers.run_kit）。抽几条有代表性的，在真的子进程里再跑一遍，
+    退出码、stdout、stderr 必须一字不差：这一组没有哪种命令只在进程内查过。"""
+
+    def test_exercise_grade_evaluate_acceptance_and_an_unknown_option(self):
+        kit = KitCopy(with_checks=True)
+        self.addCleanup(kit.close)
+        records = kit.records()
+        records[0]["text"] = records[0]["text"].replace("7 天", "14 天")   # 练习二做到一半
+        kit.write_records(records)
+        tools = kit.path / "checks"
+        assert_same_in_a_process(self, [(["2"], {"script": tools / "exercise.py"}), (["all"], {"script": tools / "exercise.py"}),
+                                        ([], {"script": tools / "evaluate.py"}), ([], {"script": tools / "acceptance.py"}),
+                                        ([str(kit.path)], {"script": ROOT / "checks" / "grade.py"}),
+                                        (["--frobnicate"], {"script": tools / "web_eval.py"})])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from unittest import mock
 
-from kit_helpers import clean_env, run_kit, write_temp
+from kit_helpers import assert_same_in_a_process, clean_env, run_kit, write_temp
 
 import model_reply_assistant as web
 from model_reply_assistant import NoAnswer
@@ -471,6 +471,24 @@ class CommandLineTest(unittest.TestCase):
         code, _, err = run_kit(["--web", QUESTION], env=clean_env(SEARCH_API_URL="http://example.com/search"), documents=None)
         self.assertEqual(code, 2)
         self.assertIn("SEARCH_API_URL 只能是本机的地址", err)
+
+
+
+class SameInAProcessTest(unittest.TestCase):
+    """issue 27：这一组的命令多数在本进程里运行（kit_helpers.run_kit）。抽几条有代表性的，在真的子进程里再跑一遍，
+    退出码、stdout、stderr 必须一字不差：这一组没有哪种命令只在进程内查过。"""
+
+    def test_sources_a_rejected_citation_and_a_refused_search(self):
+        with StandInSearch() as server, tempfile.TemporaryDirectory() as directory:
+            env = clean_env(SEARCH_PROVIDER=server.provider, SEARCH_API_URL=server.url)
+            six = write_temp(directory, "six.json", json.dumps({"status": "draft", "draft": "免费试用 14 天[6]。", "sources": [6]}))
+            calls = [(["--web", "--retrieve-only", QUESTION], {"env": env, "documents": None}),
+                     (["--web", "--check-draft", str(six), QUESTION], {"env": env, "documents": None})]
+            assert_same_in_a_process(self, calls)
+            server.fault("401")
+            server.fault("401")   # 两次运行各用掉一个
+            assert_same_in_a_process(self, [(["--web", "--retrieve-only", "一个没有缓存过的问题 " + str(os.getpid())],
+                                             {"env": env, "documents": None})])
 
 
 if __name__ == "__main__":

@@ -33,7 +33,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from kit_helpers import KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, clean_env, parse_tool_options, run_tool
+from in_process import run_script
+from kit_helpers import ALL_IN_PROCESSES, KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, clean_env, parse_tool_options, run_tool
 
 PROMPT = "问题："
 FENCE = re.compile(r"^```(\S*)(.*)$")
@@ -123,8 +124,10 @@ def split_pipeline(command):
     return segments
 
 
-def run_command(command, expected, kit, extra_env=None):
-    """执行一条课文命令，返回 (终端上看到的文字, 退出码)。extra_env：课文开的假搜索接口的地址。"""
+def run_command(command, expected, kit, extra_env=None, processes=False):
+    """执行一条课文命令，返回 (终端上看到的文字, 退出码)。extra_env：课文开的假搜索接口的地址。
+    套件的脚本默认在本进程里运行（看到的和子进程一样，省了启动）；processes=True 或环境变量 KIT_CHECK_PROCESSES=1 时
+    每条都开真的子进程。"""
     env = clean_env(**(extra_env or {}))
     segments = split_pipeline(command)
     typed = next((line[len(PROMPT):] + "\n" for line in expected if line.startswith(PROMPT)), "")
@@ -141,14 +144,17 @@ def run_command(command, expected, kit, extra_env=None):
             continue
         if not words or words[0] not in ("python", "python3", "py"):
             raise ValueError(f"课文命令只支持 python（python3、py）和 echo：{command}")
-        done = subprocess.run(KIT_PYTHON + words[1:], input=data, cwd=kit, env=env, timeout=60,
-                              start_new_session=sys.platform != "win32", stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT if last else subprocess.PIPE)
-        code = done.returncode
+        if len(words) > 1 and words[1].endswith(".py") and not (processes or ALL_IN_PROCESSES):   # 套件的脚本：在本进程里运行，看到的和子进程一样（checks/in_process.py）
+            code, out, err = run_script(kit / words[1], words[2:], data, cwd=kit, env=env, merge_stderr=last)
+        else:   # python -c …、python -m …：开一个真的子进程
+            done = subprocess.run(KIT_PYTHON + words[1:], input=data, cwd=kit, env=env, timeout=60,
+                                  start_new_session=sys.platform != "win32", stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT if last else subprocess.PIPE)
+            code, out, err = done.returncode, done.stdout, done.stderr
         if last:
-            shown += done.stdout
+            shown += out
         else:
-            shown, data = shown + done.stderr, done.stdout
+            shown, data = shown + err, out
     return shown.decode("utf-8", errors="replace"), code
 
 
@@ -190,8 +196,9 @@ def normalise(lines):
     return lines
 
 
-def check_markdown(path, label=None):
-    """执行一篇课文的全部步骤，返回失败说明的列表（空列表表示全部一致）和执行的命令数。"""
+def check_markdown(path, label=None, processes=False):
+    """执行一篇课文的全部步骤，返回失败说明的列表（空列表表示全部一致）和执行的命令数。
+    processes=True：每条命令都开真的子进程（见 run_command）。"""
     import contextlib
     from stand_in_search import StandInSearch
     label = label or path.name
@@ -215,7 +222,7 @@ def check_markdown(path, label=None):
             elif step[0] == "run":
                 _, number, command, expected = step
                 commands += 1
-                failure = compare(command, expected, kit, extra_env)
+                failure = compare(command, expected, kit, extra_env, processes)
                 if failure:
                     failures.append(f"{label}:{number}: `{command}` 的输出和文档里写的不一致\n{failure}")
             else:
@@ -225,13 +232,13 @@ def check_markdown(path, label=None):
     return failures, commands
 
 
-def compare(command, expected, kit, extra_env=None):
+def compare(command, expected, kit, extra_env=None, processes=False):
     expected = normalise(expected)
     want_code = None
     if expected and EXIT_LINE.match(expected[-1]):
         want_code = int(EXIT_LINE.match(expected[-1]).group(1))
         expected = normalise(expected[:-1])
-    shown, code = run_command(command, expected, kit, extra_env)
+    shown, code = run_command(command, expected, kit, extra_env, processes)
     actual = normalise(shown.replace("\r\n", "\n").split("\n"))
     if actual != expected:
         return "\n".join(difflib.unified_diff(expected, actual, "课文", "实际输出", lineterm=""))

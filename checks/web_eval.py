@@ -16,7 +16,7 @@ import re
 import sys
 from unittest import mock
 
-from kit_helpers import CHECKS_DIR, parse_tool_options, run_tool
+from kit_helpers import CHECKS_DIR, ROOT, MeasuredOnce, parse_tool_options, run_tool
 
 import model_reply_assistant as web
 import retrieval_qa
@@ -78,13 +78,23 @@ def source_figures(questions, search=None):
 
 
 def snippet_recall(spans, budget):
-    """每条来源的摘录上限是 budget 字时，有几个问题的答案句还完整地留在某条编号的来源里。返回 (留住的, 问题数)。"""
-    kept = 0
-    with mock.patch.object(web, "SNIPPET_BUDGET", budget):
-        for span in spans:
-            answer = re.sub(r"\s+", "", span["answer_text"])
-            kept += any(answer in re.sub(r"\s+", "", source["snippet"]) for source in sources_for(span["question"]))
+    """每条来源的摘录上限是 budget 字时，有几个问题的答案句还完整地留在某条编号的来源里。返回 (留住的, 问题数)。
+    跑检查时量过的和 judge_answers 一样共用。"""
+
+    def measure(budget):
+        with mock.patch.object(web, "SNIPPET_BUDGET", budget):
+            return sum(any(re.sub(r"\s+", "", span["answer_text"]) in re.sub(r"\s+", "", source["snippet"])
+                           for source in sources_for(span["question"])) for span in spans)
+
+    [kept] = MeasuredOnce("snippet-recall", code_files()).results([budget], lambda budget: [spans, budget], measure)
     return kept, len(spans)
+
+
+def code_files():
+    """决定量出来的结果的代码和网页：改了其中一个字，跑检查时共用的结果就作废、重新量。"""
+    from pathlib import Path
+    return [Path(module.__file__) for module in (web, retrieval_qa)] + [Path(__file__), CHECKS_DIR / "stand_in_search.py",
+                                                                       CHECKS_DIR / "web_pages.json", ROOT / "reply_assistant.py"]
 
 
 def web_hits_for(question):
@@ -95,22 +105,25 @@ def web_hits_for(question):
 
 def judge_answers(answers):
     """每份标注过的回答真的走一遍 retrieval_qa.py --web --check-draft（在进程里；搜索一步换成 web_hits_for）。
-    返回 [(标注, 程序的判定, problems)]。"""
+    返回 [(标注, 程序的判定, problems)]。跑检查时量过的记在这次运行的临时目录里，检查和第 07 课的命令共用。"""
     import tempfile
     from pathlib import Path
-    verdicts = []
     with tempfile.TemporaryDirectory() as directory:
-        for item in answers:
-            path = Path(directory) / "answer.json"
-            path.write_text(json.dumps(item["answer"], ensure_ascii=False), encoding="utf-8")
-            hits, sources = web_hits_for(item["question"])
-            out = io.StringIO()
-            with mock.patch.object(retrieval_qa, "web_hits", lambda *args, **kwargs: (hits, sources, [], None)), \
-                    contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-                retrieval_qa.main(["--web", "--check-draft", str(path), item["question"]])
-            result = json.loads(out.getvalue())
-            verdicts.append((item, result["status"], result["problems"]))
-    return verdicts
+        known = MeasuredOnce("web-answers", code_files()).results(
+            answers, lambda item: item, lambda item: judge_answer(item, Path(directory) / "answer.json"))
+    return [(item, *result) for item, result in zip(answers, known)]
+
+
+def judge_answer(item, path):
+    """一份回答：(状态, problems)。"""
+    path.write_text(json.dumps(item["answer"], ensure_ascii=False), encoding="utf-8")
+    hits, sources = web_hits_for(item["question"])
+    out = io.StringIO()
+    with mock.patch.object(retrieval_qa, "web_hits", lambda *args, **kwargs: (hits, sources, [], None)), \
+            contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        retrieval_qa.main(["--web", "--check-draft", str(path), item["question"]])
+    result = json.loads(out.getvalue())
+    return [result["status"], result["problems"]]
 
 
 def answer_figures(verdicts):

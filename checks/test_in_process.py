@@ -1,0 +1,206 @@
+"""issue 27 的几样东西：checks/in_process.py 在检查的进程里运行脚本（看到的和新进程一样，运行完什么也不留下）；
+kit_helpers.MeasuredOnce 让一次运行里同样的测量只做一次；run_checks.py 的子进程按队列领模块。"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from in_process import run_script
+from kit_helpers import KIT_PYTHON, ROOT, MeasuredOnce, clean_env, write_temp
+
+# 一个会做各种事的小脚本：stdout 和 stderr 交替写、读 stdin、看环境变量和当前文件夹、改全局状态、按参数退出
+SCRIPT = r'''
+import os, sys
+import helper
+helper.COUNT += 1
+print("out 1")
+print("err 1", file=sys.stderr)
+print("out 2", repr(sys.stdin.read()), os.environ.get("KIT_X"), os.path.basename(os.getcwd()), helper.COUNT)
+sys.stdout.flush()
+print("err 2", file=sys.stderr)
+sys.path.insert(0, "/nowhere")
+os.environ["LEFT_BEHIND"] = "1"
+how = sys.argv[1]
+if how == "raise":
+    raise ValueError("坏了")
+sys.exit({"none": None, "text": "再见", "big": 258, "minus": -1}.get(how, 0))
+'''
+
+
+class InProcessTest(unittest.TestCase):
+    def setUp(self):
+        directory = tempfile.TemporaryDirectory()
+        self.addCleanup(directory.cleanup)
+        self.folder = Path(directory.name) / "kit"
+        self.folder.mkdir()
+        self.script = write_temp(self.folder, "tool.py", SCRIPT)
+        write_temp(self.folder, "helper.py", "COUNT = 0\n")
+
+    def both(self, how, merge, **extra):
+        """(本进程里的结果, 真的子进程的结果)，都是 (退出码, stdout, stderr) 字节。"""
+        env = clean_env(KIT_X="x", **extra)
+        typed = b"typed\r\nmore\rlone CR\n"   # 管道里的 \r 原样读到（Windows 上才转换换行）
+        inside = run_script("tool.py", [how], typed, cwd=self.folder, env=env, merge_stderr=merge)   # 相对路径从 cwd 算起
+        done = subprocess.run(KIT_PYTHON + ["tool.py", how], input=typed, cwd=self.folder, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge else subprocess.PIPE, timeout=60)
+        return inside, (done.returncode, done.stdout, b"" if merge else done.stderr)
+
+    def test_output_order_exit_codes_and_tracebacks_are_a_process_s(self):
+        for how, merge, extra in [(how, True, {}) for how in ("none", "text", "big", "minus", "raise")] \
+                + [("none", False, {}), ("none", True, {"PYTHONUNBUFFERED": "1"})]:   # python -u：stdout 不攒着，先后顺序就不同
+            with self.subTest(how=how, merge=merge, extra=extra):
+                inside, process = self.both(how, merge, **extra)
+                self.assertEqual(inside, process)   # traceback 也一字不差（不带 run_script 那一层）
+                if how == "raise":
+                    self.assertIn(b"Traceback (most recent call last):", inside[1])
+
+    def test_a_second_run_starts_fresh_and_nothing_is_left_behind(self):
+        env = clean_env()
+        before = (list(sys.path), dict(os.environ), os.getcwd(), sys.stdin, sys.stdout, sys.stderr, list(sys.argv))
+        first = run_script(self.script, ["none"], b"", cwd=self.folder, env=env)
+        second = run_script(self.script, ["none"], b"", cwd=self.folder, env=env)
+        self.assertEqual(first, second)   # helper.COUNT 每次从 0 开始：模块是新的
+        self.assertIn(b" 1\n", first[1])
+        self.assertEqual((list(sys.path), dict(os.environ), os.getcwd(), sys.stdin, sys.stdout, sys.stderr, list(sys.argv)), before)
+        self.assertNotIn("helper", sys.modules)
+        self.assertNotIn("LEFT_BEHIND", os.environ)
+
+    def test_the_kit_s_own_modules_come_from_the_copy_that_runs(self):
+        copy = self.folder / "copy"
+        copy.mkdir()
+        for name in ("reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py", "retrieval_documents.json"):
+            (copy / name).write_bytes((ROOT / name).read_bytes())
+        (copy / "reply_assistant.py").write_text((ROOT / "reply_assistant.py").read_text(encoding="utf-8").replace(
+            "例如：试用几天？", "副本里改过的说明"), encoding="utf-8")
+        code, _, err = run_script(copy / "retrieval_qa.py", ["--retrieve-only", "   "], env=clean_env())
+        self.assertEqual((code, err.decode("utf-8")), (2, "错误：问题是空的。请输入一个问题，副本里改过的说明\n"))
+        (copy / "model_reply_assistant.py").unlink()   # 副本缺了文件就是缺了：不会悄悄用上仓库里的那份
+        code, _, err = run_script(copy / "retrieval_qa.py", ["--retrieve-only", "试用几天？"], env=clean_env())
+        self.assertEqual(code, 1)
+        self.assertIn(b"ModuleNotFoundError: No module named 'model_reply_assistant'", err)
+        import retrieval_qa
+        self.assertEqual(Path(retrieval_qa.__file__).parent, ROOT)   # 检查自己导入的那份原样留着
+
+    def test_deep_json_a_standard_module_shadowed_by_the_copy_and_a_patched_getpass(self):
+        draft = '{"status": "draft", "draft": "试用期 7 天", "sources": ["D01#1"], "x": %s}'
+        deep = [write_temp(self.folder, f"deep{depth}.json", draft % ("[" * depth + "]" * depth)) for depth in (900, 1300)]
+        shipped = ["--documents", str(ROOT / "checks" / "shipped_documents.json")]
+        for path in deep:   # 读 JSON 能递归多深和新进程一样：检查自己的调用栈再深（这里多 300 层）也不占脚本的份
+            with self.subTest(path=path.name):
+                args = [str(ROOT / "retrieval_qa.py"), "试用几天？", "--check-draft", str(path), *shipped]
+                done = subprocess.run(KIT_PYTHON + args, capture_output=True, env=clean_env(), timeout=60)
+                inside = from_deep_in_the_stack(300, lambda: run_script(args[0], args[1:], env=clean_env()))
+                self.assertEqual(inside, (done.returncode, done.stdout, done.stderr))
+        copy = self.folder / "copy"
+        copy.mkdir()
+        for name in ("reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py", "retrieval_documents.json"):
+            (copy / name).write_bytes((ROOT / name).read_bytes())
+        write_temp(copy, "heapq.py", "import sys\nprint('学生的 heapq', file=sys.stderr)\n")   # 和标准库同名
+        import heapq
+        args = ["--retreive-only", "试用几天？"]   # 拼错的选项：提示“是不是 --retrieve-only”要用 difflib，difflib 要用 heapq
+        done = subprocess.run(KIT_PYTHON + [str(copy / "retrieval_qa.py"), *args], capture_output=True, env=clean_env(), timeout=60)
+        self.assertEqual(run_script(copy / "retrieval_qa.py", args, env=clean_env()), (done.returncode, done.stdout, done.stderr))
+        self.assertIs(sys.modules["heapq"], heapq)   # 本进程里的标准库没被副本的文件换掉
+        with mock.patch("getpass.getpass", side_effect=AssertionError("不该读取密钥")):   # 检查自己换的 getpass 照样生效
+            code, _, err = run_script(ROOT / "model_reply_assistant.py", ["试用几天？"], env=clean_env())
+        self.assertEqual(code, 1)
+        self.assertIn("AssertionError: 不该读取密钥", err.decode("utf-8"))
+
+
+def from_deep_in_the_stack(frames, action):
+    return action() if frames == 0 else from_deep_in_the_stack(frames - 1, action)
+
+
+class MeasuredOnceTest(unittest.TestCase):
+    def setUp(self):
+        directory = tempfile.TemporaryDirectory()
+        self.addCleanup(directory.cleanup)
+        self.folder = Path(directory.name)
+        self.code = write_temp(self.folder, "rule.py", "THRESHOLD = 1\n")
+        patcher = mock.patch.dict(os.environ, {"KIT_CHECK_RUN_DIR": str(self.folder / "run")})
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        (self.folder / "run").mkdir()
+
+    def test_measured_once_per_run_and_again_when_the_code_changes(self):
+        first = MeasuredOnce("demo", [self.code])
+        with first.turn([["问题", 1]]):
+            self.assertIsNone(first.get(["问题", 1]))
+            first.remember(["问题", 1], {"status": "draft"})
+            first.save()
+        self.assertEqual(MeasuredOnce("demo", [self.code]).get(["问题", 1]), {"status": "draft"})   # 另一组、另一个进程读得到
+        self.assertIsNone(MeasuredOnce("demo", [self.code]).get(["问题", 2]))   # 输入不同：重新量
+        self.code.write_text("THRESHOLD = 2\n", encoding="utf-8")
+        self.assertIsNone(MeasuredOnce("demo", [self.code]).get(["问题", 1]))   # 代码改了一个字：全部重新量
+        with mock.patch.dict(os.environ, {"KIT_CHECK_RUN_DIR": ""}):   # 学生自己运行工具：每次都真的量
+            alone = MeasuredOnce("demo", [self.code])
+            alone.remember(["问题", 1], 1)
+            alone.save()
+            self.assertIsNone(MeasuredOnce("demo", [self.code]).get(["问题", 1]))
+
+    def test_a_second_group_waits_for_the_first_instead_of_measuring_too(self):
+        busy = MeasuredOnce("demo", [self.code])
+        lock = busy.path.with_name(busy.path.name + ".lock")
+        lock.touch()   # 另一组正在量
+        entered = []
+
+        def second_group():
+            waiting = MeasuredOnce("demo", [self.code])
+            with waiting.turn([["问题", 1]]):
+                entered.append(waiting.get(["问题", 1]))
+
+        thread = threading.Thread(target=second_group)
+        thread.start()
+        time.sleep(0.2)
+        self.assertEqual(entered, [])   # 还在等
+        busy.remember(["问题", 1], "量好了")
+        busy.save()
+        lock.unlink()   # 第一组量完了
+        thread.join(10)
+        self.assertEqual(entered, ["量好了"])   # 轮到它时读到别人量好的，不再自己量
+
+    def test_grounding_eval_measures_each_answer_once_per_run(self):
+        import grounding_eval
+        cases = grounding_eval.load_cases()[:5]
+        first = grounding_eval.evaluate(cases, {})
+        with mock.patch.object(grounding_eval, "run_case", side_effect=AssertionError("又量了一遍")):
+            second = grounding_eval.evaluate(cases, {})
+        self.assertEqual([(r.status, r.problems, r.hints, r.findings) for r in first],
+                         [(r.status, r.problems, r.hints, r.findings) for r in second])
+        changed = [dict(cases[0], answer=dict(cases[0]["answer"], draft=cases[0]["answer"]["draft"] + "另外，全部免费。"))]
+        with mock.patch.object(grounding_eval, "run_case", side_effect=AssertionError("该重新量")):
+            self.assertRaises(AssertionError, grounding_eval.evaluate, changed, {})   # 回答改了：这一份重新量
+
+
+class WorkQueueTest(unittest.TestCase):
+    def test_every_module_runs_once_and_a_broken_one_is_a_named_failure(self):
+        import run_checks
+        names = ["test_markdown", "test_retrieval", "test_lesson_text", "test_no_such_module"]
+        with mock.patch("sys.stderr") as stderr:
+            (run, failed, skipped), seconds = run_checks.run_in_parallel(names, 2, False)
+        report = "".join(call.args[0] for call in stderr.write.call_args_list)
+        alone = unittest.defaultTestLoader.loadTestsFromNames(names[:3]).countTestCases()
+        self.assertEqual((run, failed, skipped), (alone + 1, 1, 0))
+        self.assertIn("Failed to import test module: test_no_such_module", report)   # 坏的模块点名报出来，别的照常跑
+        self.assertEqual(len(seconds), alone + 1)   # 每项检查（连同那个坏模块）都报了自己的秒数，谁也没跑两遍
+
+    def test_a_worker_that_dies_is_a_failure_and_so_is_every_module_left_unrun(self):
+        import run_checks
+        with tempfile.TemporaryDirectory() as directory:
+            write_temp(directory, "crash_probe.py", "import os\nos._exit(3)\n")   # 导入它的子进程当场退出
+            with mock.patch.dict(os.environ, {"PYTHONPATH": directory}), mock.patch("sys.stderr") as stderr:
+                (run, failed, _), _ = run_checks.run_in_parallel(["crash_probe", "test_markdown"], 1, False)
+        report = "".join(call.args[0] for call in stderr.write.call_args_list)
+        self.assertEqual((run, failed), (2, 2))   # 崩掉的那个和没人跑的那个都算失败，不会被当作通过
+        self.assertIn("检查模块 crash_probe 没有跑完（子进程退出码 3）", report)
+        self.assertIn("检查模块 test_markdown 没有跑", report)
+
+
+if __name__ == "__main__":
+    unittest.main()
