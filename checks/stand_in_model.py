@@ -47,6 +47,14 @@ def start_for(test):
     return server
 
 
+class QuietHandler(BaseHTTPRequestHandler):
+    """两个假服务处理请求的共同底子：HTTP/1.1（连接可以保持），不打印访问日志（检查的输出里不要混进它）。"""
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+
 class LoopbackServer:
     """127.0.0.1 上的一个小 HTTP 服务，在后台线程里跑，with 块结束就关掉。假模型服务和第 07 课的假搜索接口都用它：
     子类给出网址的路径 PATH 和处理请求的 handler()；port 0 让系统挑一个空闲的端口（检查里都这样）。"""
@@ -110,12 +118,7 @@ class StandIn(LoopbackServer):
 
 
 def make_handler(stand_in):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args):   # 安静：检查输出里不要混进访问日志
-            pass
-
+    class Handler(QuietHandler):
         def do_POST(self):
             length = int(self.headers.get("Content-Length", 0))
             raw = self.rfile.read(length)

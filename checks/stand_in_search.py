@@ -15,11 +15,10 @@ import json
 import sys
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 from kit_helpers import parse_tool_options, run_tool
-from stand_in_model import LoopbackServer
+from stand_in_model import LoopbackServer, QuietHandler
 
 # 写死的网页：三个虚构的题目（记得笔记、青川市图书馆、东岭铁路）的官网页、转载、过时的页、论坛的错话、垃圾页、藏着指令的页，
 # 由没看过程序的人写成（checks/web_pages.json）。发出去之前再按各家接口的格式改名（见 shaped）。
@@ -77,12 +76,7 @@ class StandInSearch(LoopbackServer):
 
 
 def make_handler(stand_in):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args):   # 安静：检查输出里不要混进访问日志
-            pass
-
+    class Handler(QuietHandler):
         def do_GET(self):
             self.answer(None)
 
