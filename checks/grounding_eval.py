@@ -116,8 +116,9 @@ def evaluate(cases=None, document_sets=None, timings=None):
     if cases is None:
         cases, document_sets = load_cases(), json.loads(DOCUMENT_SETS.read_text(encoding="utf-8-sig"))
     measured = MeasuredOnce("grounding", KIT_SCRIPTS + [Path(__file__)], enabled=timings is None)
-    documents = {name: json.dumps(value, ensure_ascii=False) for name, value in (document_sets or {}).items()}
-    documents[None] = SHIPPED_DOCUMENTS.read_text(encoding="utf-8-sig")
+    # 每份资料的指纹只算一次：回答的键由问题、回答和它用的那份资料的指纹组成
+    documents = {name: MeasuredOnce.key(value) for name, value in (document_sets or {}).items()}
+    documents[None] = MeasuredOnce.key(SHIPPED_DOCUMENTS.read_text(encoding="utf-8-sig"))
     seen = []
     original = retrieval_qa.grounding_findings
 
@@ -139,7 +140,7 @@ def evaluate(cases=None, document_sets=None, timings=None):
             mock.patch.object(retrieval_qa, "grounding_findings", recording), contextlib.ExitStack() as stack:
         for patch in timed:
             stack.enter_context(patch)
-        # 决定结果的全部输入：问题、回答、资料的内容（代码由 MeasuredOnce 的文件名管）
+        # 决定结果的全部输入：问题、回答、资料（代码由 MeasuredOnce 的文件名管）
         known = measured.results(cases, lambda case: [case["question"], case["answer"], documents[case.get("documents")]], measure)
     return [Result(case, output, None if findings is None else [tuple(item) for item in findings])
             for case, (output, findings) in zip(cases, known)]

@@ -34,6 +34,7 @@ import traceback
 import types
 from pathlib import Path
 
+ORIGINAL_GETPASS = getpass.getpass   # 检查没换过的 getpass：运行脚本时才换成“没有终端”的那条路
 _compiled = {}   # 文件内容 → 编译好的代码；同一份内容（仓库里的和副本里的）只编译一次
 
 
@@ -118,6 +119,9 @@ def kit_directories(script):
     return {root, root / "checks"}
 
 
+OWN_DIRECTORIES = kit_directories(__file__)   # 检查自己所在的套件：它导入的套件模块，脚本运行时都看不见
+
+
 def module_folder(module):
     """模块文件所在的文件夹；内置模块、没有文件的模块是 None。套件的模块都是从解析过链接的路径导入的
     （sys.path 里放的是 resolve() 过的文件夹），所以这里不必再解析：逐个解析一百多个模块的路径比运行脚本本身还慢。"""
@@ -139,14 +143,16 @@ def run_script(script, args, stdin=b"", cwd=None, env=None, merge_stderr=False):
     """像 `python3 script args`（stdin 送入这些字节）那样运行，返回 (退出码, stdout 字节, stderr 字节)。
     merge_stderr=True 时 stderr 也写进 stdout（终端里看到的样子），返回的 stderr 是空的。"""
     given = os.path.join(cwd, script) if cwd and not os.path.isabs(script) else str(script)   # 相对路径从 cwd 算起
-    if shadows_standard_library(given):   # 进程内标准库模块是共用的，会用上副本里的同名文件：这种副本开真的子进程
+    directories = kit_directories(given)
+    names = {path.stem for directory in directories if directory.is_dir() for path in directory.glob("*.py")}
+    if names & set(sys.stdlib_module_names):   # 和标准库同名的文件（学生加的 heapq.py）：进程内标准库是共用的，开真的子进程
         command = [sys.executable] + [f"-W{option}" for option in sys.warnoptions] + ["-S", given, *args]
         done = subprocess.run(command, input=stdin, cwd=cwd, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE, start_new_session=sys.platform != "win32")
         return done.returncode, done.stdout, b"" if merge_stderr else done.stderr
     out_sink = Sink()
     err_sink = out_sink if merge_stderr else Sink()
-    with like_a_new_process(given, args, stdin, cwd, env) as main:
+    with like_a_new_process(given, args, stdin, cwd, env, directories, names) as main:
         unbuffered = bool(os.environ.get("PYTHONUNBUFFERED"))
         sys.stdout, sys.stderr = out, err = pipe_stream(out_sink, False, unbuffered), pipe_stream(err_sink, True, unbuffered)
         try:
@@ -165,12 +171,6 @@ def run_script(script, args, stdin=b"", cwd=None, env=None, merge_stderr=False):
     return code, bytes(out_sink.data), b"" if merge_stderr else bytes(err_sink.data)
 
 
-def shadows_standard_library(script):
-    """脚本所在的套件里有没有和标准库模块同名的 .py（学生加的 unicodedata.py、heapq.py……）。"""
-    names = {path.stem for directory in kit_directories(script) if directory.is_dir() for path in directory.glob("*.py")}
-    return bool(names & set(sys.stdlib_module_names))
-
-
 def stack_depth():
     frame, depth = sys._getframe(), 0
     while frame:
@@ -179,13 +179,11 @@ def stack_depth():
 
 
 @contextlib.contextmanager
-def like_a_new_process(given, args, stdin, cwd, env):
-    """把这个进程暂时换成刚启动 `python3 given args` 的样子，给出空的 __main__ 模块；出来时一样一样换回。"""
+def like_a_new_process(given, args, stdin, cwd, env, directories, names):
+    """把这个进程暂时换成刚启动 `python3 given args` 的样子，给出空的 __main__ 模块；出来时一样一样换回。
+    directories 是脚本所属的套件文件夹，names 是里面的模块名。"""
     script = Path(os.path.realpath(given))
-    directories = kit_directories(script)
-    own_directories = kit_directories(__file__)   # 检查自己所在的套件：它导入的套件模块这一次都看不见
-    kit_names = {path.stem for directory in directories if directory.is_dir() for path in directory.glob("*.py")}
-    kit_names |= {name for name, module in list(sys.modules.items()) if module_folder(module) in directories | own_directories}
+    kit_names = names | {name for name, module in list(sys.modules.items()) if module_folder(module) in directories | OWN_DIRECTORIES}
     saved = {"argv": sys.argv, "path": sys.path[:], "streams": (sys.stdin, sys.stdout, sys.stderr), "cwd": os.getcwd(),
              "environ": dict(os.environ), "tempdir": tempfile.tempdir, "getpass": getpass.getpass,
              "modules": {name: sys.modules.pop(name) for name in kit_names | {"__main__"} if name in sys.modules},
@@ -193,7 +191,7 @@ def like_a_new_process(given, args, stdin, cwd, env):
     before = set(sys.modules)
     try:
         sys.argv = [str(given)] + list(args)
-        hidden = {str(directory) for directory in own_directories}   # 检查自己的文件夹，不管 sys.path 里是怎么写的
+        hidden = {str(directory) for directory in OWN_DIRECTORIES}   # 检查自己的文件夹，不管 sys.path 里是怎么写的
         sys.path[:] = [str(script.parent)] + [path for path in saved["path"]
                                               if path and os.path.realpath(path) not in hidden]
         sys.meta_path.insert(0, KitModuleFinder(directories))
@@ -224,6 +222,3 @@ def like_a_new_process(given, args, stdin, cwd, env):
         sys.modules.update(saved["modules"])
         for directory in directories:   # 副本的文件夹不留在导入的缓存里
             sys.path_importer_cache.pop(str(directory), None)
-
-
-ORIGINAL_GETPASS = getpass.getpass

@@ -157,14 +157,15 @@ class MeasuredOnce:
     def results(self, items, content_of, measure):
         """items 每一项的结果：content_of(项) 是决定结果的全部输入（JSON 能表示的值），量过的直接拿，
         没量过的调用 measure(项) 量一次、记下来。几组同时要时一组量、别的等（见 turn）。"""
-        contents = [content_of(item) for item in items]
-        with self.turn(contents):
+        keys = [self.key(content_of(item)) for item in items]   # 每项的键只算一次
+        with self.turn(keys):
             results = []
-            for item, content in zip(items, contents):
-                result = self.get(content)
+            for item, key in zip(items, keys):
+                result = self.known.get(key) if self.path else None
                 if result is None:
                     result = measure(item)
-                    self.remember(content, result)
+                    if self.path:
+                        self.known[key] = self.new[key] = result
                 results.append(result)
             self.save()
         return results
@@ -189,10 +190,10 @@ class MeasuredOnce:
             self.new[self.key(content)] = value
 
     @contextlib.contextmanager
-    def turn(self, contents):
-        """几组检查同时要量同一批时，一组量，别的等它量完、写好再读（等的时候不占 CPU）。
+    def turn(self, keys):
+        """几组检查同时要量同一批（keys 是它们的键，见 key）时，一组量，别的等它量完、写好再读（等的时候不占 CPU）。
         等了一分钟还没轮到（量的那一组崩了；平常量一遍只要几秒），就自己量。"""
-        if self.path is None or all(self.get(content) is not None for content in contents):
+        if self.path is None or all(key in self.known for key in keys):
             yield
             return
         lock, deadline = self.path.with_name(self.path.name + ".lock"), time.monotonic() + 60
@@ -285,7 +286,8 @@ def interrupt_kit(args, ready, env=None, stdin=subprocess.PIPE):
 
 def run_main(module, args, **env):
     """在进程内运行某个脚本的 main()，环境变量只有 clean_env() 加上 env。返回 (退出码, stdout, stderr)。
-    和 run_kit 一样，retrieval_qa 默认读发布版资料的副本。"""
+    和 run_kit 一样，retrieval_qa 默认读发布版资料的副本。和 run_kit 不同，它用的是检查自己导入的那个模块：
+    检查可以先 mock 模块里的函数再运行；要看“像一个新进程那样”的结果，用 run_kit。"""
     import contextlib
     import io
     from unittest import mock

@@ -130,7 +130,7 @@ class MeasuredOnceTest(unittest.TestCase):
 
     def test_measured_once_per_run_and_again_when_the_code_changes(self):
         first = MeasuredOnce("demo", [self.code])
-        with first.turn([["问题", 1]]):
+        with first.turn([first.key(["问题", 1])]):
             self.assertIsNone(first.get(["问题", 1]))
             first.remember(["问题", 1], {"status": "draft"})
             first.save()
@@ -152,7 +152,7 @@ class MeasuredOnceTest(unittest.TestCase):
 
         def second_group():
             waiting = MeasuredOnce("demo", [self.code])
-            with waiting.turn([["问题", 1]]):
+            with waiting.turn([waiting.key(["问题", 1])]):
                 entered.append(waiting.get(["问题", 1]))
 
         thread = threading.Thread(target=second_group)
