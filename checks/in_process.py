@@ -35,15 +35,19 @@ import types
 from pathlib import Path
 
 ORIGINAL_GETPASS = getpass.getpass   # 检查没换过的 getpass：运行脚本时才换成“没有终端”的那条路
-_compiled = {}   # 文件内容 → 编译好的代码；同一份内容（仓库里的和副本里的）只编译一次
+_compiled = {}   # 文件内容 → (编译好的代码, {路径: 换好文件名的代码})：同一份内容（仓库里的和副本里的）只编译一次，
+                 # 同一个副本里一条条运行课文的命令时，文件名也只换一次
 
 
 def compiled(path):
     """path 这个文件编译好的代码，代码里记的文件名就是 path（traceback 指向真正运行的那个文件）。"""
     source = Path(path).read_bytes()
     if source not in _compiled:
-        _compiled[source] = compile(source, str(path), "exec", dont_inherit=True)
-    return renamed(_compiled[source], str(path))
+        _compiled[source] = (compile(source, str(path), "exec", dont_inherit=True), {})
+    code, placed = _compiled[source]
+    if str(path) not in placed:
+        placed[str(path)] = renamed(code, str(path))
+    return placed[str(path)]
 
 
 def renamed(code, filename):
@@ -68,7 +72,7 @@ class KitModuleFinder(importlib.abc.MetaPathFinder):
 
     def find_spec(self, name, path=None, target=None):
         spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if "." in name or spec is None or not spec.origin or Path(spec.origin).resolve().parent not in self.directories:
+        if "." in name or spec is None or not spec.origin or os.path.dirname(os.path.realpath(spec.origin)) not in self.directories:
             return None
         return importlib.util.spec_from_file_location(name, spec.origin, loader=KitModuleLoader(name, spec.origin))
 
@@ -113,20 +117,21 @@ def pipe_stream(sink, line_buffering, unbuffered):
 
 
 def kit_directories(script):
-    """脚本所属的套件：根目录（有 retrieval_qa.py 的那一层）和它的 checks/。"""
+    """脚本所属的套件：根目录（有 retrieval_qa.py 的那一层）和它的 checks/，都是解析过链接的路径（字符串）。"""
     script = Path(script).resolve()
     root = script.parent if (script.parent / "retrieval_qa.py").exists() or script.parent.name != "checks" else script.parent.parent
-    return {root, root / "checks"}
+    return {str(root), str(root / "checks")}
 
 
 OWN_DIRECTORIES = kit_directories(__file__)   # 检查自己所在的套件：它导入的套件模块，脚本运行时都看不见
 
 
 def module_folder(module):
-    """模块文件所在的文件夹；内置模块、没有文件的模块是 None。套件的模块都是从解析过链接的路径导入的
-    （sys.path 里放的是 resolve() 过的文件夹），所以这里不必再解析：逐个解析一百多个模块的路径比运行脚本本身还慢。"""
+    """模块文件所在的文件夹（字符串）；内置模块、没有文件的模块是 None。套件的模块都是从解析过链接的路径导入的
+    （sys.path 里放的是 resolve() 过的文件夹），所以这里不必再解析：逐个解析一百多个模块的路径比运行脚本本身还慢，
+    每次运行都要问一遍一百多个模块，所以也只比字符串，不造 Path。"""
     path = getattr(module, "__file__", None)
-    return Path(os.path.dirname(path)) if path else None
+    return os.path.dirname(path) if path else None
 
 
 def exit_code(value):
@@ -144,7 +149,7 @@ def run_script(script, args, stdin=b"", cwd=None, env=None, merge_stderr=False):
     merge_stderr=True 时 stderr 也写进 stdout（终端里看到的样子），返回的 stderr 是空的。"""
     given = os.path.join(cwd, script) if cwd and not os.path.isabs(script) else str(script)   # 相对路径从 cwd 算起
     directories = kit_directories(given)
-    names = {path.stem for directory in directories if directory.is_dir() for path in directory.glob("*.py")}
+    names = {path.stem for directory in directories if os.path.isdir(directory) for path in Path(directory).glob("*.py")}
     if names & set(sys.stdlib_module_names):   # 和标准库同名的文件（学生加的 heapq.py）：进程内标准库是共用的，开真的子进程
         command = [sys.executable] + [f"-W{option}" for option in sys.warnoptions] + ["-S", given, *args]
         done = subprocess.run(command, input=stdin, cwd=cwd, env=env, stdout=subprocess.PIPE,
@@ -183,7 +188,8 @@ def like_a_new_process(given, args, stdin, cwd, env, directories, names):
     """把这个进程暂时换成刚启动 `python3 given args` 的样子，给出空的 __main__ 模块；出来时一样一样换回。
     directories 是脚本所属的套件文件夹，names 是里面的模块名。"""
     script = Path(os.path.realpath(given))
-    kit_names = names | {name for name, module in list(sys.modules.items()) if module_folder(module) in directories | OWN_DIRECTORIES}
+    watched = directories | OWN_DIRECTORIES
+    kit_names = names | {name for name, module in list(sys.modules.items()) if module_folder(module) in watched}
     saved = {"argv": sys.argv, "path": sys.path[:], "streams": (sys.stdin, sys.stdout, sys.stderr), "cwd": os.getcwd(),
              "environ": dict(os.environ), "tempdir": tempfile.tempdir, "getpass": getpass.getpass,
              "modules": {name: sys.modules.pop(name) for name in kit_names | {"__main__"} if name in sys.modules},
@@ -191,9 +197,8 @@ def like_a_new_process(given, args, stdin, cwd, env, directories, names):
     before = set(sys.modules)
     try:
         sys.argv = [str(given)] + list(args)
-        hidden = {str(directory) for directory in OWN_DIRECTORIES}   # 检查自己的文件夹，不管 sys.path 里是怎么写的
-        sys.path[:] = [str(script.parent)] + [path for path in saved["path"]
-                                              if path and os.path.realpath(path) not in hidden]
+        sys.path[:] = [str(script.parent)] + [path for path in saved["path"]   # 检查自己的文件夹，不管 sys.path 里是怎么写的
+                                              if path and os.path.realpath(path) not in OWN_DIRECTORIES]
         sys.meta_path.insert(0, KitModuleFinder(directories))
         sys.stdin = io.TextIOWrapper(io.BufferedReader(io.BytesIO(stdin)), encoding="utf-8", newline=NEWLINE,
                                      errors=sys.__stdin__.errors if sys.__stdin__ else "strict")
@@ -221,4 +226,4 @@ def like_a_new_process(given, args, stdin, cwd, env, directories, names):
                 sys.modules.pop(name, None)
         sys.modules.update(saved["modules"])
         for directory in directories:   # 副本的文件夹不留在导入的缓存里
-            sys.path_importer_cache.pop(str(directory), None)
+            sys.path_importer_cache.pop(directory, None)

@@ -15,6 +15,7 @@ import json   # noqa: E402
 import os   # noqa: E402
 import shutil   # noqa: E402
 import signal   # noqa: E402
+import stat   # noqa: E402
 import subprocess   # noqa: E402
 import tempfile   # noqa: E402
 import time   # noqa: E402
@@ -123,8 +124,8 @@ _run_dir = []
 
 
 def run_dir():
-    """这一次跑检查共用的临时目录：子进程的字节码缓存（pycache/），量一次大家共用的结果（grounding_eval.py、web_eval.py 的）。
-    不在套件文件夹里留下东西，又不必每个子进程都重新编译、每组检查都重新量一遍。
+    """这一次跑检查共用的临时目录：子进程的字节码缓存（pycache/）、测量的锁（MeasuredOnce.turn）。
+    不在套件文件夹里留下东西，又不必每个子进程都重新编译。
     run_checks.py 建好一个，经 KIT_CHECK_RUN_DIR 交给各组检查；没有时自己建一个，也放进环境变量（本进程里运行的
     脚本和子进程都用它），谁建的谁在退出时删除。"""
     if not _run_dir:
@@ -143,15 +144,25 @@ def pycache_dir():
 
 
 class MeasuredOnce:
-    """一次跑检查里，同样的输入只量一次：几组检查（各在一个子进程里）和课文里的命令（grounding_eval.py、
-    web_eval.py）要的是同一批结果。量过的按输入的内容记在这次运行的临时目录里（run_dir()，环境变量
-    KIT_CHECK_RUN_DIR），检查跑完就删。文件名里有代码的指纹：code_files 里改了一个字，就是另一个文件，全部重新量。
-    不在跑检查时（学生自己运行 grounding_eval.py），没有这个目录，每次都真的量。"""
+    """同样的输入只量一次：几组检查（各在一个子进程里）和课文里的命令（grounding_eval.py、web_eval.py）要的是同一批
+    结果，下一次跑检查时多半也还是这一批。量过的按输入的内容记在系统临时目录里这个用户自己的文件夹里（KEPT；删掉它就全部
+    重新量）。不记在套件里：交上来的副本带不进伪造的结果，同一台机器上代码一样的几份副本（老师判全班）也共用。
+    文件名里有指纹，算进去的是决定结果的全部代码（code_files 的每一个字节）、Python 的版本和警告设置（-W error 下可能抛出
+    的，默认设置下不会）：改了一个字、换了 Python，就是另一个文件，全部重新量。
+    只在跑检查时（有 KIT_CHECK_RUN_DIR）这样；学生自己运行 grounding_eval.py 时每次都真的量。"""
+    KEPT = Path(tempfile.gettempdir()) / f"kit-checks-measured-{os.getuid() if hasattr(os, 'getuid') else os.environ.get('USERNAME', '')}"
+    KEEP = 8   # 每种测量留最新的几份（改代码、换 Python 来回跑时不必重新量），更旧的删掉
 
     def __init__(self, name, code_files, enabled=True):
-        folder = os.environ.get("KIT_CHECK_RUN_DIR", "")
-        digest = hashlib.sha256(b"".join(Path(path).read_bytes() for path in code_files)).hexdigest()[:16]
-        self.path = Path(folder) / f"{name}-{digest}.json" if enabled and folder and os.path.isdir(folder) else None
+        run = os.environ.get("KIT_CHECK_RUN_DIR", "")
+        fingerprint = hashlib.sha256(json.dumps([sys.version, sys.warnoptions]).encode("utf-8"))
+        for path in code_files:
+            fingerprint.update(Path(path).read_bytes())
+        self.name, self.path = name, None
+        if enabled and run and os.path.isdir(run):
+            folder = self.KEPT if own_folder(self.KEPT) else Path(run)   # 用不了（别人的、别人也能写）：只在这次运行里共用
+            self.path = folder / f"{name}-{fingerprint.hexdigest()[:16]}.json"
+            self.lock = Path(run) / f"{self.path.stem}.lock"   # 锁在这次运行的临时目录里：中途被打断也不会留下来
         self.known, self.new = self.read(), {}
 
     def results(self, items, content_of, measure):
@@ -196,7 +207,7 @@ class MeasuredOnce:
         if self.path is None or all(key in self.known for key in keys):
             yield
             return
-        lock, deadline = self.path.with_name(self.path.name + ".lock"), time.monotonic() + 60
+        lock, deadline = self.lock, time.monotonic() + 60
         while True:
             try:
                 os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
@@ -224,6 +235,31 @@ class MeasuredOnce:
                 os.replace(temporary, self.path)
             except OSError:   # Windows 上别的组正开着这个文件：这次不记，别人用到时自己量
                 temporary.unlink()
+            kept = sorted(self.path.parent.glob(f"{self.name}-*.json"), key=changed_at)
+            for path in kept[:-self.KEEP]:
+                with contextlib.suppress(OSError):   # 别的组刚删过
+                    path.unlink()
+
+
+def own_folder(folder):
+    """folder 建得起来，而且只有自己能写（类 Unix 系统上：是自己的文件夹，不是链接，同组和别人都不能写）。
+    系统临时目录是大家共用的：别人先建了同名的文件夹、往里放了“量过的结果”，就不能信。"""
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        info = folder.lstat()
+    except OSError:
+        return False
+    if not hasattr(os, "getuid"):   # Windows：临时目录本来就是每个用户自己的
+        return folder.is_dir()
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o022
+
+
+def changed_at(path):
+    """文件的修改时间；刚被别人删掉的算最旧。"""
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def clean_env(**extra):
@@ -272,8 +308,17 @@ def assert_same_in_a_process(test, calls):
 
 def interrupt_kit(args, ready, env=None, stdin=subprocess.PIPE):
     """启动 retrieval_qa.py，等 ready(process) 返回后发 SIGINT（相当于按 Ctrl-C），返回 (退出码, stdout, stderr) 字节。"""
-    process = subprocess.Popen(KIT_PYTHON + [str(SCRIPT)] + list(args) + ON_SHIPPED, stdin=stdin, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, env=env if env is not None else clean_env())
+    # 老师在脚本里把检查放到后台跑（命令后面加 &）时，shell 让检查忽略 SIGINT，开的子进程也跟着忽略，Ctrl-C 就试不出来。
+    # 启动子进程的那一刻换成 Python 平常的处理：子进程和在终端里运行时一样，收到 SIGINT 会中断
+    ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        process = subprocess.Popen(KIT_PYTHON + [str(SCRIPT)] + list(args) + ON_SHIPPED, stdin=stdin, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, env=env if env is not None else clean_env())
+    finally:
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         ready(process)
         process.send_signal(signal.SIGINT)

@@ -33,13 +33,14 @@ from pathlib import Path
 
 CHECKS_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(CHECKS_DIR))
-from kit_helpers import IN_CI, documents_state, parse_tool_options, run_dir, run_tool   # noqa: E402  （也检查 Python 版本）
+from kit_helpers import IN_CI, KIT_PYTHON, documents_state, parse_tool_options, run_dir, run_tool   # noqa: E402  （也检查 Python 版本）
 
-# 各模块单独跑一遍的秒数（2026-12-01 在 2 核的开发机上量的，bench.py 的 KIT_CHECK_TIMINGS 也能看到）：只用来决定先发哪个，
-# 重的先发，最后就不会只剩一个大模块在跑。不准也不要紧，只影响快慢。test_grounding 排在前面还因为它先量标注集，几组共用
-WEIGHTS = {"test_tools": 6.4, "test_grounding": 3.5, "test_lessons": 2.7, "test_evidence": 2.5, "test_model": 2.4,
-           "test_web": 2.1, "test_cli": 1.6, "test_servers": 1.6, "test_layout": 0.7, "test_untrusted": 0.4, "test_loader": 0.3,
-           "test_exercises": 0.2, "test_in_process": 0.2, "test_lesson_text": 0.1, "test_markdown": 0.1, "test_retrieval": 0.1}
+# 各模块单独跑一遍的秒数（2026-12-01 在 2 核的开发机上、第一次之后量的，bench.py 的 KIT_CHECK_TIMINGS 也能看到）：只用来
+# 决定先发哪个，重的先发，最后就不会只剩一个大模块在跑。不准也不要紧，只影响快慢。test_grounding 写成第一次跑时的秒数：
+# 那时它先量标注集（几组共用），要早点开始
+WEIGHTS = {"test_tools": 5.3, "test_grounding": 3.5, "test_model": 2.3, "test_web": 1.9, "test_lessons": 1.8, "test_servers": 1.4,
+           "test_cli": 1.2, "test_in_process": 0.7, "test_evidence": 0.5, "test_untrusted": 0.4, "test_layout": 0.3, "test_loader": 0.3,
+           "test_exercises": 0.1, "test_lesson_text": 0.1, "test_markdown": 0.1, "test_retrieval": 0.1}
 # 关于资料文件本身的检查：--documents 只跑这几项
 DATA_CHECKS = ["test_loader.KitDocumentsTest.test_kit_documents_file_is_valid",
                "test_loader.KitDocumentsTest.test_shipped_documents_are_unchanged",
@@ -104,7 +105,7 @@ def serve_worker(verbose):
 def run_in_parallel(names, workers, verbose):
     """开 workers 个子进程（同样的 Python 和 -W 设置），谁先空下来谁就领下一个模块：重的先发，不会最后只剩一个核在跑。
     返回 ([运行数, 失败数, 跳过数], {检查名: 秒})。"""
-    command = [sys.executable] + [f"-W{option}" for option in sys.warnoptions] + [str(Path(__file__).resolve()), "--worker"]
+    command = KIT_PYTHON + [str(Path(__file__).resolve()), "--worker"]   # 同样的 Python 和 -W 设置，不加载 site（见 KIT_PYTHON）
     waiting = sorted(names, key=lambda name: -WEIGHTS.get(name, 1))
     totals, seconds, lock = [0, 0, 0], {}, threading.Lock()
 

@@ -1,6 +1,7 @@
 """命令行约定：stdout 只有一个 JSON 对象、状态、退出码、提示走 stderr、从别的目录运行、启动要轻。"""
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -105,6 +106,13 @@ class PromptTest(unittest.TestCase):
         self.assertEqual(out, b"")
         self.assertNotIn(b"Traceback", err)
         self.assertIn("已中断".encode("utf-8"), err)
+        # 检查本身被放到后台跑（shell 让它忽略 SIGINT）时，试的仍是在终端里按 Ctrl-C
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            code, _, err = interrupt_kit(["--retrieve-only"], at_the_prompt)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        self.assertEqual(code, 130, err)
 
 
 class UsageTest(unittest.TestCase):

@@ -2,6 +2,7 @@
 kit_helpers.MeasuredOnce 让一次运行里同样的测量只做一次；run_checks.py 的子进程按队列领模块。"""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -123,30 +124,92 @@ class MeasuredOnceTest(unittest.TestCase):
         self.addCleanup(directory.cleanup)
         self.folder = Path(directory.name)
         self.code = write_temp(self.folder, "rule.py", "THRESHOLD = 1\n")
-        patcher = mock.patch.dict(os.environ, {"KIT_CHECK_RUN_DIR": str(self.folder / "run")})
-        patcher.start()
-        self.addCleanup(patcher.stop)
+        for patcher in (mock.patch.dict(os.environ, {"KIT_CHECK_RUN_DIR": str(self.folder / "run")}),
+                        mock.patch.object(MeasuredOnce, "KEPT", self.folder / "kept")):
+            patcher.start()
+            self.addCleanup(patcher.stop)
         (self.folder / "run").mkdir()
 
-    def test_measured_once_per_run_and_again_when_the_code_changes(self):
+    def another_run(self, name):
+        """下一次跑检查：另一个临时目录。"""
+        (self.folder / name).mkdir()
+        return mock.patch.dict(os.environ, {"KIT_CHECK_RUN_DIR": str(self.folder / name)})
+
+    def test_kept_for_the_next_run_and_measured_again_when_code_python_or_warnings_change(self):
         first = MeasuredOnce("demo", [self.code])
         with first.turn([first.key(["问题", 1])]):
             self.assertIsNone(first.get(["问题", 1]))
             first.remember(["问题", 1], {"status": "draft"})
             first.save()
         self.assertEqual(MeasuredOnce("demo", [self.code]).get(["问题", 1]), {"status": "draft"})   # 另一组、另一个进程读得到
+        with self.another_run("next"):
+            self.assertEqual(MeasuredOnce("demo", [self.code]).get(["问题", 1]), {"status": "draft"})   # 下一次跑检查也读得到
         self.assertIsNone(MeasuredOnce("demo", [self.code]).get(["问题", 2]))   # 输入不同：重新量
+        with mock.patch.object(sys, "warnoptions", sys.warnoptions + ["default"]):
+            self.assertIsNone(MeasuredOnce("demo", [self.code]).get(["问题", 1]))   # 换了警告设置（例如加了 -W error）：重新量
+        with mock.patch.object(sys, "version", sys.version + " 另一个"):
+            self.assertIsNone(MeasuredOnce("demo", [self.code]).get(["问题", 1]))   # 换了 Python：重新量
         self.code.write_text("THRESHOLD = 2\n", encoding="utf-8")
         self.assertIsNone(MeasuredOnce("demo", [self.code]).get(["问题", 1]))   # 代码改了一个字：全部重新量
-        with mock.patch.dict(os.environ, {"KIT_CHECK_RUN_DIR": ""}):   # 学生自己运行工具：每次都真的量
+        with mock.patch.dict(os.environ, {"KIT_CHECK_RUN_DIR": ""}):   # 学生自己运行工具：每次都真的量，什么也不记
             alone = MeasuredOnce("demo", [self.code])
             alone.remember(["问题", 1], 1)
             alone.save()
             self.assertIsNone(MeasuredOnce("demo", [self.code]).get(["问题", 1]))
 
+    def test_only_the_newest_few_are_kept_and_a_read_only_kit_keeps_nothing(self):
+        for threshold in range(MeasuredOnce.KEEP + 2):   # 改了好几次代码，每次都量了
+            self.code.write_text(f"THRESHOLD = {threshold}\n", encoding="utf-8")
+            measured = MeasuredOnce("demo", [self.code])
+            measured.remember(["问题", 1], threshold)
+            measured.save()
+            os.utime(measured.path, (threshold, threshold))   # 一份比一份新
+        kept = sorted(path.name for path in (self.folder / "kept").iterdir())
+        self.assertEqual(len(kept), MeasuredOnce.KEEP)
+        self.assertIn(measured.path.name, kept)   # 最新的那份还在
+        self.assertEqual(MeasuredOnce("demo", [self.code]).get(["问题", 1]), MeasuredOnce.KEEP + 1)
+        blocked = write_temp(self.folder, "not-a-folder", "")
+        with mock.patch.object(MeasuredOnce, "KEPT", blocked / "measured"):   # 建不了文件夹：只在这次运行里共用
+            here = MeasuredOnce("demo", [self.code])
+            here.remember(["问题", 1], "这次")
+            here.save()
+            self.assertEqual(MeasuredOnce("demo", [self.code]).get(["问题", 1]), "这次")
+            with self.another_run("later"):
+                self.assertIsNone(MeasuredOnce("demo", [self.code]).get(["问题", 1]))
+
+    @unittest.skipIf(sys.platform == "win32", "Windows 的临时目录本来就是每个用户自己的")
+    def test_a_folder_others_can_write_to_is_not_trusted(self):
+        """系统临时目录大家共用：别人能写的文件夹里的“量过的结果”可能是伪造的，不读也不写，只在这次运行里共用。"""
+        kept = self.folder / "kept"
+        first = MeasuredOnce("demo", [self.code])
+        first.remember(["问题", 1], "真的量过")
+        first.save()
+        self.assertEqual(first.path.parent, kept)
+        kept.chmod(0o777)   # 同组和别人也能写了
+        planted = MeasuredOnce("demo", [self.code])
+        self.assertNotEqual(planted.path.parent, kept)
+        self.assertIsNone(planted.get(["问题", 1]))
+        kept.chmod(0o700)
+        self.assertEqual(MeasuredOnce("demo", [self.code]).get(["问题", 1]), "真的量过")
+        real = self.folder / "real"
+        real.mkdir(mode=0o700)
+        shutil.rmtree(kept)
+        kept.symlink_to(real, target_is_directory=True)   # 换成指向别处的链接
+        self.assertNotEqual(MeasuredOnce("demo", [self.code]).path.parent, kept)
+
+    def test_a_lock_left_by_an_interrupted_run_does_not_hold_up_the_next(self):
+        interrupted = MeasuredOnce("demo", [self.code])
+        interrupted.lock.touch()   # 这次运行量到一半被 Ctrl-C 打断：锁没删
+        with self.another_run("next"):
+            fresh = MeasuredOnce("demo", [self.code])
+            started = time.monotonic()
+            with fresh.turn([fresh.key(["问题", 1])]):
+                pass
+        self.assertLess(time.monotonic() - started, 5)   # 不等那把旧锁（要等就是 60 秒）
+
     def test_a_second_group_waits_for_the_first_instead_of_measuring_too(self):
         busy = MeasuredOnce("demo", [self.code])
-        lock = busy.path.with_name(busy.path.name + ".lock")
+        lock = busy.lock
         lock.touch()   # 另一组正在量
         entered = []
 
