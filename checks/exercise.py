@@ -202,7 +202,6 @@ def student_json(path):
 
 
 def exercise_6(documents, path):
-    import web_eval
     pairs, problem = student_json(path.parent / "pairs.json")
     if problem:
         return False, [problem.rstrip("。") + "。照第 07 课的练习一，把你找的结果对存成套件文件夹里的 pairs.json。"]
@@ -212,6 +211,7 @@ def exercise_6(documents, path):
                 isinstance(pair.get(side), dict) and all(isinstance(pair[side].get(f), str) and pair[side][f].strip() for f in fields)
                 for side in ("a", "b")) for pair in pairs):
         return False, ['pairs.json 应当是数组，每项是 {"a": {title, url, snippet}, "b": {…}, "same": true 或 false}。']
+    import web_eval   # 真要判的时候才导入（它带着假搜索接口和 unittest.mock）：还没做第 07 课的，自查不必等它
     given = {(pair["a"]["snippet"], pair["b"]["snippet"]) for pair in json.loads(web_eval.PAIRS.read_text(encoding="utf-8"))}
     if any((pair["a"]["snippet"], pair["b"]["snippet"]) in given for pair in pairs):
         return False, ["pairs.json 里有照抄 checks/dedupe_pairs.json 的结果对：练习要你自己找（或自己写）两对。"]
@@ -225,7 +225,6 @@ def exercise_6(documents, path):
 
 
 def exercise_7(documents, path):
-    import web_eval
     domains = path.parent / "domains.json"
     if not domains.is_file():
         return False, [f"没有找到 {domains}。照第 07 课的练习二，在套件文件夹里写一个 domains.json。"]
@@ -235,6 +234,7 @@ def exercise_7(documents, path):
         return False, [str(error).removeprefix("错误：")]
     if not policy.get("deny"):
         return False, ["domains.json 的 deny 还是空的：加一个不想要的域名，例如论坛的。"]
+    import web_eval   # 同练习六：真要判的时候才导入
     before = [source["url"] for source in web_eval.sources_for(WEB_QUESTION)]
     after = [source["url"] for source in web_eval.sources_for(WEB_QUESTION, policy)]
     if before == after:

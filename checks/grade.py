@@ -57,14 +57,28 @@ LEGEND = [
 ]
 
 
-def fingerprint(path):
-    """文件内容的 SHA-256；先去掉开头的 BOM、把 CRLF 换成 LF：Windows 上存过、克隆过的副本不会因此被算作“改过”。"""
-    return hashlib.sha256(path.read_bytes().removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")).hexdigest()
+def fingerprint(path, data=None):
+    """文件内容（data，或者读 path）的 SHA-256；先去掉开头的 BOM、把 CRLF 换成 LF：Windows 上存过、克隆过的副本
+    不会因此被算作“改过”。"""
+    data = path.read_bytes() if data is None else data
+    return hashlib.sha256(data.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")).hexdigest()
 
 
 @functools.lru_cache(maxsize=None)
 def teacher_fingerprint(name):
     return fingerprint(ROOT / name)
+
+
+@functools.lru_cache(maxsize=None)
+def teacher_bytes(name):
+    return (ROOT / name).read_bytes()
+
+
+def same_as_teacher(path, name):
+    """和老师的这个文件一样（BOM、换行符不算不同）。多数副本的多数文件一字不差：先直接比字节，不一样再比指纹
+    （全班 30 份、每份 2.5 MB 时省下一半时间）。"""
+    data = path.read_bytes()
+    return data == teacher_bytes(name) or fingerprint(path, data) == teacher_fingerprint(name)
 
 
 def kit_files(folder):
@@ -129,7 +143,7 @@ def compare_with_teacher(folder):
         elif info.st_nlink > 1:   # 硬链接：和另一个文件（多半是别人的副本）共用同一份内容
             differences.append(f"{name}（{shared_link(folder / name, info)}）")
             concerns.append(("有链接", name))
-        elif fingerprint(folder / name) != teacher_fingerprint(name):
+        elif not same_as_teacher(folder / name, name):
             differences.append(f"{name}（改了）")
             if name.endswith(RISKY):
                 concerns.append(("改了 Python 文件", name))

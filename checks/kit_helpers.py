@@ -124,8 +124,7 @@ _run_dir = []
 
 
 def run_dir():
-    """这一次跑检查共用的临时目录：子进程的字节码缓存（pycache/）、测量的锁（MeasuredOnce.turn）。
-    不在套件文件夹里留下东西，又不必每个子进程都重新编译。
+    """这一次跑检查共用的临时目录：测量的锁（MeasuredOnce.turn）；有它就说明是在跑检查（MeasuredOnce 才共用结果）。
     run_checks.py 建好一个，经 KIT_CHECK_RUN_DIR 交给各组检查；没有时自己建一个，也放进环境变量（本进程里运行的
     脚本和子进程都用它），谁建的谁在退出时删除。"""
     if not _run_dir:
@@ -137,10 +136,6 @@ def run_dir():
             atexit.register(shutil.rmtree, _run_dir[0], True)
             os.environ["KIT_CHECK_RUN_DIR"] = _run_dir[0]
     return _run_dir[0]
-
-
-def pycache_dir():
-    return os.path.join(run_dir(), "pycache")
 
 
 class MeasuredOnce:
@@ -263,9 +258,12 @@ def changed_at(path):
 
 
 def clean_env(**extra):
-    env = {key: value for key, value in os.environ.items() if key not in SCRUBBED}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPYCACHEPREFIX"] = pycache_dir()
+    """子进程的环境变量：去掉 SCRUBBED；字节码照常写在源代码旁边的 __pycache__ 里（学生的机器上就是这样；已被
+    .gitignore 忽略），第二个子进程起就不必再编译导入的模块，标准库也用 Python 装好的字节码。
+    这次运行共用的临时目录（KIT_CHECK_RUN_DIR，见 run_dir）也在里面。"""
+    run_dir()
+    env = {key: value for key, value in os.environ.items()
+           if key not in SCRUBBED and key not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
     env.update(extra)
     return env
 

@@ -1006,8 +1006,7 @@ class OldPythonTest(unittest.TestCase):
         old = OLD_PYTHONS[-1]
         scripts = [ROOT / name for name in ("reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py")]
         scripts += [ROOT / "checks" / tool for tool in TOOLS]
-        # 旧版 Python 用它自己装好的标准库字节码（不指向共用的缓存目录），也不在套件里写 __pycache__
-        env = {name: value for name, value in clean_env(PYTHONDONTWRITEBYTECODE="1").items() if name != "PYTHONPYCACHEPREFIX"}
+        env = clean_env(PYTHONDONTWRITEBYTECODE="1")   # 旧版 Python 不在套件里写 __pycache__
         running = [(script, subprocess.Popen([old, "-S", str(script), "--help"], stdout=subprocess.PIPE,
                                              stderr=subprocess.PIPE, env=env)) for script in scripts]
         for script, process in running:   # 同时启动，一起等：每个都只是启动一下就退出
