@@ -11,6 +11,7 @@ if sys.version_info < (3, 10):   # checks/ 里的工具都先导入这里：新�
 import atexit   # noqa: E402  （版本检查要在最前面）
 import contextlib   # noqa: E402
 import hashlib   # noqa: E402
+import importlib.machinery   # noqa: E402
 import json   # noqa: E402
 import os   # noqa: E402
 import shutil   # noqa: E402
@@ -135,28 +136,26 @@ def run_dir():
             _run_dir.append(tempfile.mkdtemp(prefix="kit-checks-"))
             atexit.register(shutil.rmtree, _run_dir[0], True)
             os.environ["KIT_CHECK_RUN_DIR"] = _run_dir[0]
+            os.environ["KIT_CHECK_KIT"] = str(ROOT)   # 这次跑的是哪份套件（MeasuredOnce 的指纹里有它）
     return _run_dir[0]
 
 
 class MeasuredOnce:
     """同样的输入只量一次：几组检查（各在一个子进程里）和课文里的命令（grounding_eval.py、web_eval.py）要的是同一批
     结果，下一次跑检查时多半也还是这一批。量过的按输入的内容记在系统临时目录里这个用户自己的文件夹里（KEPT；删掉它就全部
-    重新量）。不记在套件里：交上来的副本带不进伪造的结果，同一台机器上代码一样的几份副本（老师判全班）也共用。
-    文件名里有指纹，算进去的是决定结果的全部代码（code_files 的每一个字节）、Python 的版本和警告设置（-W error 下可能抛出
-    的，默认设置下不会）：改了一个字、换了 Python，就是另一个文件，全部重新量。
+    重新量）。不记在套件里：交上来的副本带不进伪造的结果。文件名里是代码的指纹（见 code_fingerprint）：代码改了一个字、
+    换了 Python、换了一份套件，就是另一个文件，全部重新量。文件的第一行是其余内容的 SHA-256：写坏了、被改过的都不用。
     只在跑检查时（有 KIT_CHECK_RUN_DIR）这样；学生自己运行 grounding_eval.py 时每次都真的量。"""
     KEPT = Path(tempfile.gettempdir()) / f"kit-checks-measured-{os.getuid() if hasattr(os, 'getuid') else os.environ.get('USERNAME', '')}"
     KEEP = 8   # 每种测量留最新的几份（改代码、换 Python 来回跑时不必重新量），更旧的删掉
+    PATIENCE = 60   # 秒：等别的组量完最多等多久（平常量一遍只要几秒；等这么久，多半是量的那一组崩了）
 
     def __init__(self, name, code_files, enabled=True):
         run = os.environ.get("KIT_CHECK_RUN_DIR", "")
-        fingerprint = hashlib.sha256(json.dumps([sys.version, sys.warnoptions]).encode("utf-8"))
-        for path in code_files:
-            fingerprint.update(Path(path).read_bytes())
         self.name, self.path = name, None
         if enabled and run and os.path.isdir(run):
             folder = self.KEPT if own_folder(self.KEPT) else Path(run)   # 用不了（别人的、别人也能写）：只在这次运行里共用
-            self.path = folder / f"{name}-{fingerprint.hexdigest()[:16]}.json"
+            self.path = folder / f"{name}-{code_fingerprint(code_files)}.json"
             self.lock = Path(run) / f"{self.path.stem}.lock"   # 锁在这次运行的临时目录里：中途被打断也不会留下来
         self.known, self.new = self.read(), {}
 
@@ -177,11 +176,14 @@ class MeasuredOnce:
         return results
 
     def read(self):
-        """文件里记着的；还没有、或者读的那一刻正被别的组换掉（Windows 上会这样）时是空的：大不了再量一遍。"""
+        """文件里记着的 {键: 结果}。还没有、读的那一刻正被别的组换掉（Windows 上会这样）、写坏了、被改过（第一行的
+        SHA-256 对不上）时是空的：大不了再量一遍。"""
         try:
-            return json.loads(self.path.read_text(encoding="utf-8")) if self.path and self.path.exists() else {}
-        except (OSError, ValueError):
+            digest, _, body = self.path.read_bytes().partition(b"\n") if self.path and self.path.is_file() else (b"", b"", b"")
+            known = json.loads(body) if digest == hashlib.sha256(body).hexdigest().encode("ascii") else {}
+        except (OSError, ValueError, RecursionError):
             return {}
+        return known if isinstance(known, dict) else {}
 
     @staticmethod
     def key(content):
@@ -202,38 +204,65 @@ class MeasuredOnce:
         if self.path is None or all(key in self.known for key in keys):
             yield
             return
-        lock, deadline = self.lock, time.monotonic() + 60
+        lock, deadline = self.lock, time.monotonic() + self.PATIENCE
         while True:
             try:
                 os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
                 break
             except FileExistsError:
-                if time.monotonic() > deadline:
-                    lock = None
-                    break
+                if time.monotonic() > deadline:   # 等得太久：锁是崩了、被杀了的那一组留下的，拿过来，后面的组就不必再等
+                    try:
+                        os.remove(lock)
+                        deadline = time.monotonic() + self.PATIENCE
+                        continue
+                    except OSError:   # 删不掉：自己量，不用锁
+                        lock = None
+                        break
                 time.sleep(0.02)
         try:
             self.known = self.read()   # 等的时候别人可能已经量好了
             yield
         finally:
             if lock:
-                os.remove(lock)
+                with contextlib.suppress(OSError):   # 别的组等太久，已经把它拿走了
+                    os.remove(lock)
 
     def save(self):
-        """先读回文件里已有的，合在一起，写到临时文件再换过去：别的组同时在写也不会写坏。"""
+        """先读回文件里已有的，合在一起，写到临时文件再换过去：别的组同时在写也不会写坏。写不了（盘满了、文件夹只读）
+        就不记：这次的结果照样用，下次再量。"""
         if self.path and self.new:
             known = self.read()
             known.update(self.new)
+            body = json.dumps(known, ensure_ascii=False).encode("utf-8")
             temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}")
-            temporary.write_text(json.dumps(known, ensure_ascii=False), encoding="utf-8")
             try:
+                temporary.write_bytes(hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body)
                 os.replace(temporary, self.path)
-            except OSError:   # Windows 上别的组正开着这个文件：这次不记，别人用到时自己量
-                temporary.unlink()
+            except OSError:   # 也包括 Windows 上别的组正开着这个文件
+                with contextlib.suppress(OSError):
+                    temporary.unlink()
+                return
             kept = sorted(self.path.parent.glob(f"{self.name}-*.json"), key=changed_at)
             for path in kept[:-self.KEEP]:
                 with contextlib.suppress(OSError):   # 别的组刚删过
                     path.unlink()
+
+
+def code_fingerprint(code_files):
+    """决定测量结果的代码的指纹（16 个十六进制字符）。算进去的有：Python 的版本和警告设置（-W error 下可能抛出的，默认
+    设置下不会）；跑这次检查的是哪份套件（KIT_CHECK_KIT，run_dir 记下的；课文执行器的临时副本算它的）：几份副本各量各的，
+    一份副本的字节码被人伪造过，也带不坏别的副本；code_files 的每一个字节；套件根目录和 checks/ 里每个能被导入的文件
+    （.py、没有源代码的 .pyc、扩展模块）的名字和每一个字节：改了任何一个，或者加了一个和标准库同名的 unicodedata.py，
+    都是另一份代码。"""
+    fingerprint = hashlib.sha256(json.dumps([sys.version, sys.warnoptions, os.environ.get("KIT_CHECK_KIT", str(ROOT))]).encode("utf-8"))
+    importable = tuple(importlib.machinery.all_suffixes())
+    for folder in (ROOT, CHECKS_DIR):
+        for path in sorted(folder.iterdir()) if folder.is_dir() else []:
+            if path.name.endswith(importable) and path.is_file():
+                fingerprint.update(path.name.encode("utf-8") + b"\0" + path.read_bytes())
+    for path in code_files:
+        fingerprint.update(Path(path).read_bytes())
+    return fingerprint.hexdigest()[:16]
 
 
 def own_folder(folder):

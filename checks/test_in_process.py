@@ -1,5 +1,6 @@
 """issue 27 的几样东西：checks/in_process.py 在检查的进程里运行脚本（看到的和新进程一样，运行完什么也不留下）；
 kit_helpers.MeasuredOnce 让一次运行里同样的测量只做一次；run_checks.py 的子进程按队列领模块。"""
+import hashlib
 import json
 import os
 import shutil
@@ -196,6 +197,67 @@ class MeasuredOnceTest(unittest.TestCase):
         shutil.rmtree(kept)
         kept.symlink_to(real, target_is_directory=True)   # 换成指向别处的链接
         self.assertNotEqual(MeasuredOnce("demo", [self.code]).path.parent, kept)
+
+    def test_any_importable_file_in_the_kit_and_which_kit_is_running_change_the_fingerprint(self):
+        """红队找到的（issue 27）：只算 code_files 时，套件里加一个 unicodedata.py（和标准库同名，先被导入）结果就变了、
+        指纹却没变；几份副本源代码一样时，一份伪造的字节码还会带坏别的副本。"""
+        import kit_helpers
+        kit = self.folder / "kit"
+        (kit / "checks").mkdir(parents=True)
+        write_temp(kit, "retrieval_qa.py", "RULES = []\n")
+        with mock.patch.object(kit_helpers, "ROOT", kit), mock.patch.object(kit_helpers, "CHECKS_DIR", kit / "checks"):
+            original = kit_helpers.code_fingerprint([self.code])
+            write_temp(kit, "notes.txt", "学生的笔记")   # 不能被导入的文件不算（资料在每一项的键里）
+            self.assertEqual(kit_helpers.code_fingerprint([self.code]), original)
+            seen = {original}
+            for name, content in (("unicodedata.py", "def normalize(form, text):\n    return text\n"),
+                                  ("checks/helper.py", "X = 1\n"), ("heapq.pyc", b"\x00" * 16)):
+                with self.subTest(added=name):
+                    write_temp(kit, name, content)
+                    fingerprint = kit_helpers.code_fingerprint([self.code])
+                    self.assertNotIn(fingerprint, seen)
+                    seen.add(fingerprint)
+            with mock.patch.dict(os.environ, {"KIT_CHECK_KIT": str(self.folder / "另一份副本")}):
+                self.assertNotIn(kit_helpers.code_fingerprint([self.code]), seen)
+
+    def test_a_damaged_or_edited_file_is_measured_again(self):
+        measured = MeasuredOnce("demo", [self.code])
+        measured.remember(["问题", 1], "量过")
+        measured.save()
+        good = measured.path.read_bytes()
+        self.assertEqual(MeasuredOnce("demo", [self.code]).get(["问题", 1]), "量过")
+
+        def digest_of(body):   # 第一行写对了 SHA-256 的文件
+            return hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body
+
+        for name, content in (("截断", good[:len(good) // 2]), ("不是 JSON", b"\xff\xfe"), ("空的", b""),
+                              ("改过，指纹没跟着改", good.replace("量过".encode("utf-8"), "没量".encode("utf-8"))),
+                              ("指纹对，可不是字典", digest_of(b"[]")), ("指纹对，null", digest_of(b"null")),
+                              ("嵌套十万层", digest_of(b"[" * 100000 + b"]" * 100000))):
+            with self.subTest(name):
+                measured.path.write_bytes(content)
+                again = MeasuredOnce("demo", [self.code])
+                self.assertEqual(again.known, {})
+                self.assertEqual(again.results([1], lambda item: ["问题", item], lambda item: "重新量了"), ["重新量了"])
+
+    def test_a_folder_that_cannot_be_written_keeps_nothing_but_the_run_goes_on(self):
+        measured = MeasuredOnce("demo", [self.code])
+        with mock.patch.object(Path, "write_bytes", side_effect=OSError(28, "No space left on device")):
+            self.assertEqual(measured.results([1], lambda item: ["问题", item], lambda item: "量了"), ["量了"])
+        self.assertEqual(list((self.folder / "kept").iterdir()), [])   # 临时文件也没留下
+        self.assertIsNone(MeasuredOnce("demo", [self.code]).get(["问题", 1]))
+
+    def test_a_lock_left_in_this_run_is_taken_over_once(self):
+        """量的那一组被杀了（内存不够、kill -9）：等够了就把锁拿过来，量完删掉，这次运行后面的组不必再等。"""
+        dead = MeasuredOnce("demo", [self.code])
+        dead.lock.touch()
+        with mock.patch.object(MeasuredOnce, "PATIENCE", 0.2):
+            for attempt in ("第一次", "第二次"):
+                started = time.monotonic()
+                waiting = MeasuredOnce("demo", [self.code])
+                waiting.results([attempt], lambda item: ["问题", item], lambda item: "量了")
+                self.assertLess(time.monotonic() - started, 5)
+                self.assertFalse(waiting.lock.exists(), attempt)
 
     def test_a_lock_left_by_an_interrupted_run_does_not_hold_up_the_next(self):
         interrupted = MeasuredOnce("demo", [self.code])
