@@ -249,17 +249,22 @@ class MeasuredOnce:
 
 
 def code_fingerprint(code_files):
-    """决定测量结果的代码的指纹（16 个十六进制字符）。算进去的有：Python 的版本和警告设置（-W error 下可能抛出的，默认
-    设置下不会）；跑这次检查的是哪份套件（KIT_CHECK_KIT，run_dir 记下的；课文执行器的临时副本算它的）：几份副本各量各的，
-    一份副本的字节码被人伪造过，也带不坏别的副本；code_files 的每一个字节；套件根目录和 checks/ 里每个能被导入的文件
-    （.py、没有源代码的 .pyc、扩展模块）的名字和每一个字节：改了任何一个，或者加了一个和标准库同名的 unicodedata.py，
-    都是另一份代码。"""
+    """决定测量结果的代码的指纹（16 个十六进制字符）。算进去的有：
+    - Python 的版本和警告设置（-W error 下可能抛出的，默认设置下不会）；
+    - 跑这次检查的是哪份套件（KIT_CHECK_KIT，run_dir 记下的；课文执行器的临时副本算它的）：几份副本各量各的，
+      一份副本的字节码被人伪造过，也带不坏别的副本；
+    - code_files（测量导入的套件代码和用到的数据）的每一个字节；
+    - 套件根目录和 checks/ 里能被导入的文件（.py、没有源代码的 .pyc、扩展模块）有哪些：加了、删了一个都重新量；
+      和标准库同名的（学生加的 unicodedata.py 会先于标准库被导入）连内容也算进去。
+    只改了别的检查文件（test_*.py、工具）不必重新量：测量不导入它们。"""
     fingerprint = hashlib.sha256(json.dumps([sys.version, sys.warnoptions, os.environ.get("KIT_CHECK_KIT", str(ROOT))]).encode("utf-8"))
     importable = tuple(importlib.machinery.all_suffixes())
     for folder in (ROOT, CHECKS_DIR):
         for path in sorted(folder.iterdir()) if folder.is_dir() else []:
             if path.name.endswith(importable) and path.is_file():
-                fingerprint.update(path.name.encode("utf-8") + b"\0" + path.read_bytes())
+                fingerprint.update(path.name.encode("utf-8") + b"\0")
+                if path.name.split(".")[0] in sys.stdlib_module_names:
+                    fingerprint.update(path.read_bytes())
     for path in code_files:
         fingerprint.update(Path(path).read_bytes())
     return fingerprint.hexdigest()[:16]

@@ -38,9 +38,13 @@ from kit_helpers import IN_CI, KIT_PYTHON, documents_state, parse_tool_options, 
 # 各模块单独跑一遍的秒数（2026-12-01 在 2 核的开发机上、第一次之后量的，bench.py 的 KIT_CHECK_TIMINGS 也能看到）：只用来
 # 决定先发哪个，重的先发，最后就不会只剩一个大模块在跑。不准也不要紧，只影响快慢。test_grounding 写成第一次跑时的秒数：
 # 那时它先量标注集（几组共用），要早点开始
-WEIGHTS = {"test_tools": 5.3, "test_grounding": 3.5, "test_model": 2.3, "test_web": 1.9, "test_lessons": 1.8, "test_servers": 1.4,
-           "test_cli": 1.2, "test_in_process": 0.7, "test_evidence": 0.5, "test_untrusted": 0.4, "test_layout": 0.3, "test_loader": 0.3,
-           "test_exercises": 0.1, "test_lesson_text": 0.1, "test_markdown": 0.1, "test_retrieval": 0.1}
+WEIGHTS = {"test_grounding": 3.5, "test_model": 2.3, "test_web": 1.9, "test_lessons": 1.8, "test_tools.GradeTest": 1.6,
+           "test_servers": 1.4, "test_cli": 1.2, "test_tools.RunChecksCommandTest": 1.2, "test_in_process": 0.7,
+           "test_tools.SameInAProcessTest": 0.6, "test_tools.OldPythonTest": 0.5, "test_tools.ToolShellTest": 0.5,
+           "test_evidence": 0.5, "test_untrusted": 0.4, "test_layout": 0.3, "test_loader": 0.3, "test_exercises": 0.1,
+           "test_lesson_text": 0.1, "test_markdown": 0.1, "test_retrieval": 0.1}
+# 最重的模块拆成一个个测试类排队：不拆时它一个人从头跑到尾（2026-12-01：整套 6.7 s，它就占了 6.5 s），别的早跑完了
+SPLIT = ("test_tools",)
 # 关于资料文件本身的检查：--documents 只跑这几项
 DATA_CHECKS = ["test_loader.KitDocumentsTest.test_kit_documents_file_is_valid",
                "test_loader.KitDocumentsTest.test_shipped_documents_are_unchanged",
@@ -100,6 +104,22 @@ def serve_worker(verbose):
             channel.write(json.dumps(run_names([line.strip()], verbose)) + "\n")   # 只用 ASCII：Windows 的管道编码也读得对
             channel.flush()
     return 0
+
+
+def queue_units(names):
+    """排队的单位：多数是整个模块；SPLIT 里的模块拆成它的测试类（用 unittest 自己的加载器列出来，一项也不会漏；
+    模块导入不了时照旧整个排进去，由子进程报出导入错误）。"""
+    import unittest
+    units = []
+    for name in names:
+        found = []
+        if name in SPLIT:
+            for group in unittest.defaultTestLoader.loadTestsFromName(name):
+                tests = list(group) if isinstance(group, unittest.TestSuite) else [group]
+                if tests and type(tests[0]).__module__ == name:
+                    found.append(f"{name}.{type(tests[0]).__name__}")
+        units += found or [name]
+    return units
 
 
 def run_in_parallel(names, workers, verbose):
@@ -166,7 +186,7 @@ def main(argv):
         consequence = ("CI 里资料文件必须是发布版" if IN_CI else
                        "比对发布版内容的几项检查跳过" if documents else "只有关于资料文件本身的几项检查会跳过")
         print(f"资料文件 {shown}：和发布版不同（{state}）；{consequence}。", file=sys.stderr)
-    run_dir()   # 各组检查共用一个临时目录（经环境变量 KIT_CHECK_RUN_DIR）：字节码缓存、量一次共用的结果
+    run_dir()   # 各组检查共用一个临时目录（经环境变量 KIT_CHECK_RUN_DIR）：测量的锁，有它才共用量过的结果
     names = DATA_CHECKS if documents else sorted(path.stem for path in CHECKS_DIR.glob("test_*.py"))
     if documents:   # 老师只判这份文件：说清跑哪几项、其余为什么不跑
         print(f"只跑关于这份资料文件的 {len(names)} 项检查：{'、'.join(names)}；程序行为的检查用套件自带的资料，"
@@ -174,7 +194,8 @@ def main(argv):
     # 有的检查在等（假服务故意不回答、等时限到），所以子进程比核多一倍：一个在等，另一个照样用着核
     workers = 2 * (os.cpu_count() or 1) if not documents else 1
     print(f"正在运行检查（{workers} 个子进程同时跑），下面只列出没通过的……", file=sys.stderr)
-    (run, failed, skipped), seconds = run_in_parallel(names, workers, verbose)   # 检查总在子进程里跑，用的是同一份环境变量
+    # 检查总在子进程里跑，用的是同一份环境变量
+    (run, failed, skipped), seconds = run_in_parallel(names if documents else queue_units(names), workers, verbose)
     if os.environ.get("KIT_CHECK_TIMINGS"):   # bench.py 要每项检查的秒数
         Path(os.environ["KIT_CHECK_TIMINGS"]).write_text(json.dumps(seconds, ensure_ascii=False), encoding="utf-8")
     linked = documents and (Path(options["--documents"]).is_symlink() or (documents.exists() and os.stat(documents).st_nlink > 1))

@@ -198,7 +198,7 @@ class MeasuredOnceTest(unittest.TestCase):
         kept.symlink_to(real, target_is_directory=True)   # 换成指向别处的链接
         self.assertNotEqual(MeasuredOnce("demo", [self.code]).path.parent, kept)
 
-    def test_any_importable_file_in_the_kit_and_which_kit_is_running_change_the_fingerprint(self):
+    def test_added_modules_a_standard_module_shadow_and_which_kit_is_running_change_the_fingerprint(self):
         """红队找到的（issue 27）：只算 code_files 时，套件里加一个 unicodedata.py（和标准库同名，先被导入）结果就变了、
         指纹却没变；几份副本源代码一样时，一份伪造的字节码还会带坏别的副本。"""
         import kit_helpers
@@ -209,8 +209,11 @@ class MeasuredOnceTest(unittest.TestCase):
             original = kit_helpers.code_fingerprint([self.code])
             write_temp(kit, "notes.txt", "学生的笔记")   # 不能被导入的文件不算（资料在每一项的键里）
             self.assertEqual(kit_helpers.code_fingerprint([self.code]), original)
+            write_temp(kit, "retrieval_qa.py", "RULES = [1]\n")   # 不在 code_files 里、测量也不导入的：改了不算
+            self.assertEqual(kit_helpers.code_fingerprint([self.code]), original)
             seen = {original}
             for name, content in (("unicodedata.py", "def normalize(form, text):\n    return text\n"),
+                                  ("unicodedata.py", "def normalize(form, text):\n    return text.upper()\n"),
                                   ("checks/helper.py", "X = 1\n"), ("heapq.pyc", b"\x00" * 16)):
                 with self.subTest(added=name):
                     write_temp(kit, name, content)
@@ -303,6 +306,11 @@ class MeasuredOnceTest(unittest.TestCase):
             self.assertRaises(AssertionError, grounding_eval.evaluate, changed, {})   # 回答改了：这一份重新量
 
 
+def iter_tests(suite):
+    for item in suite:
+        yield from iter_tests(item) if isinstance(item, unittest.TestSuite) else [item]
+
+
 class WorkQueueTest(unittest.TestCase):
     def test_every_module_runs_once_and_a_broken_one_is_a_named_failure(self):
         import run_checks
@@ -314,6 +322,19 @@ class WorkQueueTest(unittest.TestCase):
         self.assertEqual((run, failed, skipped), (alone + 1, 1, 0))
         self.assertIn("Failed to import test module: test_no_such_module", report)   # 坏的模块点名报出来，别的照常跑
         self.assertEqual(len(seconds), alone + 1)   # 每项检查（连同那个坏模块）都报了自己的秒数，谁也没跑两遍
+
+    def test_a_split_module_is_queued_class_by_class_and_nothing_is_left_out(self):
+        import run_checks
+        for split in run_checks.SPLIT:
+            with self.subTest(module=split):
+                units = run_checks.queue_units(["test_markdown", split])
+                self.assertEqual(units[0], "test_markdown")
+                self.assertGreater(len(units), 2)
+                whole = unittest.defaultTestLoader.loadTestsFromName(split)
+                parts = [test.id() for unit in units[1:] for test in iter_tests(unittest.defaultTestLoader.loadTestsFromName(unit))]
+                self.assertEqual(sorted(parts), sorted(test.id() for test in iter_tests(whole)))   # 每项都在，谁也不跑两遍
+        with mock.patch.object(run_checks, "SPLIT", ("test_no_such_module",)):   # 导入不了：整个排进去，由子进程报错
+            self.assertEqual(run_checks.queue_units(["test_no_such_module"]), ["test_no_such_module"])
 
     def test_a_worker_that_dies_is_a_failure_and_so_is_every_module_left_unrun(self):
         import run_checks
