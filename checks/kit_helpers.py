@@ -153,9 +153,13 @@ class MeasuredOnce:
     def __init__(self, name, code_files, enabled=True):
         run = os.environ.get("KIT_CHECK_RUN_DIR", "")
         self.name, self.path = name, None
-        if enabled and run and os.path.isdir(run):
+        try:
+            fingerprint = code_fingerprint(code_files) if enabled and run and os.path.isdir(run) else None
+        except OSError:   # 有个文件读不了：不知道代码是什么，就不共用，真的量
+            fingerprint = None
+        if fingerprint:
             folder = self.KEPT if own_folder(self.KEPT) else Path(run)   # 用不了（别人的、别人也能写）：只在这次运行里共用
-            self.path = folder / f"{name}-{code_fingerprint(code_files)}.json"
+            self.path = folder / f"{name}-{fingerprint}.json"
             self.lock = Path(run) / f"{self.path.stem}.lock"   # 锁在这次运行的临时目录里：中途被打断也不会留下来
         self.known, self.new = self.read(), {}
 

@@ -222,6 +222,9 @@ class MeasuredOnceTest(unittest.TestCase):
                     seen.add(fingerprint)
             with mock.patch.dict(os.environ, {"KIT_CHECK_KIT": str(self.folder / "另一份副本")}):
                 self.assertNotIn(kit_helpers.code_fingerprint([self.code]), seen)
+        unreadable = MeasuredOnce("demo", [self.folder / "没有这个文件.py"])   # 读不了代码：不共用，真的量
+        self.assertIsNone(unreadable.path)
+        self.assertEqual(unreadable.results([1], lambda item: ["问题", item], lambda item: "量了"), ["量了"])
 
     def test_a_damaged_or_edited_file_is_measured_again(self):
         measured = MeasuredOnce("demo", [self.code])
