@@ -127,7 +127,8 @@ _run_dir = []
 def run_dir():
     """这一次跑检查共用的临时目录：测量的锁（MeasuredOnce.turn）；有它就说明是在跑检查（MeasuredOnce 才共用结果）。
     run_checks.py 建好一个，经 KIT_CHECK_RUN_DIR 交给各组检查；没有时自己建一个，也放进环境变量（本进程里运行的
-    脚本和子进程都用它），谁建的谁在退出时删除。"""
+    脚本和子进程都用它），谁建的谁在退出时删除。建的时候还定下：KIT_CHECK_KIT（哪份套件）、KIT_CHECK_KEPT（记下的
+    测量结果在哪，按真正的临时目录算）、TMPDIR（换成这个目录里的 tmp/：这次运行里写的临时文件跑完一起删）。"""
     if not _run_dir:
         shared = os.environ.get("KIT_CHECK_RUN_DIR", "")
         if shared and os.path.isdir(shared):
@@ -137,16 +138,21 @@ def run_dir():
             atexit.register(shutil.rmtree, _run_dir[0], True)
             os.environ["KIT_CHECK_RUN_DIR"] = _run_dir[0]
             os.environ["KIT_CHECK_KIT"] = str(ROOT)   # 这次跑的是哪份套件（MeasuredOnce 的指纹里有它）
+            os.environ["KIT_CHECK_KEPT"] = str(MeasuredOnce.KEPT)   # 记下的测量结果在真正的临时目录里，下一次还找得到
+            # 检查和套件在这次运行里写的临时文件（第 07 课的搜索缓存、各组的临时副本）都放进这个目录，跑完一起删掉
+            os.makedirs(os.path.join(_run_dir[0], "tmp"))
+            os.environ["TMPDIR"] = os.path.join(_run_dir[0], "tmp")
     return _run_dir[0]
 
 
 class MeasuredOnce:
     """同样的输入只量一次：几组检查（各在一个子进程里）和课文里的命令（grounding_eval.py、web_eval.py）要的是同一批
     结果，下一次跑检查时多半也还是这一批。量过的按输入的内容记在系统临时目录里这个用户自己的文件夹里（KEPT；删掉它就全部
-    重新量）。不记在套件里：交上来的副本带不进伪造的结果。文件名里是代码的指纹（见 code_fingerprint）：代码改了一个字、
+    重新量；跑检查时由 run_dir 经 KIT_CHECK_KEPT 传下去）。不记在套件里：交上来的副本带不进伪造的结果。文件名里是代码的指纹（见 code_fingerprint）：代码改了一个字、
     换了 Python、换了一份套件，就是另一个文件，全部重新量。文件的第一行是其余内容的 SHA-256：写坏了、被改过的都不用。
     只在跑检查时（有 KIT_CHECK_RUN_DIR）这样；学生自己运行 grounding_eval.py 时每次都真的量。"""
-    KEPT = Path(tempfile.gettempdir()) / f"kit-checks-measured-{os.getuid() if hasattr(os, 'getuid') else os.environ.get('USERNAME', '')}"
+    KEPT = Path(os.environ.get("KIT_CHECK_KEPT") or Path(tempfile.gettempdir()) /
+                f"kit-checks-measured-{os.getuid() if hasattr(os, 'getuid') else os.environ.get('USERNAME', '')}")
     KEEP = 8   # 每种测量留最新的几份（改代码、换 Python 来回跑时不必重新量），更旧的删掉
     PATIENCE = 60   # 秒：等别的组量完最多等多久（平常量一遍只要几秒；等这么久，多半是量的那一组崩了）
 

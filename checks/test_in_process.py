@@ -309,6 +309,24 @@ class MeasuredOnceTest(unittest.TestCase):
             self.assertRaises(AssertionError, grounding_eval.evaluate, changed, {})   # 回答改了：这一份重新量
 
 
+class RunDirTest(unittest.TestCase):
+    def test_what_a_run_writes_to_the_temp_dir_goes_with_it_but_the_kept_results_stay(self):
+        """这次运行里检查和套件写的临时文件（第 07 课的搜索缓存、临时副本）都在这次运行的目录里，跑完一起删；
+        记下的测量结果在真正的临时目录里，下一次还找得到。"""
+        program = ("import os, tempfile, kit_helpers\n"
+                   "kit_helpers.run_dir()\n"
+                   "tempfile.tempdir = None\n"
+                   "open(os.path.join(tempfile.gettempdir(), 'search-cache.json'), 'w').close()\n"
+                   "print(os.environ['KIT_CHECK_KEPT'])\n")
+        with tempfile.TemporaryDirectory() as directory:
+            env = {name: value for name, value in clean_env(TMPDIR=directory, PYTHONPATH=str(ROOT / "checks")).items()
+                   if name not in ("KIT_CHECK_RUN_DIR", "KIT_CHECK_KEPT")}
+            done = subprocess.run(KIT_PYTHON + ["-c", program], capture_output=True, env=env, timeout=60)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertEqual(Path(done.stdout.decode("utf-8").strip()).parent, Path(directory))   # 记下的结果：真正的临时目录
+            self.assertEqual(os.listdir(directory), [])   # 这次运行的目录连同写进去的文件都删了
+
+
 def iter_tests(suite):
     for item in suite:
         yield from iter_tests(item) if isinstance(item, unittest.TestSuite) else [item]
