@@ -147,9 +147,11 @@ def run_dir():
 
 class MeasuredOnce:
     """同样的输入只量一次：几组检查（各在一个子进程里）和课文里的命令（grounding_eval.py、web_eval.py）要的是同一批
-    结果，下一次跑检查时多半也还是这一批。量过的按输入的内容记在系统临时目录里这个用户自己的文件夹里（KEPT；删掉它就全部
-    重新量；跑检查时由 run_dir 经 KIT_CHECK_KEPT 传下去）。不记在套件里：交上来的副本带不进伪造的结果。文件名里是代码的指纹（见 code_fingerprint）：代码改了一个字、
-    换了 Python、换了一份套件，就是另一个文件，全部重新量。文件的第一行是其余内容的 SHA-256：写坏了、被改过的都不用。
+    结果，下一次跑检查时多半也还是这一批。
+    - 量过的按输入的内容记在系统临时目录里这个用户自己的文件夹里（KEPT；删掉它就全部重新量；跑检查时由 run_dir
+      经 KIT_CHECK_KEPT 传下去）。不记在套件里：交上来的副本带不进伪造的结果。
+    - 文件名里是代码的指纹（见 code_fingerprint）：代码改了一个字、换了 Python、换了一份套件，就是另一个文件，全部重新量。
+    - 文件的第一行是其余内容的 SHA-256：写坏了、被改过的都不用。
     只在跑检查时（有 KIT_CHECK_RUN_DIR）这样；学生自己运行 grounding_eval.py 时每次都真的量。"""
     KEPT = Path(os.environ.get("KIT_CHECK_KEPT") or Path(tempfile.gettempdir()) /
                 f"kit-checks-measured-{os.getuid() if hasattr(os, 'getuid') else os.environ.get('USERNAME', '')}")
