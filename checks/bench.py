@@ -265,7 +265,7 @@ def kept_results():
 def run_suite():
     with tempfile.TemporaryDirectory() as directory:
         timings = os.path.join(directory, "timings.json")
-        # 和在终端里敲这条命令一样：它自己建这次运行的临时目录（不沿用 bench.py 的），记下的结果在套件里
+        # 和在终端里敲这条命令一样：它自己建这次运行的临时目录（不沿用 bench.py 的）；记下的测量结果照旧找得到（KIT_CHECK_KEPT）
         env = {name: value for name, value in clean_env(KIT_CHECK_TIMINGS=timings).items()
                if name != "KIT_CHECK_RUN_DIR"}
         cpu_before, started = children_cpu(), time.perf_counter()

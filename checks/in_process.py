@@ -34,6 +34,8 @@ import traceback
 import types
 from pathlib import Path
 
+from kit_helpers import KIT_PYTHON
+
 ORIGINAL_GETPASS = getpass.getpass   # 检查没换过的 getpass：运行脚本时才换成“没有终端”的那条路
 _compiled = {}   # 文件内容 → (编译好的代码, {路径: 换好文件名的代码})：同一份内容（仓库里的和副本里的）只编译一次，
                  # 同一个副本里一条条运行课文的命令时，文件名也只换一次
@@ -151,7 +153,7 @@ def run_script(script, args, stdin=b"", cwd=None, env=None, merge_stderr=False):
     directories = kit_directories(given)
     names = {path.stem for directory in directories if os.path.isdir(directory) for path in Path(directory).glob("*.py")}
     if names & set(sys.stdlib_module_names):   # 和标准库同名的文件（学生加的 heapq.py）：进程内标准库是共用的，开真的子进程
-        command = [sys.executable] + [f"-W{option}" for option in sys.warnoptions] + ["-S", given, *args]
+        command = KIT_PYTHON + [given, *args]
         done = subprocess.run(command, input=stdin, cwd=cwd, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE, start_new_session=sys.platform != "win32")
         return done.returncode, done.stdout, b"" if merge_stderr else done.stderr

@@ -507,16 +507,26 @@ def run_tool(main, argv=None):
     return run_cli(run, argv)
 
 
+def bytecode_path(kit, name):
+    """学生的机器上 Python 给套件里的 name 写字节码的地方（不用 cache_from_source：设了 PYTHONPYCACHEPREFIX 时它指向别处）。"""
+    return str(Path(kit) / "__pycache__" / f"{name[:-3]}.{sys.implementation.cache_tag}.pyc")
+
+
+def pyc_header(source):
+    """字节码文件的头部，记着 source 现在的修改时间和大小：Python 见了，就以为后面的字节码是 source 编出来的。"""
+    import importlib.util
+    info = os.stat(source)
+    return (importlib.util.MAGIC_NUMBER + bytes(4) + (int(info.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
+            + (info.st_size & 0xFFFFFFFF).to_bytes(4, "little"))
+
+
 def forge_bytecode(source, pyc, change):
     """伪造字节码：把 source 的一处改掉（change = (原文, 改成)）再编译，头部写上 source 本身的修改时间和大小，
     这样 Python 以为它就是 source 编出来的，照样用它（学生真会试的花招，grade.py 要认出来）。"""
-    import importlib.util
     import marshal
-    info = os.stat(source)
     code = compile(Path(source).read_text(encoding="utf-8").replace(*change), str(source), "exec", dont_inherit=True)
     Path(pyc).parent.mkdir(parents=True, exist_ok=True)
-    Path(pyc).write_bytes(importlib.util.MAGIC_NUMBER + bytes(4) + (int(info.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
-                          + (info.st_size & 0xFFFFFFFF).to_bytes(4, "little") + marshal.dumps(code))
+    Path(pyc).write_bytes(pyc_header(source) + marshal.dumps(code))
 
 
 def build_class(folder, size=30):
@@ -546,9 +556,6 @@ def build_class(folder, size=30):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
 
-    def cached(kit, name):   # Python 运行套件时写字节码的地方（不看 PYTHONPYCACHEPREFIX：学生的机器上没设）
-        return str(kit / "__pycache__" / f"{name[:-3]}.{sys.implementation.cache_tag}.pyc")
-
     expected = {}
     honest = ["原样", "练习一", "练习二存档", "练习三存档", "Windows", "运行过", "课文的文件", "练习四", "备份", "怪文件名"]
     for number, way in enumerate(honest * 3, 1):
@@ -573,7 +580,7 @@ def build_class(folder, size=30):
                 (kit / file).write_bytes((b"\xef\xbb\xbf" if file.endswith(".py") else b"") + data)
         elif way == "运行过":
             for file in ("retrieval_qa.py", "model_reply_assistant.py", "reply_assistant.py"):
-                py_compile.compile(str(kit / file), cfile=cached(kit, file))
+                py_compile.compile(str(kit / file), cfile=bytecode_path(kit, file))
         elif way == "课文的文件":
             for file in ("good.json", "answer.json", "bad-evidence.json", "obey-send.json", "broken.json"):
                 write(kit / file, "{}\n")
@@ -605,7 +612,7 @@ def build_class(folder, size=30):
         name = f"t{number:02d}-{way}"
         kit, expected[name] = copy(name), reason
         if way == "伪造字节码":   # 另一份源代码编出的字节码，头部照抄没改过的 retrieval_qa.py 的时间和大小，Python 会用它
-            forge_bytecode(kit / "retrieval_qa.py", cached(kit, "retrieval_qa.py"), ("MAX_HITS = 3", "MAX_HITS = 30"))
+            forge_bytecode(kit / "retrieval_qa.py", bytecode_path(kit, "retrieval_qa.py"), ("MAX_HITS = 3", "MAX_HITS = 30"))
         elif way == "裸字节码":
             (kit / "checks" / "difflib.pyc").write_bytes(importlib.util.MAGIC_NUMBER + bytes(12))
         elif way == "加了模块":   # 它的 trick.json 被“草稿抄的”原样抄走：两边都耍了花招

@@ -17,8 +17,9 @@ checks/shipped_documents.json 上跑，学生改 retrieval_documents.json 不会
 结果合在一起报告。检查里运行套件的脚本时，多数在子进程自己里面运行（checks/in_process.py：看到的和新进程一样，省了
 启动 Python 的时间），只有进程才看得到的行为开真的子进程。
 环境变量：KIT_CHECK_PROCESSES=1 让每条命令都开真的子进程（CI 这样再跑一遍，两种跑法的结果必须一样）。
-内部用的：KIT_CHECK_DOCUMENTS（--documents 经它传给子进程）、KIT_CHECK_RUN_DIR（这次运行共用的临时目录：字节码缓存、
-量一次大家共用的结果）、KIT_CHECK_TIMINGS（bench.py 用：把每项检查的秒数写进这个文件）。
+内部用的：KIT_CHECK_DOCUMENTS（--documents 经它传给子进程）、KIT_CHECK_RUN_DIR、KIT_CHECK_KIT、KIT_CHECK_KEPT
+（这次运行共用的临时目录、哪份套件、记下的测量结果在哪，见 kit_helpers.run_dir）、KIT_CHECK_TIMINGS（bench.py 用：
+把每项检查的秒数写进这个文件）。
 """
 import io
 import json
@@ -109,7 +110,6 @@ def serve_worker(verbose):
 def queue_units(names):
     """排队的单位：多数是整个模块；SPLIT 里的模块拆成它的测试类（用 unittest 自己的加载器列出来，一项也不会漏；
     模块导入不了时照旧整个排进去，由子进程报出导入错误）。"""
-    import unittest
     units = []
     for name in names:
         found = []
@@ -195,7 +195,7 @@ def main(argv):
     workers = 2 * (os.cpu_count() or 1) if not documents else 1
     print(f"正在运行检查（{workers} 个子进程同时跑），下面只列出没通过的……", file=sys.stderr)
     # 检查总在子进程里跑，用的是同一份环境变量
-    (run, failed, skipped), seconds = run_in_parallel(names if documents else queue_units(names), workers, verbose)
+    (run, failed, skipped), seconds = run_in_parallel(queue_units(names), workers, verbose)
     if os.environ.get("KIT_CHECK_TIMINGS"):   # bench.py 要每项检查的秒数
         Path(os.environ["KIT_CHECK_TIMINGS"]).write_text(json.dumps(seconds, ensure_ascii=False), encoding="utf-8")
     linked = documents and (Path(options["--documents"]).is_symlink() or (documents.exists() and os.stat(documents).st_nlink > 1))

@@ -643,24 +643,19 @@ class GradeTest(unittest.TestCase):
         import importlib.util
         import py_compile
         import struct
-        from kit_helpers import forge_bytecode
+        from kit_helpers import bytecode_path, forge_bytecode, pyc_header
         honest, forged, stale, broken = self.copies(4)
-
-        def cached(kit, name):   # 学生机器上 Python 写字节码的地方；不用 cache_from_source：设了 PYTHONPYCACHEPREFIX 时它指向别处
-            return str(kit.path / "__pycache__" / f"{name[:-3]}.{sys.implementation.cache_tag}.pyc")
         for kit in (honest, forged, stale, broken):   # 都运行过套件：Python 写下和源代码一致的字节码
             for name in ("retrieval_qa.py", "model_reply_assistant.py"):
-                py_compile.compile(str(kit.path / name), cfile=cached(kit, name))
-        forge_bytecode(forged.path / "retrieval_qa.py", cached(forged, "retrieval_qa.py"), ("MAX_HITS = 3", "MAX_HITS = 30"))
+                py_compile.compile(str(kit.path / name), cfile=bytecode_path(kit.path, name))
+        forge_bytecode(forged.path / "retrieval_qa.py", bytecode_path(forged.path, "retrieval_qa.py"), ("MAX_HITS = 3", "MAX_HITS = 30"))
         (forged.path / "checks" / "difflib.pyc").write_bytes(importlib.util.MAGIC_NUMBER + bytes(12))
-        bomb = forged.path / "__pycache__" / f"reply_assistant.{sys.implementation.cache_tag}.pyc"   # 21 个字节，要 8 GB
-        info = os.stat(forged.path / "reply_assistant.py")
-        bomb.write_bytes(importlib.util.MAGIC_NUMBER + bytes(4) + (int(info.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
-                         + (info.st_size & 0xFFFFFFFF).to_bytes(4, "little") + b"(" + struct.pack("<i", 10 ** 9))
+        bomb = Path(bytecode_path(forged.path, "reply_assistant.py"))   # 21 个字节，要 8 GB
+        bomb.write_bytes(pyc_header(forged.path / "reply_assistant.py") + b"(" + struct.pack("<i", 10 ** 9))
         source = stale.path / "retrieval_qa.py"   # 改了 MAX_HITS、运行过、又改回：旧字节码的头部对不上，Python 不会用它
         original = source.read_bytes()
         source.write_bytes(original.replace(b"MAX_HITS = 3", b"MAX_HITS = 30"))
-        py_compile.compile(str(source), cfile=cached(stale, "retrieval_qa.py"))
+        py_compile.compile(str(source), cfile=bytecode_path(stale.path, "retrieval_qa.py"))
         source.write_bytes(original)
         with open(broken.path / "reply_assistant.py", "a", encoding="utf-8") as handle:   # 运行过以后源代码写坏了
             handle.write("def broken(:\n")
