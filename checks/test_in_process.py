@@ -1,9 +1,11 @@
 """issue 27 的几样东西：checks/in_process.py 在检查的进程里运行脚本（看到的和新进程一样，运行完什么也不留下）；
-kit_helpers.MeasuredOnce 让一次运行里同样的测量只做一次；run_checks.py 的子进程按队列领模块。"""
+kit_helpers.MeasuredOnce 让一次运行里同样的测量只做一次；KitCopy 的副本用完改回原样再给下一个检查；
+run_checks.py 的子进程按队列领模块。"""
 import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -14,7 +16,7 @@ from pathlib import Path
 from unittest import mock
 
 from in_process import run_script
-from kit_helpers import KIT_PYTHON, ROOT, MeasuredOnce, clean_env, write_temp
+from kit_helpers import KIT_PYTHON, ROOT, KitCopy, MeasuredOnce, clean_env, snapshot, write_temp
 
 # 一个会做各种事的小脚本：stdout 和 stderr 交替写、读 stdin、看环境变量和当前文件夹、改全局状态、按参数退出
 SCRIPT = r'''
@@ -307,6 +309,41 @@ class MeasuredOnceTest(unittest.TestCase):
         changed = [dict(cases[0], answer=dict(cases[0]["answer"], draft=cases[0]["answer"]["draft"] + "另外，全部免费。"))]
         with mock.patch.object(grounding_eval, "run_case", side_effect=AssertionError("该重新量")):
             self.assertRaises(AssertionError, grounding_eval.evaluate, changed, {})   # 回答改了：这一份重新量
+
+
+class KitCopyTest(unittest.TestCase):
+    def test_a_returned_copy_is_handed_out_exactly_as_a_new_one(self):
+        """检查在副本里改资料、加文件、建链接和命名管道、写字节码；还回来的副本再发出去时，和新复制的一模一样，
+        链接到别处的文件也没有被顺手改掉。"""
+        used = KitCopy(with_checks=True)
+        new = snapshot(used.path)
+        self.assertIn(os.path.join("checks", "grade.py"), new)
+        self.assertIsNone(new["lessons"])   # 文件夹也记下了
+        with tempfile.TemporaryDirectory() as elsewhere:
+            outside = write_temp(elsewhere, "outside.json", "[]")
+            used.write_records([])
+            (used.path / "trick.json").write_text("{}", encoding="utf-8")
+            (used.path / "checks" / ".exercise-done").mkdir()
+            (used.path / "checks" / ".exercise-done" / "exercise-2.json").write_text("[]", encoding="utf-8")
+            (used.path / "lessons" / "glossary.md").unlink()
+            (used.path / "mine.json").symlink_to(outside)
+            (used.path / "checks" / "eval_questions.json").unlink()
+            os.link(outside, used.path / "checks" / "eval_questions.json")   # 硬链接：往里写就改到了别处
+            if hasattr(os, "mkfifo"):
+                os.mkfifo(used.path / "checks" / ".exercise-progress.json")   # 打开它会一直等：不能碰
+            (used.path / "__pycache__").mkdir()
+            (used.path / "__pycache__" / "retrieval_qa.pyc").write_bytes(b"\0")
+            used.close()
+            again = KitCopy(with_checks=True)
+            self.addCleanup(again.close)
+            self.assertEqual(again.path, used.path)   # 拿到的正是还回来的那一份
+            self.assertEqual(snapshot(again.path), new)
+            for folder, _, names in os.walk(again.path):
+                for name in names:
+                    info = os.lstat(os.path.join(folder, name))
+                    self.assertEqual((stat.S_ISREG(info.st_mode), info.st_nlink), (True, 1), name)
+            self.assertEqual(Path(outside).read_text(encoding="utf-8"), "[]")   # 没有经硬链接写到别处
+            self.assertEqual(again.original, again.documents.read_bytes())
 
 
 class RunDirTest(unittest.TestCase):

@@ -1,9 +1,10 @@
 """课文记录必须是真实命令的真实输出：执行 lessons/*.md 和 README.md 里的每个 console 块。"""
+import json
 import tempfile
 import unittest
 from pathlib import Path
 
-from kit_helpers import ROOT, write_temp
+from kit_helpers import ROOT, SHIPPED_DOCUMENTS, write_temp
 from transcripts import check_markdown, default_documents, parse_markdown
 
 
@@ -103,6 +104,30 @@ class RunnerTest(unittest.TestCase):
             "```console\n$ python -c \"import pathlib; print(pathlib.Path('note.json').read_text('utf-8').strip())\"\n"
             "\"first\"\n```\n")
         self.assertEqual(check_markdown(path), ([], 1))
+
+    def test_restore_removes_what_was_added_and_rewrites_what_changed(self):
+        show = ("import os, pathlib; print(sorted(os.listdir('made')) if os.path.isdir('made') else '-', "
+                "os.path.exists('new.txt'), pathlib.Path('lessons/glossary.md').read_text('utf-8')[:4])")
+        glossary = (ROOT / "lessons" / "glossary.md").read_text(encoding="utf-8")[:4]
+        path = self.lesson(
+            "```console\n$ python -c \"import os; os.makedirs('made/deeper'); open('made/a.txt', 'w').close()\"\n```\n"
+            "<!-- transcript: backup -->\n"
+            "```json file=new.txt\n\"x\"\n```\n```json file=lessons/glossary.md\n\"改过\"\n```\n"
+            "```console\n$ python -c \"import os; os.makedirs('made/later'); open('made/b.txt', 'w').close()\"\n```\n"
+            "<!-- transcript: restore -->\n"
+            f"```console\n$ python -c \"{show}\"\n['a.txt', 'deeper'] False {glossary}\n```\n")
+        self.assertEqual(check_markdown(path), ([], 3))
+
+    def test_each_document_starts_from_the_shipped_kit(self):
+        """一个进程里的课文共用一份副本：上一篇写的文件、建的文件夹、改的资料，下一篇都看不到。"""
+        records = len(json.loads(SHIPPED_DOCUMENTS.read_text(encoding="utf-8-sig")))
+        first = self.lesson("```json file=note.json\n\"first\"\n```\n```json remove=retrieval_documents.json\n{\"id\": \"D01#1\"}\n```\n"
+                            "```console\n$ python -c \"import os; os.makedirs('checks/made'); print(len(os.listdir('checks')) > 0)\"\nTrue\n```\n")
+        self.assertEqual(check_markdown(first), ([], 1))
+        show = ("import json, os, pathlib; print(os.path.exists('note.json'), os.path.exists('checks/made'), "
+                "len(json.loads(pathlib.Path('retrieval_documents.json').read_text('utf-8-sig'))))")
+        second = self.lesson(f"```console\n$ python -c \"{show}\"\nFalse False {records}\n```\n")
+        self.assertEqual(check_markdown(second), ([], 1))
 
     def test_record_listing_must_match_the_file(self):
         good = self.lesson('```json\n{"id": "D02#1", "title": "部署说明 · 服务器资源",\n'

@@ -22,6 +22,7 @@
 比较时只统一换行符、去掉行尾空白；唯一的例外是 --trace 行里的耗时（“[trace] 资料  1.5 ms”里的 1.5），
 它每次运行都不同，比较时当作相同。其余文字，包括 trace 行的其他部分，都逐字比较。
 """
+import atexit
 import difflib
 import json
 import os
@@ -34,7 +35,8 @@ import tempfile
 from pathlib import Path
 
 from in_process import run_script
-from kit_helpers import ALL_IN_PROCESSES, KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, clean_env, parse_tool_options, run_tool
+from kit_helpers import (ALL_IN_PROCESSES, KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, clean_env, parse_tool_options, restore, run_tool,
+                         snapshot)
 
 PROMPT = "问题："
 FENCE = re.compile(r"^```(\S*)(.*)$")
@@ -110,6 +112,23 @@ def make_copy(directory):
     kit.joinpath("retrieval_documents.json").write_bytes(
         SHIPPED_DOCUMENTS.read_bytes().removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n"))
     return kit
+
+
+_copies = {}   # 每个进程一份原样的副本：{(套件, 发布版资料): (临时目录, 副本, 原样)}
+
+
+def fresh_copy():
+    """一份原样的套件副本。同一个进程里一篇篇课文共用它：每篇开始前用 restore 改回原样，
+    和新复制的一份一样（多出来的文件都删掉，改过的都写回），只是不必每篇都把五十多个文件重新复制一遍。"""
+    key = (ROOT, SHIPPED_DOCUMENTS)
+    if key not in _copies:
+        directory = tempfile.TemporaryDirectory()
+        atexit.register(directory.cleanup)   # 进程结束时删掉
+        kit = make_copy(directory.name)
+        _copies[key] = (directory, kit, snapshot(kit))
+    _, kit, pristine = _copies[key]
+    restore(kit, pristine)
+    return kit, pristine
 
 
 def split_pipeline(command):
@@ -203,19 +222,13 @@ def check_markdown(path, label=None, processes=False):
     from stand_in_search import StandInSearch
     label = label or path.name
     failures, commands, extra_env = [], 0, {}
-    with tempfile.TemporaryDirectory() as directory, contextlib.ExitStack() as servers:
-        kit, pristine = make_copy(directory), None   # 还没有 backup 时，restore 就重新复制一份套件原样
+    with contextlib.ExitStack() as servers:
+        kit, backup = fresh_copy()   # 还没有 backup 时，restore 就恢复成套件原样
         for step in parse_markdown(path):
             if step[0] == "backup":
-                pristine = Path(directory) / "pristine"
-                shutil.rmtree(pristine, ignore_errors=True)
-                shutil.copytree(kit, pristine)
+                backup = snapshot(kit)
             elif step[0] == "restore":
-                shutil.rmtree(kit)
-                if pristine is None:
-                    make_copy(directory)
-                else:
-                    shutil.copytree(pristine, kit)
+                restore(kit, backup)
             elif step[0] == "search-server":
                 server = servers.enter_context(StandInSearch(step[2]))
                 extra_env = {"SEARCH_PROVIDER": step[2], "SEARCH_API_URL": server.url}
