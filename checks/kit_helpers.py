@@ -27,9 +27,9 @@ CHECKS_DIR = ROOT / "checks"
 SCRIPT = ROOT / "retrieval_qa.py"
 # 检查的资料分两种：
 # - 学生的资料文件（默认是套件里的 retrieval_documents.json；run_checks.py --documents 可以换成别的文件，
-#   经环境变量 KIT_CHECK_DOCUMENTS 传给子进程）。只有“关于资料文件本身”的检查读它：能不能读、样例问题命中什么、课文记录。
+#   经环境变量 KIT_CHECK_DOCUMENTS 告诉各项检查，见 student_documents）。只有“关于资料文件本身”的检查读它：
+#   能不能读、样例问题命中什么、课文记录。
 # - 发布版资料的副本 checks/shipped_documents.json：程序行为的检查都在它上面跑，学生怎么改资料都不会跳过它们。
-DOCUMENTS = Path(os.environ.get("KIT_CHECK_DOCUMENTS") or ROOT / "retrieval_documents.json")
 SHIPPED_DOCUMENTS = CHECKS_DIR / "shipped_documents.json"
 if str(ROOT) not in sys.path:   # 检查要导入套件根目录下的脚本
     sys.path.insert(0, str(ROOT))
@@ -46,8 +46,16 @@ SCRUBBED = ("PYTHONIOENCODING", "PYTHONUTF8", "PYTHONWARNINGS", "PYTHONSTARTUP",
 # 另一份与样例无关的资料（图书馆的借阅规则）：检查模型那一侧的行为时用，免得检查只在样例资料上成立
 FIXTURE_DOCUMENTS = CHECKS_DIR / "fixture_documents.json"
 
-# CI 里仓库自己的资料文件必须是发布版（不跳过）；老师用 --documents 检查学生的文件时不适用
-IN_CI = os.environ.get("CI") == "true" and not os.environ.get("KIT_CHECK_DOCUMENTS")
+
+
+def student_documents():
+    """学生的资料文件：用到时才看环境变量（run_checks.py --documents 在同一个进程里设它，再跑检查）。"""
+    return Path(os.environ.get("KIT_CHECK_DOCUMENTS") or ROOT / "retrieval_documents.json")
+
+
+def in_ci():
+    """在 CI 里（CI=true）：仓库自己的资料文件必须是发布版，不跳过；老师用 --documents 检查学生的文件时不算。"""
+    return os.environ.get("CI") == "true" and not os.environ.get("KIT_CHECK_DOCUMENTS")
 
 
 def read_records(path):
@@ -67,10 +75,10 @@ def read_records(path):
 MAX_NAMED = 5   # 开头那句说明最多点名几条加了的记录
 
 
-def documents_state(path=DOCUMENTS):
-    """学生的资料文件和发布版比，返回 None（相同：换行符、BOM、缩进和字段顺序都不算）或一句中文说明。
+def documents_state(path=None):
+    """学生的资料文件（或 path）和发布版比，返回 None（相同：换行符、BOM、缩进和字段顺序都不算）或一句中文说明。
     例："D01#1 的关键词多了「免费用多久」，像是练习一"。"""
-    records, problem = read_records(path)
+    records, problem = read_records(student_documents() if path is None else path)
     shipped, _ = read_records(SHIPPED_DOCUMENTS)
     if problem:
         return f"{problem}，程序读不了它；原因见下面那一项失败的说明"
@@ -109,16 +117,14 @@ def documents_state(path=DOCUMENTS):
     return "；".join(changes) or "内容和发布版不同"
 
 
-DOCUMENTS_STATE = documents_state()
-DOCUMENTS_EDITED = DOCUMENTS_STATE is not None
-EDITED_REASON = f"{DOCUMENTS.name} 和发布版不同：{DOCUMENTS_STATE}" if DOCUMENTS_EDITED else ""
 # 只有关于资料文件本身的检查（样例问题的命中、课文记录）依赖它和发布版相同；不同时跳过并说明原因。
 # 持续集成（CI=true）里不跳过：仓库里的资料必须就是发布版。
 def needs_shipped_documents(test):
     """装饰器：学生的资料和发布版不同时跳过这项检查，并说明原因。（unittest 用到时才导入：checks/ 里的工具不需要它）"""
     import unittest
-    reason = f"{EDITED_REASON}：这项检查比对的是发布版资料的内容，资料改过就跳过（做练习时这是正常的）"
-    return unittest.skipIf(DOCUMENTS_EDITED and not IN_CI, reason)(test)
+    state = documents_state()
+    reason = f"{student_documents().name} 和发布版不同：{state}：这项检查比对的是发布版资料的内容，资料改过就跳过（做练习时这是正常的）"
+    return unittest.skipIf(state is not None and not in_ci(), reason)(test)
 
 
 _run_dir = []

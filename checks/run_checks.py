@@ -13,14 +13,15 @@
 程序行为的检查（模型调用、拒绝规则、命令行约定、出处核对、课文记录……）都在发布版资料的副本
 checks/shipped_documents.json 上跑，学生改 retrieval_documents.json 不会让它们跳过或失败。
 只有关于资料文件本身的几项读学生的文件；文件和发布版不同时，开头会说明哪里不同、像是哪个练习。
-检查在几个子进程里同时跑（核数的两倍，同样的 Python 和 -W 设置）：每个子进程跑完一个检查模块就领下一个，重的先发，
-结果合在一起报告。检查里运行套件的脚本时，多数在子进程自己里面运行（checks/in_process.py：看到的和新进程一样，省了
+全部检查在几个子进程里同时跑（核数的两倍，同样的 Python 和 -W 设置）：每个子进程跑完一个检查模块就领下一个，重的先发，
+结果合在一起报告；--documents 只有几项，就在这个进程里跑。检查里运行套件的脚本时，多数在子进程自己里面运行（checks/in_process.py：看到的和新进程一样，省了
 启动 Python 的时间），只有进程才看得到的行为开真的子进程。
 环境变量：KIT_CHECK_PROCESSES=1 让每条命令都开真的子进程（CI 这样再跑一遍，两种跑法的结果必须一样）。
-内部用的：KIT_CHECK_DOCUMENTS（--documents 经它传给子进程）、KIT_CHECK_RUN_DIR、KIT_CHECK_KIT、KIT_CHECK_KEPT
+内部用的：KIT_CHECK_DOCUMENTS（--documents 经它告诉各项检查）、KIT_CHECK_RUN_DIR、KIT_CHECK_KIT、KIT_CHECK_KEPT
 （这次运行共用的临时目录、哪份套件、记下的测量结果在哪，见 kit_helpers.run_dir）、KIT_CHECK_TIMINGS（bench.py 用：
 把每项检查的秒数写进这个文件）。
 """
+import contextlib
 import io
 import json
 import os
@@ -34,7 +35,7 @@ from pathlib import Path
 
 CHECKS_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(CHECKS_DIR))
-from kit_helpers import IN_CI, KIT_PYTHON, documents_state, parse_tool_options, run_dir, run_tool   # noqa: E402  （也检查 Python 版本）
+from kit_helpers import KIT_PYTHON, documents_state, in_ci, parse_tool_options, run_dir, run_tool   # noqa: E402  （也检查 Python 版本）
 
 # 各模块单独跑一遍的秒数（2026-12-01 在 2 核的开发机上、第一次之后量的，bench.py 的 KIT_CHECK_TIMINGS 也能看到）：只用来
 # 决定先发哪个，重的先发，最后就不会只剩一个大模块在跑。不准也不要紧，只影响快慢。test_grounding 写成第一次跑时的秒数：
@@ -174,7 +175,7 @@ def main(argv):
         print(f"错误：多了一个参数 {options['args'][0]}。{USAGE}", file=sys.stderr)
         return 2
     documents = Path(options["--documents"]).resolve() if options["--documents"] else None
-    if documents:   # 子进程（跑检查的那些）从这个环境变量知道要检查哪个资料文件
+    if documents:   # 各项检查从这个环境变量知道要检查哪个资料文件（kit_helpers.student_documents）
         os.environ["KIT_CHECK_DOCUMENTS"] = str(documents)
     shown = documents or CHECKS_DIR.parent / "retrieval_documents.json"
     state = documents_state(shown)
@@ -183,7 +184,7 @@ def main(argv):
     if state is None:
         print(f"资料文件 {shown}：和发布版相同。", file=sys.stderr)
     else:
-        consequence = ("CI 里资料文件必须是发布版" if IN_CI else
+        consequence = ("CI 里资料文件必须是发布版" if in_ci() else
                        "比对发布版内容的几项检查跳过" if documents else "只有关于资料文件本身的几项检查会跳过")
         print(f"资料文件 {shown}：和发布版不同（{state}）；{consequence}。", file=sys.stderr)
     run_dir()   # 各组检查共用一个临时目录（经环境变量 KIT_CHECK_RUN_DIR）：测量的锁，有它才共用量过的结果
@@ -191,19 +192,25 @@ def main(argv):
     if documents:   # 老师只判这份文件：说清跑哪几项、其余为什么不跑
         print(f"只跑关于这份资料文件的 {len(names)} 项检查：{'、'.join(names)}；程序行为的检查用套件自带的资料，"
               "和学生的文件无关，这里不跑（不加 --documents 就全跑）。和发布版不同时，比对发布版内容的几项会写明跳过。", file=sys.stderr)
-    # 有的检查在等（假服务故意不回答、等时限到），所以子进程比核多一倍：一个在等，另一个照样用着核
-    workers = 2 * (os.cpu_count() or 1) if not documents else 1
-    print(f"正在运行检查（{workers} 个子进程同时跑），下面只列出没通过的……", file=sys.stderr)
-    # 检查总在子进程里跑，用的是同一份环境变量
-    (run, failed, skipped), seconds = run_in_parallel(queue_units(names), workers, verbose)
+    if documents:   # 只有几项：就在这个进程里跑（老师一个个判全班的文件时，每份省下再开一个 Python 的时间）
+        print("正在运行检查，下面只列出没通过的……", file=sys.stderr)
+        with contextlib.redirect_stdout(sys.stderr):   # 检查往 stdout 打印的，和子进程里一样改到 stderr
+            outcome = run_names(names, verbose)
+        sys.stderr.write(outcome["report"])
+        (run, failed, skipped), seconds = outcome["counts"], outcome["seconds"]
+    else:
+        # 有的检查在等（假服务故意不回答、等时限到），所以子进程比核多一倍：一个在等，另一个照样用着核
+        workers = 2 * (os.cpu_count() or 1)
+        print(f"正在运行检查（{workers} 个子进程同时跑），下面只列出没通过的……", file=sys.stderr)
+        (run, failed, skipped), seconds = run_in_parallel(queue_units(names), workers, verbose)
     if os.environ.get("KIT_CHECK_TIMINGS"):   # bench.py 要每项检查的秒数
         Path(os.environ["KIT_CHECK_TIMINGS"]).write_text(json.dumps(seconds, ensure_ascii=False), encoding="utf-8")
     linked = documents and (Path(options["--documents"]).is_symlink() or (documents.exists() and os.stat(documents).st_nlink > 1))
     if linked:   # 和 grade.py 一样：链接过去的资料是别人的，不是这个学生的证据
         print(f"资料文件 {options['--documents']} 是链接（符号链接或硬链接）：不算本人的资料，练习不判。", file=sys.stderr)
-    elif documents:   # 老师检查学生的文件：再看练习做到哪一步
-        sys.stdout.flush()
-        subprocess.run([sys.executable, str(CHECKS_DIR / "exercise.py"), "all", "--documents", str(documents)])
+    elif documents:   # 老师检查学生的文件：再用老师手里的 exercise.py 看练习做到哪一步
+        import exercise
+        exercise.main(["all", "--documents", str(documents)])
     print(f"checks: {run - failed - skipped} passed, {failed} failed, {skipped} skipped")
     return 0 if failed == 0 and run > 0 else 1
 

@@ -2,7 +2,7 @@
 import json
 import unittest
 
-from kit_helpers import DOCUMENTS, KitCopy, assert_same_in_a_process
+from kit_helpers import KitCopy, assert_same_in_a_process, student_documents
 
 
 def hit_ids(result):
@@ -50,11 +50,12 @@ class ExerciseTest(unittest.TestCase):
         self.assertEqual(hit_ids(self.ask("试用几天？")), ["D01#1"])
 
     def test_the_kit_file_is_untouched(self):
-        if not DOCUMENTS.is_file():   # 资料文件不在：“资料文件本身”那项检查已经点名报了，这里不再多一个 traceback
-            self.skipTest(f"{DOCUMENTS.name} 不在，见资料文件那项检查")
-        before = DOCUMENTS.read_bytes()
+        documents = student_documents()
+        if not documents.is_file():   # 资料文件不在：“资料文件本身”那项检查已经点名报了，这里不再多一个 traceback
+            self.skipTest(f"{documents.name} 不在，见资料文件那项检查")
+        before = documents.read_bytes()
         self.edit_record("D01#1", lambda r: r["keywords"].append("免费用多久"))
-        self.assertEqual(DOCUMENTS.read_bytes(), before)
+        self.assertEqual(documents.read_bytes(), before)
 
 
 

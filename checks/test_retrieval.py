@@ -1,7 +1,7 @@
 """关键词检索的规则：归一化、按不同命中词计分、同分按 id、最多 3 条，以及四个样例问题。"""
 import unittest
 
-from kit_helpers import DOCUMENTS, needs_shipped_documents
+from kit_helpers import needs_shipped_documents, student_documents
 from retrieval_qa import MAX_HITS, load_documents, normalize, retrieve
 
 
@@ -75,7 +75,7 @@ class SampleQuestionsTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.documents = load_documents(str(DOCUMENTS))   # 学生的资料文件（run_checks.py --documents 指定的那份）
+        cls.documents = load_documents(str(student_documents()))   # 学生的资料文件（run_checks.py --documents 指定的那份）
 
     def ask(self, question):
         return retrieve(question, self.documents)

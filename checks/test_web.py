@@ -421,7 +421,7 @@ class CommandLineTest(unittest.TestCase):
             for _ in range(web.RETRIES + 1):
                 server.fault("silent")
             with self.assertRaises(NoAnswer) as caught:
-                web.search_web(QUESTION, {"provider": "bocha", "url": server.url, "official": False}, None, timeout=0.3,
+                web.search_web(QUESTION, {"provider": "bocha", "url": server.url, "official": False}, None, timeout=0.2,
                                sleep=waits.append)
         self.assertEqual(len(server.requests), web.RETRIES + 1)
         self.assertEqual(len(waits), web.RETRIES)
