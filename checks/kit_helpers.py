@@ -432,8 +432,11 @@ def restore(kit, saved):
     for folder, dirs, names in os.walk(kit):
         for name in list(dirs):
             path = os.path.join(folder, name)
-            if os.path.islink(path):
-                os.remove(path)
+            if os.path.islink(path):   # 指向文件夹的链接：只删链接本身（Windows 上这种链接要用 rmdir 删）
+                if sys.platform == "win32":
+                    os.rmdir(path)
+                else:
+                    os.remove(path)
                 dirs.remove(name)
             elif saved.get(os.path.relpath(path, kit), b"") is not None:   # 不是记下的文件夹
                 shutil.rmtree(path)
