@@ -463,10 +463,7 @@ class KitCopy:
     def __init__(self, with_checks=False):
         self._kind = (ROOT, SHIPPED_DOCUMENTS, with_checks)
         pristine, spare = KitCopy._spare.setdefault(self._kind, ({}, []))
-        if spare:
-            self._tmp, self.path = spare.pop()
-            restore(self.path, pristine)
-        else:
+        if not self._reuse(pristine, spare):
             self._tmp = tempfile.TemporaryDirectory()
             atexit.register(self._tmp.cleanup)
             self.path = Path(self._tmp.name) / "kit"
@@ -481,6 +478,17 @@ class KitCopy:
                 pristine.update(snapshot(self.path))
         self.documents = self.path / "retrieval_documents.json"
         self.original = self.documents.read_bytes()
+
+    def _reuse(self, pristine, spare):
+        """拿一份还回来的副本，改回原样；改不回去的（上一项检查出错时留下了删不掉的东西）不用，进程结束时删。"""
+        while spare:
+            self._tmp, self.path = spare.pop()
+            try:
+                restore(self.path, pristine)
+                return True
+            except OSError:
+                continue
+        return False
 
     def records(self):
         return json.loads(self.documents.read_text(encoding="utf-8-sig"))

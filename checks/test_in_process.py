@@ -346,6 +346,17 @@ class KitCopyTest(unittest.TestCase):
             self.assertEqual(again.original, again.documents.read_bytes())
 
 
+    def test_a_copy_that_cannot_be_restored_is_not_handed_out(self):
+        used = KitCopy()
+        new = snapshot(used.path)
+        (used.path / "retrieval_qa.py").write_text("# 改坏了\n", encoding="utf-8")
+        used.close()
+        with mock.patch("kit_helpers.restore", side_effect=PermissionError("删不掉")):
+            fresh = KitCopy()
+        self.addCleanup(fresh.close)
+        self.assertNotEqual(fresh.path, used.path)   # 另复制了一份
+        self.assertEqual(snapshot(fresh.path), new)
+
 class RunDirTest(unittest.TestCase):
     def test_what_a_run_writes_to_the_temp_dir_goes_with_it_but_the_kept_results_stay(self):
         """这次运行里检查和套件写的临时文件（第 07 课的搜索缓存、临时副本）都在这次运行的目录里，跑完一起删；

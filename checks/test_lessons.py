@@ -129,6 +129,15 @@ class RunnerTest(unittest.TestCase):
         second = self.lesson(f"```console\n$ python -c \"{show}\"\nFalse False {records}\n```\n")
         self.assertEqual(check_markdown(second), ([], 1))
 
+    def test_a_shared_copy_that_cannot_be_restored_is_replaced(self):
+        from unittest import mock
+        import transcripts
+        first = self.lesson("```json file=note.json\n\"first\"\n```\n")
+        self.assertEqual(check_markdown(first), ([], 0))
+        show = self.lesson("```console\n$ python -c \"import os; print(os.path.exists('note.json'))\"\nFalse\n```\n")
+        with mock.patch.object(transcripts, "restore", side_effect=PermissionError("删不掉")):
+            self.assertEqual(check_markdown(show), ([], 1))   # 另复制了一份原样的
+
     def test_record_listing_must_match_the_file(self):
         good = self.lesson('```json\n{"id": "D02#1", "title": "部署说明 · 服务器资源",\n'
                            ' "text": "私有部署需要一台 4 核 CPU、8 GB 内存的服务器，另外为资料索引预留 50 GB 磁盘空间。",\n'

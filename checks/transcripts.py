@@ -114,21 +114,25 @@ def make_copy(directory):
     return kit
 
 
-_copies = {}   # 每个进程一份原样的副本：{(套件, 发布版资料): (临时目录, 副本, 原样)}
+_copies = {}   # 每个进程一份原样的副本：{(套件, 发布版资料): (副本, 原样)}
 
 
 def fresh_copy():
-    """一份原样的套件副本。同一个进程里一篇篇课文共用它：每篇开始前用 restore 改回原样，
+    """一份原样的套件副本，返回 (副本, 原样)。同一个进程里一篇篇课文共用它：每篇开始前用 restore 改回原样，
     和新复制的一份一样（多出来的文件都删掉，改过的都写回），只是不必每篇都把五十多个文件重新复制一遍。"""
     key = (ROOT, SHIPPED_DOCUMENTS)
-    if key not in _copies:
-        directory = tempfile.TemporaryDirectory()
-        atexit.register(directory.cleanup)   # 进程结束时删掉
-        kit = make_copy(directory.name)
-        _copies[key] = (directory, kit, snapshot(kit))
-    _, kit, pristine = _copies[key]
-    restore(kit, pristine)
-    return kit, pristine
+    if key in _copies:
+        kit, pristine = _copies[key]
+        try:
+            restore(kit, pristine)
+            return kit, pristine
+        except OSError:   # 改不回去（上一篇出错时留下了删不掉的东西）：另复制一份
+            pass
+    directory = tempfile.TemporaryDirectory()
+    atexit.register(directory.cleanup)   # 进程结束时删掉
+    kit = make_copy(directory.name)
+    _copies[key] = (kit, snapshot(kit))
+    return _copies[key]
 
 
 def split_pipeline(command):
