@@ -47,7 +47,6 @@ SCRUBBED = ("PYTHONIOENCODING", "PYTHONUTF8", "PYTHONWARNINGS", "PYTHONSTARTUP",
 FIXTURE_DOCUMENTS = CHECKS_DIR / "fixture_documents.json"
 
 
-
 def student_documents():
     """学生的资料文件：用到时才看环境变量（run_checks.py --documents 在同一个进程里设它，再跑检查）。"""
     return Path(os.environ.get("KIT_CHECK_DOCUMENTS") or ROOT / "retrieval_documents.json")
@@ -123,7 +122,8 @@ def needs_shipped_documents(test):
     """装饰器：学生的资料和发布版不同时跳过这项检查，并说明原因。（unittest 用到时才导入：checks/ 里的工具不需要它）"""
     import unittest
     state = documents_state()
-    reason = f"{student_documents().name} 和发布版不同：{state}：这项检查比对的是发布版资料的内容，资料改过就跳过（做练习时这是正常的）"
+    reason = (f"{student_documents().name} 和发布版不同：{state}：这项检查比对的是发布版资料的内容，"
+              "资料改过就跳过（做练习时这是正常的）")
     return unittest.skipIf(state is not None and not in_ci(), reason)(test)
 
 
