@@ -392,6 +392,24 @@ class WorkQueueTest(unittest.TestCase):
         self.assertIn("Failed to import test module: test_no_such_module", report)   # 坏的模块点名报出来，别的照常跑
         self.assertEqual(len(seconds), alone + 1)   # 每项检查（连同那个坏模块）都报了自己的秒数，谁也没跑两遍
 
+    def test_passed_failed_and_skipped_are_counted_by_what_happened(self):
+        """一项通过、一项里两个子检查失败、一个被整个跳过的类里两项：1 passed、2 failed、2 skipped。
+        以前用 testsRun 去减：这里会算成 0 passed，Python 3.12.1 上（testsRun 不算跳过的）还会是负数。"""
+        import run_checks
+        probe = ("import unittest\n"
+                 "class Good(unittest.TestCase):\n    def test_ok(self):\n        pass\n"
+                 "class Bad(unittest.TestCase):\n    def test_two(self):\n"
+                 "        for n in (1, 2):\n            with self.subTest(n=n):\n                self.fail('坏了')\n"
+                 "@unittest.skip('资料改过')\nclass Skipped(unittest.TestCase):\n"
+                 "    def test_a(self):\n        pass\n    def test_b(self):\n        pass\n")
+        with tempfile.TemporaryDirectory() as directory:
+            write_temp(directory, "count_probe.py", probe)
+            with mock.patch.object(sys, "path", [directory] + sys.path):
+                outcome = run_checks.run_names(["count_probe"], False)
+            sys.modules.pop("count_probe", None)
+        run, failed, skipped = outcome["counts"]
+        self.assertEqual((run - failed - skipped, failed, skipped), (1, 2, 2))
+
     def test_a_split_module_is_queued_class_by_class_and_nothing_is_left_out(self):
         import run_checks
         for split in run_checks.SPLIT:
