@@ -23,7 +23,7 @@ import stat
 import sys
 from pathlib import Path
 
-from kit_helpers import ROOT, parse_tool_options, run_tool
+from kit_helpers import ROOT, is_linked, parse_tool_options, run_tool
 
 import acceptance
 import evaluate
@@ -117,7 +117,7 @@ def compare_with_teacher(folder):
     for name in sorted(mine | set(theirs)):
         info = theirs.get(name)
         if is_student_file(name):   # 学生照课文存的文件不算差别；可它是链接（指向别人的），就是拿别人的作业
-            if info is not None and (stat.S_ISLNK(info.st_mode) or info.st_nlink > 1):
+            if info is not None and is_linked(folder / name):
                 differences.append(f"{name}（{shared_link(folder / name, info)}）")
                 concerns.append(("有链接", name))
             continue
@@ -309,12 +309,11 @@ def grade_copy(folder):
     row["不同"], concerns = compare_with_teacher(kit)
     row["要看"] += concerns
     data = kit / DATA
-    if data.is_symlink() or (data.exists() and os.lstat(data).st_nlink > 1):   # 资料是别人的文件：不是这个副本里的证据，不算分
+    if is_linked(data):   # 资料是别人的文件：不是这个副本里的证据，不算分
         row.update(资料=f"{shared_link(data, os.lstat(data))}，不算本人的资料")
         row["要看"].append(("资料是链接", "练习不算分"))
         return row
-    linked = {number for number, name in OWN_FILES.items()   # 别人的 trick.json、pairs.json、domains.json：那个练习不算分
-              if (kit / name).is_symlink() or ((kit / name).exists() and os.lstat(kit / name).st_nlink > 1)}
+    linked = {number for number, name in OWN_FILES.items() if is_linked(kit / name)}   # 别人的 trick.json、pairs.json、domains.json：那个练习不算分
     try:
         with contextlib.redirect_stderr(io.StringIO()):
             documents = retrieval_qa.load_documents(str(data))

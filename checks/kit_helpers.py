@@ -510,6 +510,16 @@ class KitCopy:
         KitCopy._spare[self._kind][1].append((self._tmp, self.path))
 
 
+def is_linked(path):
+    """path 是链接：符号链接，或和别的文件共用内容的硬链接。只有普通文件才看链接数：文件夹的链接数本来就大于 1
+    （以前学生把资料文件弄成了文件夹，会被说成“硬链接”）。文件不在时是 False。"""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISLNK(info.st_mode) or (stat.S_ISREG(info.st_mode) and info.st_nlink > 1)
+
+
 def write_temp(directory, name, content):
     """在临时目录里写一个文件；content 是 str 时按 UTF-8 写，是 bytes 时原样写。"""
     path = Path(directory) / name

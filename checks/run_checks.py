@@ -35,7 +35,7 @@ from pathlib import Path
 
 CHECKS_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(CHECKS_DIR))
-from kit_helpers import KIT_PYTHON, documents_state, in_ci, parse_tool_options, run_dir, run_tool   # noqa: E402  （也检查 Python 版本）
+from kit_helpers import KIT_PYTHON, documents_state, in_ci, is_linked, parse_tool_options, run_dir, run_tool   # noqa: E402  （也检查 Python 版本）
 
 # 各模块单独跑一遍的秒数（2026-12-01 在 2 核的开发机上、第一次之后量的，bench.py 的 KIT_CHECK_TIMINGS 也能看到）：只用来
 # 决定先发哪个，重的先发，最后就不会只剩一个大模块在跑。不准也不要紧，只影响快慢。test_grounding 写成第一次跑时的秒数：
@@ -51,7 +51,7 @@ SPLIT = ("test_tools",)
 DATA_CHECKS = ["test_loader.KitDocumentsTest.test_kit_documents_file_is_valid",
                "test_loader.KitDocumentsTest.test_shipped_documents_are_unchanged",
                "test_loader.SampleFileTest", "test_retrieval.SampleQuestionsTest"]
-USAGE = "用法：python3 checks/run_checks.py [-v] [--documents PATH]；详见 --help。"
+USAGE = "用法：python3 checks/run_checks.py [-v] [--documents PATH]"
 
 
 class ConciseResult(unittest.TextTestResult):
@@ -182,9 +182,10 @@ def main(argv):
     if options["--worker"]:   # 由 run_in_parallel 启动
         return serve_worker(verbose)
     if options["args"]:
-        print(f"错误：多了一个参数 {options['args'][0]}。{USAGE}", file=sys.stderr)
+        print(f"错误：多了一个参数 {options['args'][0]}。{USAGE}；详见 --help。", file=sys.stderr)
         return 2
-    documents = Path(options["--documents"]).resolve() if options["--documents"] else None
+    # 绝对路径，但不跟着链接走：开头说的是老师给的那个文件，链接要点名（和 exercise.py 一样）
+    documents = Path(os.path.abspath(options["--documents"])) if options["--documents"] else None
     if documents:   # 各项检查从这个环境变量知道要检查哪个资料文件（kit_helpers.student_documents）
         os.environ["KIT_CHECK_DOCUMENTS"] = str(documents)
     shown = documents or CHECKS_DIR.parent / "retrieval_documents.json"
@@ -200,8 +201,9 @@ def main(argv):
     run_dir()   # 各组检查共用一个临时目录（经环境变量 KIT_CHECK_RUN_DIR）：测量的锁，有它才共用量过的结果
     names = DATA_CHECKS if documents else sorted(path.stem for path in CHECKS_DIR.glob("test_*.py"))
     if documents:   # 老师只判这份文件：说清跑哪几项、其余为什么不跑
-        print(f"只跑关于这份资料文件的 {len(names)} 项检查：{'、'.join(names)}；程序行为的检查用套件自带的资料，"
-              "和学生的文件无关，这里不跑（不加 --documents 就全跑）。和发布版不同时，比对发布版内容的几项会写明跳过。", file=sys.stderr)
+        print(f"只跑关于这份资料文件的 {len(names)} 组检查：{'、'.join(names)}；程序行为的检查用套件自带的资料，"
+              "和学生的文件无关，这里不跑（不加 --documents 就全跑）。和发布版不同时，比对发布版内容的几项跳过（加 -v 逐项列出）。",
+              file=sys.stderr)
     if documents:   # 只有几项：就在这个进程里跑（老师一个个判全班的文件时，每份省下再开一个 Python 的时间）
         print("正在运行检查，下面只列出没通过的……", file=sys.stderr)
         with contextlib.redirect_stdout(sys.stderr):   # 检查往 stdout 打印的，和子进程里一样改到 stderr
@@ -215,8 +217,7 @@ def main(argv):
         (run, failed, skipped), seconds = run_in_parallel(queue_units(names), workers, verbose)
     if os.environ.get("KIT_CHECK_TIMINGS"):   # bench.py 要每项检查的秒数
         Path(os.environ["KIT_CHECK_TIMINGS"]).write_text(json.dumps(seconds, ensure_ascii=False), encoding="utf-8")
-    linked = documents and (Path(options["--documents"]).is_symlink() or (documents.exists() and os.stat(documents).st_nlink > 1))
-    if linked:   # 和 grade.py 一样：链接过去的资料是别人的，不是这个学生的证据
+    if documents and is_linked(documents):   # 和 grade.py 一样：链接过去的资料是别人的，不是这个学生的证据
         print(f"资料文件 {options['--documents']} 是链接（符号链接或硬链接）：不算本人的资料，练习不判。", file=sys.stderr)
     elif documents:   # 老师检查学生的文件：再用老师手里的 exercise.py 看练习做到哪一步
         import exercise

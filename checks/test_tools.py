@@ -596,6 +596,17 @@ class GradeTest(unittest.TestCase):
         self.assertIn("总结：3 个副本，2 个要看一眼（", out.splitlines()[-1])
         self.assertNotIn("按原因数", out.splitlines()[-1])   # 每份只有一种原因：不加这句
 
+    def test_a_data_file_that_is_a_folder_is_unreadable_not_a_link(self):
+        """文件夹的链接数本来就大于 1：资料文件被弄成了文件夹，只说读不了，不说它是别人的“硬链接”。"""
+        kit, = self.copies(1)
+        kit.documents.unlink()
+        kit.documents.mkdir()
+        (kit.path / "trick.json").mkdir()   # 练习四的文件也一样
+        rows, _ = self.grade(kit.path)
+        row, = rows.values()
+        self.assertTrue(row["资料"].startswith("读不了"), row["资料"])
+        self.assertNotIn("链接", row["资料"] + row["要看一眼"] + row["和老师的套件不同"])
+
     def test_shared_work_is_shown_and_earns_no_credit(self):
         """issue 25：硬链接到别人副本的资料、链接到别人副本的 trick.json 不算分；两份副本改得一模一样的文件互相点名；
         改了 checks/ 或 lessons/ 里的文件也要看一眼。照课文做的练习（同一个关键词）不算一模一样。"""
@@ -1025,6 +1036,7 @@ class RunChecksCommandTest(unittest.TestCase):
         code, out, err = self.run_checks("--documnets", "x.json")
         self.assertEqual((code, out), (2, ""))
         self.assertIn("不认识的选项 --documnets", err)
+        self.assertEqual(err.count("详见 --help"), 1, err)   # 以前这句说了两遍
 
     def test_documents_checks_a_students_file_with_the_trusted_code(self):
         shipped = SHIPPED_DOCUMENTS.read_bytes()
@@ -1043,9 +1055,25 @@ class RunChecksCommandTest(unittest.TestCase):
             link = Path(directory) / "link.json"
             link.symlink_to(real)
             code, out, err = self.run_checks("--documents", str(link))
-        self.assertIn("只跑关于这份资料文件的 4 项检查：test_loader.KitDocumentsTest", err)
+        self.assertIn("只跑关于这份资料文件的 4 组检查：test_loader.KitDocumentsTest", err)
         self.assertIn("是链接（符号链接或硬链接）：不算本人的资料，练习不判", err)
         self.assertNotIn("练习", out.replace("checks:", ""))   # 没有判练习的那张表
+
+    def test_a_folder_is_not_called_a_link(self):
+        """文件夹的链接数本来就大于 1：学生把资料弄成了文件夹，只报读不了，不说它是“硬链接”。符号链接照样点名，用的是老师给的路径。"""
+        with tempfile.TemporaryDirectory() as directory:
+            folder = Path(directory) / "student.json"
+            folder.mkdir()
+            code, out, err = self.run_checks("--documents", str(folder))
+            self.assertEqual(code, 1)
+            self.assertIn("这是一个文件夹", err)
+            self.assertNotIn("是链接", err)
+            self.assertIn("还没完成：资料文件现在读不了", out)   # 练习照常判（都没做完），不因“链接”跳过
+            link = Path(directory) / "link.json"
+            link.symlink_to(write_temp(directory, "real.json", SHIPPED_DOCUMENTS.read_bytes()))
+            code, out, err = self.run_checks("--documents", str(link))
+            self.assertIn(f"资料文件 {link}：和发布版相同", err)
+            self.assertIn(f"资料文件 {link} 是链接", err)
 
     def test_documents_judges_the_students_file_not_the_teachers(self):
         # 老师自己的资料做过练习一：以前样例问题是在老师的文件上判的，原样交上来的学生反而不及格
