@@ -12,6 +12,7 @@ import atexit   # noqa: E402  （版本检查要在最前面）
 import contextlib   # noqa: E402
 import hashlib   # noqa: E402
 import importlib.machinery   # noqa: E402
+import importlib.util   # noqa: E402
 import json   # noqa: E402
 import os   # noqa: E402
 import shutil   # noqa: E402
@@ -167,7 +168,7 @@ class MeasuredOnce:
 
     def __init__(self, name, code_files, enabled=True):
         run = os.environ.get("KIT_CHECK_RUN_DIR", "")
-        self.name, self.path = name, None
+        self.name, self.path, self.code_files = name, None, code_files
         try:
             fingerprint = code_fingerprint(code_files) if enabled and run and os.path.isdir(run) else None
         except OSError:   # 有个文件读不了：不知道代码是什么，就不共用，真的量
@@ -255,8 +256,8 @@ class MeasuredOnce:
 
     def save(self):
         """先读回文件里已有的，合在一起，写到临时文件再换过去：别的组同时在写也不会写坏。写不了（盘满了、文件夹只读）
-        就不记：这次的结果照样用，下次再量。"""
-        if self.path and self.new:
+        就不记：这次的结果照样用，下次再量。量的代码用的是伪造的字节码（见 forged_bytecode）时也不记。"""
+        if self.path and self.new and forged_bytecode(self.code_files) is None:
             known = self.read()
             known.update(self.new)
             body = json.dumps(known, ensure_ascii=False).encode("utf-8")
@@ -272,6 +273,32 @@ class MeasuredOnce:
             for path in kept[:-self.KEEP]:
                 with contextlib.suppress(OSError):   # 别的组刚删过
                     path.unlink()
+
+
+def forged_bytecode(code_files):
+    """code_files 里哪个 .py 的 __pycache__ 里有 Python 会拿来用、却不是这份源代码编出来的字节码（头部照抄了源代码的
+    修改时间和大小，Python 就照用不误）：返回它的路径，都没有时是 None。指纹只算源代码，这样量出来的结果不能记下：
+    否则删掉伪造的字节码以后，记下的假结果还在，之后每次跑检查都错（红队试过：5 项）。要编译一遍源代码来比，
+    约 40 ms，只在真的量了、要记下来时才做。"""
+    import marshal
+    for path in map(str, code_files):
+        if not path.endswith(".py"):
+            continue
+        try:
+            data = Path(importlib.util.cache_from_source(path)).read_bytes()
+            source, header = Path(path).read_bytes(), pyc_header(path)
+        except (OSError, ValueError, NotImplementedError):   # 没有字节码（或这个 Python 不写）：用的就是源代码
+            continue
+        # Python 用它的条件：同一版本的魔数，并且按时间戳的头部和源代码对得上，或者是按哈希的（可以不核对源代码）
+        if data[:4] != header[:4] or (data[4:8] == bytes(4) and data[8:16] != header[8:16]):
+            continue
+        try:
+            same = marshal.loads(data[16:]) == compile(source, path, "exec", dont_inherit=True)
+        except Exception:   # 读不出来、编译不了：当作对不上
+            same = False
+        if not same:
+            return path
+    return None
 
 
 def code_fingerprint(code_files):
@@ -428,7 +455,9 @@ def snapshot(kit):
 def restore(kit, saved):
     """把副本改回 saved 记下的样子：多出来的文件、文件夹（__pycache__、练习的存档……）删掉，变了的、少了的写回。
     没变的文件不动：改回原样只要写几个文件，不必把整个套件重新复制一遍（这台机器上新建一个文件要 0.2 ms 左右，
-    一次运行要复制几千个）。"""
+    一次运行要复制几千个）。kit 本身被换成了链接或别的东西时不碰它（不然会删掉链接指向的地方），抛出 OSError。"""
+    if os.path.islink(kit) or not os.path.isdir(kit):
+        raise NotADirectoryError(f"{kit} 不再是副本的文件夹")
     for folder, dirs, names in os.walk(kit):
         for name in list(dirs):
             path = os.path.join(folder, name)
@@ -450,7 +479,8 @@ def restore(kit, saved):
         path = Path(kit) / relative
         if data is None:
             path.mkdir(exist_ok=True)
-        elif not path.is_file() or path.read_bytes() != data:
+        elif not path.is_file() or not path.stat().st_mode & stat.S_IWUSR or path.read_bytes() != data:   # 改了，或被设成只读
+            path.unlink(missing_ok=True)
             path.write_bytes(data)
 
 
@@ -507,7 +537,9 @@ class KitCopy:
         return run_kit(list(args), script=self.path / "checks" / name, **kwargs)
 
     def close(self):
-        KitCopy._spare[self._kind][1].append((self._tmp, self.path))
+        spare = KitCopy._spare[self._kind][1]
+        if (self._tmp, self.path) not in spare:   # 关两次也只还一次：不然两项检查会拿到同一份
+            spare.append((self._tmp, self.path))
 
 
 def is_linked(path):
@@ -595,7 +627,6 @@ def bytecode_path(kit, name):
 
 def pyc_header(source):
     """字节码文件的头部，记着 source 现在的修改时间和大小：Python 见了，就以为后面的字节码是 source 编出来的。"""
-    import importlib.util
     info = os.stat(source)
     return (importlib.util.MAGIC_NUMBER + bytes(4) + (int(info.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
             + (info.st_size & 0xFFFFFFFF).to_bytes(4, "little"))

@@ -52,6 +52,9 @@ DATA_CHECKS = ["test_loader.KitDocumentsTest.test_kit_documents_file_is_valid",
                "test_loader.KitDocumentsTest.test_shipped_documents_are_unchanged",
                "test_loader.SampleFileTest", "test_retrieval.SampleQuestionsTest"]
 USAGE = "用法：python3 checks/run_checks.py [-v] [--documents PATH]"
+# 秒：一个检查模块（或一个测试类）最多跑这么久。平常最慢的也不到 5 秒（第一次量标注集时十来秒）；超过了多半是卡住了，
+# 停掉那个子进程、记一次失败，整套检查照样结束，不会在 CI 里一直等下去
+MODULE_LIMIT = 300
 
 
 class ConciseResult(unittest.TextTestResult):
@@ -141,18 +144,29 @@ def run_in_parallel(names, workers, verbose):
     totals, seconds, lock = [0, 0, 0], {}, threading.Lock()
 
     def serve(process):   # 每个子进程一个线程：发一个模块名，等它那一行结果，再发下一个
+        killed = threading.Event()
+
+        def stop():   # 到了时限还没交结果：多半卡住了（等一个永远不来的输入），停掉它
+            killed.set()
+            process.kill()
+
         while True:
             with lock:
                 name = waiting.pop(0) if waiting else None
             if name is None:
                 break
+            stuck = threading.Timer(MODULE_LIMIT, stop)
+            stuck.start()
             try:
                 process.stdin.write(name + "\n")
                 process.stdin.flush()
                 outcome = json.loads(process.stdout.readline())
-            except (OSError, ValueError):   # 子进程自己崩了：算作一次失败，说清是哪个模块；别的模块交给别的子进程
+            except (OSError, ValueError):   # 子进程崩了或被停掉：算作一次失败，说清是哪个模块；别的模块交给别的子进程
+                why = f"超过 {MODULE_LIMIT} 秒还没跑完，停掉了" if killed.is_set() else "没有跑完"
                 outcome = {"counts": [1, 1, 0], "seconds": {},
-                           "report": f"错误：检查模块 {name} 没有跑完（子进程退出码 {process.wait()}）。\n"}
+                           "report": f"错误：检查模块 {name} {why}（子进程退出码 {process.wait()}）。\n"}
+            finally:
+                stuck.cancel()
             with lock:
                 sys.stderr.write(outcome["report"])
                 totals[:] = [a + b for a, b in zip(totals, outcome["counts"])]
@@ -175,6 +189,18 @@ def run_in_parallel(names, workers, verbose):
     return totals, seconds
 
 
+def student_file(given):
+    """这次要检查的学生资料文件：--documents 给的那个（绝对路径，但不跟着链接走：开头说的是老师给的文件，链接要点名，
+    和 exercise.py 一样），没给时是 None（检查套件自己的）。各项检查经环境变量 KIT_CHECK_DOCUMENTS 知道是哪个
+    （kit_helpers.student_documents）；没给 --documents 时去掉 shell 里残留的：以前它会让 CI=true 的运行也悄悄跳过几项。"""
+    if not given:
+        os.environ.pop("KIT_CHECK_DOCUMENTS", None)
+        return None
+    path = Path(os.path.abspath(given))
+    os.environ["KIT_CHECK_DOCUMENTS"] = str(path)
+    return path
+
+
 def main(argv):
     options = parse_tool_options(argv, USAGE, __doc__, flags=("-v", "--verbose", "--worker"), values=("--documents",),
                                  positionals=100)
@@ -184,10 +210,7 @@ def main(argv):
     if options["args"]:
         print(f"错误：多了一个参数 {options['args'][0]}。{USAGE}；详见 --help。", file=sys.stderr)
         return 2
-    # 绝对路径，但不跟着链接走：开头说的是老师给的那个文件，链接要点名（和 exercise.py 一样）
-    documents = Path(os.path.abspath(options["--documents"])) if options["--documents"] else None
-    if documents:   # 各项检查从这个环境变量知道要检查哪个资料文件（kit_helpers.student_documents）
-        os.environ["KIT_CHECK_DOCUMENTS"] = str(documents)
+    documents = student_file(options["--documents"])
     shown = documents or CHECKS_DIR.parent / "retrieval_documents.json"
     state = documents_state(shown)
     warnings = " ".join(f"-W {option}" for option in sys.warnoptions) or "默认"

@@ -160,6 +160,25 @@ class MeasuredOnceTest(unittest.TestCase):
             alone.save()
             self.assertIsNone(MeasuredOnce("demo", [self.code]).get(["问题", 1]))
 
+    def test_results_measured_by_forged_bytecode_are_not_kept(self):
+        """红队：伪造的字节码量出的结果记下来，删掉字节码以后还在，之后每次都错。现在只在这次运行里用，不记；
+        Python 自己写的字节码不妨碍记下。"""
+        import importlib.util
+        import py_compile
+        from kit_helpers import forge_bytecode
+        pyc = importlib.util.cache_from_source(str(self.code))
+        forge_bytecode(self.code, pyc, ("THRESHOLD = 1", "THRESHOLD = 9"))
+        forged = MeasuredOnce("demo", [self.code])
+        forged.remember(["问题", 1], "伪造的代码量的")
+        forged.save()
+        self.assertFalse(forged.path.exists())
+        self.assertIsNone(MeasuredOnce("demo", [self.code]).get(["问题", 1]))
+        py_compile.compile(str(self.code), cfile=pyc)   # 换成 Python 自己编出来的
+        honest = MeasuredOnce("demo", [self.code])
+        honest.remember(["问题", 1], "真的量过")
+        honest.save()
+        self.assertEqual(MeasuredOnce("demo", [self.code]).get(["问题", 1]), "真的量过")
+
     def test_only_the_newest_few_are_kept_and_a_read_only_kit_keeps_nothing(self):
         for threshold in range(MeasuredOnce.KEEP + 2):   # 改了好几次代码，每次都量了
             self.code.write_text(f"THRESHOLD = {threshold}\n", encoding="utf-8")
@@ -331,6 +350,7 @@ class KitCopyTest(unittest.TestCase):
             os.link(outside, used.path / "checks" / "eval_questions.json")   # 硬链接：往里写就改到了别处
             if hasattr(os, "mkfifo"):
                 os.mkfifo(used.path / "checks" / ".exercise-progress.json")   # 打开它会一直等：不能碰
+            (used.path / "reply_assistant.py").chmod(0o444)   # 内容没变，只是成了只读：下一项检查要能改它
             (used.path / "__pycache__").mkdir()
             (used.path / "__pycache__" / "retrieval_qa.pyc").write_bytes(b"\0")
             used.close()
@@ -343,6 +363,7 @@ class KitCopyTest(unittest.TestCase):
                     info = os.lstat(os.path.join(folder, name))
                     self.assertEqual((stat.S_ISREG(info.st_mode), info.st_nlink), (True, 1), name)
             self.assertEqual(Path(outside).read_text(encoding="utf-8"), "[]")   # 没有经硬链接写到别处
+            self.assertTrue((again.path / "reply_assistant.py").stat().st_mode & stat.S_IWUSR)
             self.assertEqual(again.original, again.documents.read_bytes())
 
 
@@ -356,6 +377,25 @@ class KitCopyTest(unittest.TestCase):
         self.addCleanup(fresh.close)
         self.assertNotEqual(fresh.path, used.path)   # 另复制了一份
         self.assertEqual(snapshot(fresh.path), new)
+
+    def test_closing_twice_hands_it_out_once_and_a_copy_replaced_by_a_link_is_left_alone(self):
+        """红队：关了两次的副本会同时发给两项检查；副本的文件夹被换成链接时，restore 会删掉链接指向的地方。"""
+        used = KitCopy()
+        used.close()
+        used.close()
+        first, second = KitCopy(), KitCopy()
+        self.addCleanup(first.close)
+        self.addCleanup(second.close)
+        self.assertNotEqual(first.path, second.path)
+        with tempfile.TemporaryDirectory() as elsewhere:
+            keep = write_temp(elsewhere, "notes.txt", "别人的东西")
+            shutil.rmtree(first.path)
+            first.path.symlink_to(elsewhere, target_is_directory=True)
+            first.close()
+            third = KitCopy()
+            self.addCleanup(third.close)
+            self.assertNotEqual(third.path, first.path)
+            self.assertEqual(Path(keep).read_text(encoding="utf-8"), "别人的东西")
 
 class RunDirTest(unittest.TestCase):
     def test_what_a_run_writes_to_the_temp_dir_goes_with_it_but_the_kept_results_stay(self):
@@ -433,6 +473,35 @@ class WorkQueueTest(unittest.TestCase):
         self.assertEqual((run, failed), (2, 2))   # 崩掉的那个和没人跑的那个都算失败，不会被当作通过
         self.assertIn("检查模块 crash_probe 没有跑完（子进程退出码 3）", report)
         self.assertIn("检查模块 test_markdown 没有跑", report)
+
+
+    def test_a_module_that_hangs_is_stopped_and_is_a_failure(self):
+        """红队：restore 坏了时一个检查卡在命名管道上，整套检查一直等下去（CI 里要等到 90 分钟的上限）。"""
+        import run_checks
+        with tempfile.TemporaryDirectory() as directory:
+            write_temp(directory, "hang_probe.py", "import time\ntime.sleep(600)\n")   # 导入它的子进程一直不交结果
+            with mock.patch.dict(os.environ, {"PYTHONPATH": directory}), mock.patch.object(run_checks, "MODULE_LIMIT", 0.5), \
+                    mock.patch("sys.stderr") as stderr:
+                started = time.monotonic()
+                (run, failed, _), _ = run_checks.run_in_parallel(["hang_probe", "test_markdown"], 1, False)
+        report = "".join(call.args[0] for call in stderr.write.call_args_list)
+        self.assertLess(time.monotonic() - started, 30)
+        self.assertEqual((run, failed), (2, 2))
+        self.assertIn("检查模块 hang_probe 超过 0.5 秒还没跑完，停掉了", report)
+        self.assertIn("检查模块 test_markdown 没有跑", report)
+
+    def test_a_stale_documents_variable_in_the_shell_is_dropped(self):
+        """红队：shell 里留着 KIT_CHECK_DOCUMENTS 时，不加 --documents 的运行（连 CI=true 的）悄悄跳过了几项。"""
+        import run_checks
+        from kit_helpers import in_ci, student_documents
+        stale = os.path.join(tempfile.gettempdir(), "上次的.json")
+        with mock.patch.dict(os.environ, {"KIT_CHECK_DOCUMENTS": stale, "CI": "true"}):
+            self.assertIsNone(run_checks.student_file(None))
+            self.assertEqual(student_documents(), ROOT / "retrieval_documents.json")
+            self.assertTrue(in_ci())
+            given = run_checks.student_file("学生.json")
+            self.assertEqual((given, student_documents()), (Path(os.path.abspath("学生.json")),) * 2)
+            self.assertFalse(in_ci())   # 老师检查学生的文件：不按 CI 的规矩
 
 
 if __name__ == "__main__":
