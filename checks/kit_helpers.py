@@ -60,11 +60,11 @@ def in_ci():
 
 def read_records(path):
     """读一个资料文件，返回 (记录列表, None) 或 (None, 读不了的原因)。不抛异常：资料坏了也不能让检查崩掉。"""
-    from model_reply_assistant import read_head   # 只读普通文件：资料文件是命名管道也不会卡住
+    from model_reply_assistant import describe_os_error, read_head   # 只读普通文件：资料文件是命名管道也不会卡住
     try:
         return json.loads(read_head(path, 10 * 1024 * 1024).decode("utf-8-sig")), None
-    except OSError as error:
-        return None, f"读不了（{error.strerror or error}）"
+    except OSError as error:   # 用中文说原因（以前是系统的英文原话，例如 No such file or directory）
+        return None, f"读不了：{describe_os_error(error)}"
     except UnicodeDecodeError:
         return None, "不是 UTF-8 编码"
     except (ValueError, RecursionError):
@@ -81,7 +81,7 @@ def documents_state(path=None):
     records, problem = read_records(student_documents() if path is None else path)
     shipped, _ = read_records(SHIPPED_DOCUMENTS)
     if problem:
-        return f"{problem}，程序读不了它；原因见下面那一项失败的说明"
+        return f"{problem}；原因见下面那一项失败的说明"
     if records == shipped:
         return None
     if not (isinstance(records, list) and all(isinstance(r, dict) and isinstance(r.get("id"), str) for r in records)):

@@ -1126,6 +1126,11 @@ class RunChecksCommandTest(unittest.TestCase):
                     path = write_temp(directory, "student.json", json.dumps(records, ensure_ascii=False))
                     self.assertEqual(documents_state(path), said)
 
+    def test_an_unreadable_file_is_named_in_chinese(self):
+        with tempfile.TemporaryDirectory() as directory:   # 以前是系统的英文原话：读不了（No such file or directory）
+            self.assertEqual(documents_state(Path(directory) / "没有.json"), "读不了：文件不存在；原因见下面那一项失败的说明")
+            self.assertEqual(documents_state(Path(directory)), "读不了：这是一个文件夹；原因见下面那一项失败的说明")
+
     def test_bom_and_crlf_count_as_the_shipped_file(self):
         shipped = SHIPPED_DOCUMENTS.read_bytes().removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")   # 副本本身可能已是 CRLF、带 BOM
         with tempfile.TemporaryDirectory() as directory:
