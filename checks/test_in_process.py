@@ -480,14 +480,14 @@ class WorkQueueTest(unittest.TestCase):
         import run_checks
         with tempfile.TemporaryDirectory() as directory:
             write_temp(directory, "hang_probe.py", "import time\ntime.sleep(600)\n")   # 导入它的子进程一直不交结果
-            with mock.patch.dict(os.environ, {"PYTHONPATH": directory}), mock.patch.object(run_checks, "MODULE_LIMIT", 0.5), \
+            with mock.patch.dict(os.environ, {"PYTHONPATH": directory}), mock.patch.object(run_checks, "MODULE_LIMIT", 0.2), \
                     mock.patch("sys.stderr") as stderr:
                 started = time.monotonic()
                 (run, failed, _), _ = run_checks.run_in_parallel(["hang_probe", "test_markdown"], 1, False)
         report = "".join(call.args[0] for call in stderr.write.call_args_list)
         self.assertLess(time.monotonic() - started, 30)
         self.assertEqual((run, failed), (2, 2))
-        self.assertIn("检查模块 hang_probe 超过 0.5 秒还没跑完，停掉了", report)
+        self.assertIn("检查模块 hang_probe 超过 0.2 秒还没跑完，停掉了", report)
         self.assertIn("检查模块 test_markdown 没有跑", report)
 
     def test_a_stale_documents_variable_in_the_shell_is_dropped(self):
