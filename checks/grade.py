@@ -482,7 +482,9 @@ def details(rows, arguments):
         kit = find_kit(path)[0] if path.is_dir() and not path.is_symlink() else None
         answer, problem = exercise.student_json(kit / "trick.json") if kit else (None, "不是套件")
         credit = "算" if row.get("练习", {}).get(4) else "不算"
-        if isinstance(answer, dict):
+        if kit is None:   # 不是套件（文件、命名管道、找不到……）或整个是链接：不打开它，原因见表里这一行
+            said = "不看：见表里这一行的说明"
+        elif isinstance(answer, dict):
             said = f"草稿「{visible(str(answer.get('draft', '')), 80)}」；说它错在「{visible(str(answer.get('why', '')), 80)}」（练习四：{credit}）"
         else:
             said = "没有 trick.json" if problem and problem.startswith("没有找到") else f"trick.json 读不了（练习四：{credit}）"
@@ -538,7 +540,7 @@ def main(argv):
         reason = "它所在的文件夹不存在" if isinstance(error, FileNotFoundError) else describe_os_error(error)
         print(f"错误：写不了 {out}（{reason}）。", file=sys.stderr)
         return 2
-    print(f"已写入 {out}：{len(rows)} 个副本。{summary(rows)}")
+    print(f"已写入 {out}：{len(rows)} 行（每个参数一行）。{summary(rows)}")
     return 0
 
 

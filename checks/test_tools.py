@@ -850,6 +850,8 @@ class GradeTest(unittest.TestCase):
         self.assertIn("git 设置会执行命令：fsmonitor", seventh["要看一眼"])
         self.assertEqual(eighth["和老师的套件不同"], f"整个文件夹是链接 → {honest.path}")
         self.assertIn("trick.json 读不了", out)   # --details 里嵌套几千层的 trick.json 只是一句
+        self.assertEqual(out.count("trick.json 读不了"), 1)   # 整个是链接的那一个不看，不说它的 trick.json 读不了
+        self.assertIn("：不看：见表里这一行的说明", out)
 
     def test_exercise_5_a_lesson_record_with_changed_punctuation_is_still_a_copy(self):
         kit, = self.copies(1)
@@ -898,8 +900,11 @@ class GradeTest(unittest.TestCase):
         cells = dict(zip(header, row))
         self.assertEqual((cells["recall@3"], cells["精确率"], cells["验收通过"], cells["验收行数"]), ("0.707", "0.853", "4", "4"))
         self.assertEqual([cells[f"练习{n}"] for n in range(1, 6)], [""] * 5)
+        self.assertTrue(out.startswith(f"已写入 {out_path}：1 行（每个参数一行）。总结：1 个副本"), out)
         markdown_path = kit.path / "grades.md"
-        self.assertEqual(kit.tool("grade.py", [str(kit.path), "--out", str(markdown_path)])[0], 0)
+        with tempfile.TemporaryDirectory() as directory:   # 多一个不是套件的参数：多一行，副本还是一个
+            code, out, _ = kit.tool("grade.py", [str(kit.path), directory, "--out", str(markdown_path)])
+        self.assertIn("：2 行（每个参数一行）。总结：1 个副本", out)
         self.assertTrue(markdown_path.read_text(encoding="utf-8").startswith("列的说明："))
         code, _, err = kit.tool("grade.py", [str(kit.path), "--out", str(kit.path / "grades.xlsx")])
         self.assertEqual(code, 2)
