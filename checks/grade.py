@@ -23,7 +23,7 @@ import stat
 import sys
 from pathlib import Path
 
-from kit_helpers import ROOT, is_linked, parse_tool_options, run_tool
+from kit_helpers import ROOT, is_linked, parse_tool_options, python_would_use, run_tool
 
 import acceptance
 import evaluate
@@ -192,19 +192,6 @@ def forged_bytecode(folder):
     verdicts = compare_bytecode([item[1:] for item in candidates])
     found += [(name, verdicts[pyc]) for name, pyc, _, _ in candidates if verdicts[pyc]]
     return found
-
-
-def python_would_use(head, source):
-    """字节码的头部说明它是哪一份源代码编的：Python 只在对得上时用它（PEP 552）。"""
-    import importlib.util
-    flags = int.from_bytes(head[4:8], "little")
-    if flags == 0:   # 按修改时间和大小
-        info = source.stat()
-        return head[8:12] == (int(info.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little") and \
-            head[12:16] == (info.st_size & 0xFFFFFFFF).to_bytes(4, "little")
-    if flags == 0b11:   # 按哈希，而且要核对
-        return head[8:16] == importlib.util.source_hash(source.read_bytes())
-    return True   # 按哈希、不核对（flags == 1），或者头部写坏了：Python 可能照用，要比
 
 
 BYTECODE_CHECKER = r"""

@@ -256,8 +256,8 @@ class MeasuredOnce:
 
     def save(self):
         """先读回文件里已有的，合在一起，写到临时文件再换过去：别的组同时在写也不会写坏。写不了（盘满了、文件夹只读）
-        就不记：这次的结果照样用，下次再量。量的代码用的是伪造的字节码（见 forged_bytecode）时也不记。"""
-        if self.path and self.new and forged_bytecode(self.code_files) is None:
+        就不记：这次的结果照样用，下次再量。量的代码用的是伪造的字节码（见 forged_code_file）时也不记。"""
+        if self.path and self.new and forged_code_file(self.code_files) is None:
             known = self.read()
             known.update(self.new)
             body = json.dumps(known, ensure_ascii=False).encode("utf-8")
@@ -275,22 +275,22 @@ class MeasuredOnce:
                     path.unlink()
 
 
-def forged_bytecode(code_files):
-    """code_files 里哪个 .py 的 __pycache__ 里有 Python 会拿来用、却不是这份源代码编出来的字节码（头部照抄了源代码的
-    修改时间和大小，Python 就照用不误）：返回它的路径，都没有时是 None。指纹只算源代码，这样量出来的结果不能记下：
-    否则删掉伪造的字节码以后，记下的假结果还在，之后每次跑检查都错（红队试过：5 项）。要编译一遍源代码来比，
-    约 40 ms，只在真的量了、要记下来时才做。"""
+def forged_code_file(code_files):
+    """code_files 里哪个 .py 的 __pycache__ 里有 Python 会拿来用（python_would_use）、却不是这份源代码编出来的字节码：
+    返回它的路径，都没有时是 None。指纹只算源代码，这样量出来的结果不能记下：否则删掉伪造的字节码以后，记下的假结果
+    还在，之后每次跑检查都错（红队试过：5 项）。要编译一遍源代码来比，约 40 ms，只在真的量了、要记下来时才做。
+    grade.py 查学生副本里的字节码用的是同一条规则（它在子进程里比：那是学生给的数据；这里是套件自己刚导入过的）。"""
     import marshal
     for path in map(str, code_files):
         if not path.endswith(".py"):
             continue
         try:
             data = Path(importlib.util.cache_from_source(path)).read_bytes()
-            source, header = Path(path).read_bytes(), pyc_header(path)
+            used = data[:4] == importlib.util.MAGIC_NUMBER and python_would_use(data[:16], Path(path))
+            source = Path(path).read_bytes() if used else None
         except (OSError, ValueError, NotImplementedError):   # 没有字节码（或这个 Python 不写）：用的就是源代码
             continue
-        # Python 用它的条件：同一版本的魔数，并且按时间戳的头部和源代码对得上，或者是按哈希的（可以不核对源代码）
-        if data[:4] != header[:4] or (data[4:8] == bytes(4) and data[8:16] != header[8:16]):
+        if not used:
             continue
         try:
             same = marshal.loads(data[16:]) == compile(source, path, "exec", dont_inherit=True)
@@ -418,7 +418,6 @@ def run_main(module, args, **env):
     """在进程内运行某个脚本的 main()，环境变量只有 clean_env() 加上 env。返回 (退出码, stdout, stderr)。
     和 run_kit 一样，retrieval_qa 默认读发布版资料的副本。和 run_kit 不同，它用的是检查自己导入的那个模块：
     检查可以先 mock 模块里的函数再运行；要看“像一个新进程那样”的结果，用 run_kit。"""
-    import contextlib
     import io
     from unittest import mock
     import retrieval_qa
@@ -630,6 +629,16 @@ def pyc_header(source):
     info = os.stat(source)
     return (importlib.util.MAGIC_NUMBER + bytes(4) + (int(info.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
             + (info.st_size & 0xFFFFFFFF).to_bytes(4, "little"))
+
+
+def python_would_use(head, source):
+    """字节码文件开头 16 个字节（head）说它是哪一份源代码编的：Python 只在对得上时用它（PEP 552）。"""
+    flags = int.from_bytes(head[4:8], "little")
+    if flags == 0:   # 按修改时间和大小
+        return head[8:16] == pyc_header(source)[8:16]
+    if flags == 0b11:   # 按哈希，而且要核对
+        return head[8:16] == importlib.util.source_hash(Path(source).read_bytes())
+    return True   # 按哈希、不核对（flags == 1），或者头部写坏了：Python 可能照用，要比
 
 
 def forge_bytecode(source, pyc, change):

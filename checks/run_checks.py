@@ -227,7 +227,7 @@ def main(argv):
         print(f"只跑关于这份资料文件的 {len(names)} 组检查：{'、'.join(names)}；程序行为的检查用套件自带的资料，"
               "和学生的文件无关，这里不跑（不加 --documents 就全跑）。和发布版不同时，比对发布版内容的几项跳过（加 -v 逐项列出）。",
               file=sys.stderr)
-    if documents:   # 只有几项：就在这个进程里跑（老师一个个判全班的文件时，每份省下再开一个 Python 的时间）
+        # 只有几项：就在这个进程里跑（老师一个个判全班的文件时，每份省下再开一个 Python 的时间）
         print("正在运行检查，下面只列出没通过的……", file=sys.stderr)
         with contextlib.redirect_stdout(sys.stderr):   # 检查往 stdout 打印的，和子进程里一样改到 stderr
             outcome = run_names(names, verbose)
