@@ -680,6 +680,29 @@ class GradeTest(unittest.TestCase):
         self.assertNotIn("字节码", third.get("要看一眼", ""))
         self.assertIn("改了 Python 文件：reply_assistant.py", fourth["要看一眼"])
 
+    def test_the_whole_class_s_bytecode_is_compared_in_one_process(self):
+        """运行过套件的副本都有字节码：全班交给一个子进程比（同样的源代码只编译一次），每一份的结论仍然记在它自己那一行。"""
+        import py_compile
+        import grade
+        from kit_helpers import bytecode_path, forge_bytecode
+        honest, forged, other = self.copies(3)
+        for kit in (honest, forged, other):
+            for name in ("model_reply_assistant.py", "reply_assistant.py"):
+                py_compile.compile(str(kit.path / name), cfile=bytecode_path(kit.path, name))
+        forge_bytecode(forged.path / "reply_assistant.py", bytecode_path(forged.path, "reply_assistant.py"),
+                       ("EXIT_OK, EXIT_REVIEW, EXIT_USAGE = 0, 1, 2", "EXIT_OK, EXIT_REVIEW, EXIT_USAGE = 0, 0, 2"))
+        started, real_run = [], subprocess.run
+
+        def counted(command, *args, **kwargs):
+            started.append(command)
+            return real_run(command, *args, **kwargs)
+
+        with mock.patch.object(subprocess, "run", counted):
+            found = grade.forged_bytecode([honest.path, forged.path, other.path])
+        self.assertEqual(len(started), 1, f"三份副本开了 {len(started)} 个子进程")
+        pyc = f"__pycache__/reply_assistant.{sys.implementation.cache_tag}.pyc"
+        self.assertEqual(found, {honest.path: [], forged.path: [(pyc, "字节码和副本里的源代码对不上")], other.path: []})
+
     def test_files_the_lessons_ask_for_are_counted_apart_and_odd_names_are_escaped(self):
         diligent, odd = self.copies(2)
         for name in ("good.json", "answer.json", "obey-send.json", "bad-evidence.json"):   # 课文让存的
