@@ -20,6 +20,7 @@ import re
 import stat
 import sys
 import time
+from collections import Counter
 
 from reply_assistant import (EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED, KitError, MATERIALS, build_messages,
                              checked_question, error_line, make_kit_error, parse_command_line, run_cli)
@@ -1140,8 +1141,8 @@ def unusable(result, question, policy, screen):
 
 def stuffed(text):
     """堆砌关键词：最常见的两个字（汉字、字母、数字）占了 STUFFED 以上。中文不用分词，英文的 free free free 也一样。"""
-    units = [text[i:i + 2] for i in range(len(text) - 1) if re.fullmatch(r"\w\w", text[i:i + 2])]
-    return len(units) >= 20 and max(map(units.count, set(units))) / len(units) > STUFFED
+    units = [word[i:i + 2] for word in re.findall(r"\w+", text) for i in range(len(word) - 1)]   # 相邻的两个字，不跨标点、空格
+    return len(units) >= 20 and max(Counter(units).values()) / len(units) > STUFFED
 
 
 def dedupe(results):
