@@ -41,6 +41,7 @@ STUDENT_FILES = {DATA, *OWN_FILES.values()} | {exercise.saved_copy(number, Path(
 # 学生自己写的（练习做完时存的资料也是）；课文让存的文件见 lesson_files()
 SKIPPED_NAMES = {".git", "__pycache__", ".exercise-progress.json", ".DS_Store", "Thumbs.db",
                  ".venv", "venv", "node_modules", ".idea", ".vscode"}   # 虚拟环境、编辑器的文件夹：和作业无关，也不会被套件导入
+GIT = "git"   # 老师的套件是 git 仓库时，用它列出跟踪的文件、改过没提交的文件
 MAX_LISTED = 15   # “和老师的套件不同”最多列这么多条，其余只说个数
 # 新加了就要看一眼：Python 启动时、导入时会自动读它们
 RISKY = (".py", ".pth", ".pyc", ".pyo", ".so", ".pyd")   # Python 会自动导入或执行的文件
@@ -96,17 +97,24 @@ def kit_files(folder):
 @functools.lru_cache(maxsize=None)   # 老师这一份只看一次，不是每个副本看一次
 def teacher_files():
     """老师这份套件的文件：是 git 仓库就用 git 跟踪的文件（老师自己放进来的成绩表不算），不是就看文件夹里有什么。"""
-    import subprocess
-    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True)
-    names = [name for name in listed.stdout.decode("utf-8").split("\0") if name] if listed.returncode == 0 else []
-    return set(names) or set(kit_files(ROOT))
+    listed = git_output("ls-files", "-z") or b""
+    return {name for name in listed.decode("utf-8").split("\0") if name} or set(kit_files(ROOT))
 
 
 def teacher_edits():
-    """老师这份套件里改过、还没提交的文件（git 跟踪的）；不是 git 仓库就是空列表。"""
+    """老师这份套件里改过、还没提交的文件（git 跟踪的）；不是 git 仓库、没装 git 就是空列表。"""
+    status = git_output("status", "--porcelain", "--untracked-files=no") or b""
+    return [line[3:] for line in status.decode("utf-8", errors="replace").splitlines()]
+
+
+def git_output(*args):
+    """在老师这份套件里运行 git，返回 stdout 的字节；不是 git 仓库（下载的压缩包）或没装 git 时返回 None，当作不是仓库。"""
     import subprocess
-    done = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"], capture_output=True)
-    return [line[3:] for line in done.stdout.decode("utf-8", errors="replace").splitlines()] if done.returncode == 0 else []
+    try:
+        done = subprocess.run([GIT, "-C", str(ROOT), *args], capture_output=True)
+    except OSError:   # 没装 git（Windows、macOS 上常见）：以前这里是一大段 traceback
+        return None
+    return done.stdout if done.returncode == 0 else None
 
 
 def compare_with_teacher(folder, bytecode):

@@ -849,8 +849,8 @@ class GradeTest(unittest.TestCase):
         (linked_dir.path / "checks" / ".exercise-done").symlink_to(real, target_is_directory=True)   # 文件夹是链接
         (venv.path / ".venv" / "lib").mkdir(parents=True)
         (venv.path / ".venv" / "lib" / "site.py").write_text("# 虚拟环境里的文件\n", encoding="utf-8")
-        subprocess.run(["git", "init", "-q", str(venv.path)], check=True)
-        subprocess.run(["git", "-C", str(venv.path), "config", "core.fsmonitor", "touch /tmp/pwned"], check=True)
+        (venv.path / ".git").mkdir()   # 副本里的 git 仓库（手写它的设置：检查不要求机器上装了 git）
+        (venv.path / ".git" / "config").write_text("[core]\n\tfsmonitor = touch /tmp/pwned\n", encoding="utf-8")
         with tempfile.TemporaryDirectory() as directory:
             link = Path(directory) / "整个链接"
             link.symlink_to(honest.path, target_is_directory=True)
@@ -884,6 +884,7 @@ class GradeTest(unittest.TestCase):
         rows, _ = self.grade(kit.path)
         self.assertEqual(list(rows.values())[0]["练习5"], "")
 
+    @unittest.skipUnless(shutil.which("git"), "这台机器上没装 git")
     def test_a_teacher_kit_with_uncommitted_edits_is_named(self):
         # 老师试判：老师自己的套件改过没提交，每个学生都显得“改了”；至少要先说一句
         import grade
@@ -897,6 +898,22 @@ class GradeTest(unittest.TestCase):
                 self.assertEqual(grade.teacher_edits(), [])
                 Path(directory, "a.py").write_text("x = 2\n", encoding="utf-8")
                 self.assertEqual(grade.teacher_edits(), ["a.py"])
+
+    def test_a_teacher_without_git_still_gets_the_table(self):
+        # 下载压缩包的老师多半没装 git（Windows、macOS 上常见）：当作不是 git 仓库，照常出表。以前是一大段 traceback
+        import grade
+        kit, = self.copies(1)
+        with tempfile.TemporaryDirectory() as empty:   # PATH 上只有一个空文件夹：找不到 git
+            code, out, err = run_kit([str(kit.path)], script=ROOT / "checks" / "grade.py", env=clean_env(PATH=empty))
+        self.assertEqual((code, err), (0, ""))
+        self.assertIn("| 能读 |", out)
+        self.assertIn("总结：1 个副本", out)
+        with mock.patch.object(grade, "GIT", os.path.join(empty, "git")):
+            grade.teacher_files.cache_clear()
+            try:
+                self.assertEqual((grade.teacher_files(), grade.teacher_edits()), (set(grade.kit_files(ROOT)), []))
+            finally:
+                grade.teacher_files.cache_clear()
 
     def test_every_argument_gets_a_row_and_nothing_is_all_or_nothing(self):
         kit, = self.copies(1)
