@@ -64,6 +64,17 @@ class InProcessTest(unittest.TestCase):
                 if how == "raise":
                     self.assertIn(b"Traceback (most recent call last):", inside[1])
 
+    @unittest.skipIf(sys.platform == "win32", "Windows 上建链接要管理员权限")
+    def test_a_working_folder_behind_a_link_names_the_real_path_like_a_process(self):
+        # macOS 的临时目录在链接（/var → /private/var）后面：新进程把相对路径接在解析过链接的 os.getcwd() 后面，
+        # traceback 里是真实路径。以前进程内用的是链接的路径，在 Mac 上这一项对不上
+        real = self.folder
+        self.folder = real.parent / "link"
+        self.folder.symlink_to(real, target_is_directory=True)
+        inside, process = self.both("raise", True)
+        self.assertEqual(inside, process)
+        self.assertIn(f'File "{real.resolve() / "tool.py"}"'.encode("utf-8"), inside[1])
+
     def test_a_second_run_starts_fresh_and_nothing_is_left_behind(self):
         env = clean_env()
         before = (list(sys.path), dict(os.environ), os.getcwd(), sys.stdin, sys.stdout, sys.stderr, list(sys.argv))
