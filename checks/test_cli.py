@@ -58,7 +58,8 @@ class OutputTest(unittest.TestCase):
     def test_pipes_into_json_tool(self):
         first = subprocess.run(KIT_PYTHON + [str(SCRIPT), "--retrieve-only", "部署后会自动发送吗？", *ON_SHIPPED],
                                capture_output=True, env=clean_env(), timeout=60)
-        second = subprocess.run(KIT_PYTHON + ["-m", "json.tool"], input=first.stdout, capture_output=True, timeout=60)
+        second = subprocess.run(KIT_PYTHON + ["-m", "json.tool"], input=first.stdout, capture_output=True, env=clean_env(),
+                                timeout=60)   # 和上一条一样不带 shell 里的 PYTHONIOENCODING：套件的 stdout 总是 UTF-8
         self.assertEqual(second.returncode, 0, second.stderr)
         self.assertEqual(json.loads(second.stdout)["status"], "retrieved")
 
