@@ -498,7 +498,7 @@ class KitCopy:
             self.path = Path(self._tmp.name) / "kit"
             self.path.mkdir()
             for name in KIT_FILES:   # 资料用发布版的副本：工具和练习的检查不受学生改动的影响
-                shutil.copy2(SHIPPED_DOCUMENTS if name == "retrieval_documents.json" else ROOT / name, self.path / name)
+                shutil.copy2(shipped_source(name), self.path / name)
             if with_checks:   # 评测、练习自查这些工具在 checks/ 里，用到它们时连 checks/ 一起复制
                 shutil.copytree(ROOT / "checks", self.path / "checks",
                                 ignore=shutil.ignore_patterns("__pycache__", ".exercise-progress.json", ".exercise-done"))
@@ -539,6 +539,11 @@ class KitCopy:
         spare = KitCopy._spare[self._kind][1]
         if (self._tmp, self.path) not in spare:   # 关两次也只还一次：不然两项检查会拿到同一份
             spare.append((self._tmp, self.path))
+
+
+def shipped_source(name):
+    """副本里的 name 从哪里复制：资料用发布版的副本（学生改坏了 retrieval_documents.json，行为检查也不受影响），其余用套件里的。"""
+    return SHIPPED_DOCUMENTS if name == "retrieval_documents.json" else ROOT / name
 
 
 def is_linked(path):
@@ -657,14 +662,16 @@ def build_class(folder, size=30):
     import py_compile
     import grade
     folder = Path(folder)
-    names = sorted(grade.teacher_files())   # 和 grade.py 比的是同一批文件：老实的副本才会一处不差
+    # 和 grade.py 比的是同一批文件，老实的副本才会一处不差。老师自己做过的练习（不是 git 仓库时文件夹里有什么就算什么：
+    # checks/.exercise-done/、trick.json……）不带进班里，资料用发布版的
+    names = sorted(name for name in grade.teacher_files() if name == "retrieval_documents.json" or not grade.is_student_file(name))
     trial = {"status": "draft", "draft": "老用户也可以再试用 7 天。", "sources": ["D01#1"], "why": "原文只说新注册的团队"}
 
     def copy(name):
         kit = folder / name
         for file in names:
             (kit / file).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(SHIPPED_DOCUMENTS if file == "retrieval_documents.json" else ROOT / file, kit / file)
+            shutil.copyfile(shipped_source(file), kit / file)
         return kit
 
     def edit_records(kit, change):

@@ -16,7 +16,7 @@ from pathlib import Path
 from unittest import mock
 
 from in_process import run_script
-from kit_helpers import KIT_PYTHON, ROOT, KitCopy, MeasuredOnce, clean_env, snapshot, write_temp
+from kit_helpers import KIT_FILES, KIT_PYTHON, ROOT, KitCopy, MeasuredOnce, clean_env, shipped_source, snapshot, write_temp
 
 # 一个会做各种事的小脚本：stdout 和 stderr 交替写、读 stdin、看环境变量和当前文件夹、改全局状态、按参数退出
 SCRIPT = r'''
@@ -89,8 +89,8 @@ class InProcessTest(unittest.TestCase):
     def test_the_kit_s_own_modules_come_from_the_copy_that_runs(self):
         copy = self.folder / "copy"
         copy.mkdir()
-        for name in ("reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py", "retrieval_documents.json"):
-            (copy / name).write_bytes((ROOT / name).read_bytes())
+        for name in KIT_FILES:   # 资料用发布版的：学生改坏了自己的资料，这一项也不该失败
+            (copy / name).write_bytes(shipped_source(name).read_bytes())
         (copy / "reply_assistant.py").write_text((ROOT / "reply_assistant.py").read_text(encoding="utf-8").replace(
             "例如：试用几天？", "副本里改过的说明"), encoding="utf-8")
         code, _, err = run_script(copy / "retrieval_qa.py", ["--retrieve-only", "   "], env=clean_env())
@@ -114,8 +114,8 @@ class InProcessTest(unittest.TestCase):
                 self.assertEqual(inside, (done.returncode, done.stdout, done.stderr))
         copy = self.folder / "copy"
         copy.mkdir()
-        for name in ("reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py", "retrieval_documents.json"):
-            (copy / name).write_bytes((ROOT / name).read_bytes())
+        for name in KIT_FILES:   # 资料用发布版的：学生改坏了自己的资料，这一项也不该失败
+            (copy / name).write_bytes(shipped_source(name).read_bytes())
         write_temp(copy, "heapq.py", "import sys\nprint('学生的 heapq', file=sys.stderr)\n")   # 和标准库同名
         import heapq
         args = ["--retreive-only", "试用几天？"]   # 拼错的选项：提示“是不是 --retrieve-only”要用 difflib，difflib 要用 heapq

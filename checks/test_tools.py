@@ -816,6 +816,20 @@ class GradeTest(unittest.TestCase):
         self.assertEqual(rows["t09-草稿软链接"]["练习4"], "")
         self.assertIn("总结：30 个副本，15 个要看一眼", out.splitlines()[-1])
 
+    def test_a_teacher_who_did_the_exercises_still_gets_a_clean_class(self):
+        # 老师的套件不是 git 仓库、老师自己也做过练习：建班时这些学生的文件不带进每一份副本（以前带进去了，
+        # “存档软链接”那份撞上已有的 checks/.exercise-done/，整项检查报错），资料用发布版的
+        import grade
+        from kit_helpers import build_class
+        done = {"checks/.exercise-done/exercise-2.json", "trick.json", "retrieval_documents.backup.json"}
+        files = grade.teacher_files() | done
+        with mock.patch.object(grade, "teacher_files", lambda: files), tempfile.TemporaryDirectory() as directory:
+            expected = build_class(directory, size=2)
+            honest = Path(directory) / "h01-原样"
+            self.assertEqual(list(expected), ["h01-原样", "t01-伪造字节码"])
+            self.assertEqual([name for name in done if (honest / name).exists()], [])
+            self.assertEqual((honest / "retrieval_documents.json").read_bytes(), SHIPPED_DOCUMENTS.read_bytes())
+
     def test_lesson_07_exercises_are_graded_and_a_borrowed_file_earns_nothing(self):
         own, borrower = self.copies(2)
         (own.path / "domains.json").write_text('{"deny": ["bbs.efficiency-club.test"]}', encoding="utf-8")
