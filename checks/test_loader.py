@@ -194,6 +194,12 @@ class SyntaxHintTest(LoaderCase):
                          ' 第 1 行第 17 列：JSON 格式不对，这里应当是逗号「,」。提示：可能是上一项少了逗号「,」；'
                          '如果是正文里写了英文双引号，请写成 \\" 或换成中文引号“”。')
 
+    def test_a_record_deleted_only_halfway(self):
+        # 练习三删 D01#1 时只删了开头几行，留下它的「},」：第 2 行第 3 列是多出来的「}」
+        self.assertEqual(self.error_for('[\n  },\n  {"id": "A2"}\n]'),
+                         " 第 2 行第 3 列：JSON 格式不对，这里多了一个「}」。"
+                         "提示：删一条记录时可能只删了一半：把它从「{」到「},」整段删掉，或补回它的开头。")
+
     def test_missing_closing_brace_of_a_record(self):
         self.assertIn("上一条记录可能少了结尾的「}」", self.error_for('[{"id": "A1",\n  {"id": "A2"}]'))
 
