@@ -23,7 +23,7 @@ import stat
 import sys
 from pathlib import Path
 
-from kit_helpers import ROOT, is_linked, parse_tool_options, python_would_use, run_tool
+from kit_helpers import ROOT, SHIPPED_FILES, is_linked, parse_tool_options, python_would_use, run_tool
 
 import acceptance
 import evaluate
@@ -96,9 +96,10 @@ def kit_files(folder):
 
 @functools.lru_cache(maxsize=None)   # 老师这一份只看一次，不是每个副本看一次
 def teacher_files():
-    """老师这份套件的文件：是 git 仓库就用 git 跟踪的文件（老师自己放进来的成绩表不算），不是就看文件夹里有什么。"""
+    """老师这份套件的文件：是 git 仓库就用 git 跟踪的文件（老师自己放进来的成绩表不算）；不是（下载的压缩包）就用发布的
+    文件清单 SHIPPED_FILES 里现有的：老师自己照课文做过练习、存下的 记录.csv、trick.json 不算套件的文件。"""
     listed = git_output("ls-files", "-z") or b""
-    return {name for name in listed.decode("utf-8").split("\0") if name} or set(kit_files(ROOT))
+    return {name for name in listed.decode("utf-8").split("\0") if name} or {name for name in SHIPPED_FILES if (ROOT / name).is_file()}
 
 
 def teacher_edits():

@@ -35,6 +35,21 @@ SHIPPED_DOCUMENTS = CHECKS_DIR / "shipped_documents.json"
 if str(ROOT) not in sys.path:   # 检查要导入套件根目录下的脚本
     sys.path.insert(0, str(ROOT))
 KIT_FILES = ["reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py", "retrieval_documents.json"]   # 学生下载到同一个文件夹里的文件
+# 发布的套件里的全部文件（和 git ls-files 相同，test_layout 核对）。套件不是 git 仓库（下载的压缩包）时，grade.py 和建班靠它
+# 分清哪些是套件的、哪些是做练习时加的（记录.csv、trick.json……）：不能拿文件夹里现有的文件去猜
+SHIPPED_FILES = KIT_FILES + [".ci/run", ".gitattributes", ".gitignore", "LICENSE", "README.md"] \
+    + [f"lessons/{name}" for name in ("01-reply-assistant.md", "02-model-call.md", "03-retrieval-qa.md",
+                                      "04-sources-and-failure-boundaries.md", "05-untrusted-materials.md", "06-evaluation.md",
+                                      "07-web-search.md", "glossary.md")] \
+    + [f"checks/{name}" for name in (
+        "acceptance.py", "bench.py", "evaluate.py", "exercise.py", "grade.py", "grounding_eval.py", "in_process.py", "kit_helpers.py",
+        "run_checks.py", "stand_in_model.py", "stand_in_search.py", "transcripts.py", "web_eval.py",
+        "test_cli.py", "test_evidence.py", "test_exercises.py", "test_grounding.py", "test_in_process.py", "test_layout.py",
+        "test_lesson_text.py", "test_lessons.py", "test_loader.py", "test_markdown.py", "test_model.py", "test_retrieval.py",
+        "test_servers.py", "test_tools.py", "test_untrusted.py", "test_web.py",
+        "answer_spans.json", "dedupe_pairs.json", "eval_questions.json", "fixture_documents.json", "grounding_cases.json",
+        "grounding_documents.json", "grounding_holdout.json", "shipped_documents.json", "web_answers.json", "web_pages.json",
+        "web_questions.json")]
 
 # 子进程也用同一个 Python、同样的 -W 设置（例如 -W error），再加一个 -S（不加载 site）：套件只用标准库，
 # site 只会拖慢每个子进程的启动（有的机器上 site 会顺带导入一堆第三方包，每次多花几十毫秒）。课文执行器也这样跑

@@ -5,9 +5,11 @@
 import ast
 import functools
 import re
+import shutil
+import subprocess
 import unittest
 
-from kit_helpers import ROOT
+from kit_helpers import ROOT, SHIPPED_FILES
 
 SCRIPTS = ("reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py")
 # 第 01 课的文件里只许有这些：基线资料和提示词、本课的小程序，以及三个脚本共用的外壳
@@ -50,6 +52,15 @@ def top_level_names(tree):
                     if isinstance(name, ast.Name):
                         names[name.id] = node.lineno
     return names
+
+
+class ShippedFilesTest(unittest.TestCase):
+    def test_the_list_of_shipped_files_is_what_git_tracks(self):
+        # 套件不是 git 仓库时，grade.py 和建班用 kit_helpers.SHIPPED_FILES 分清套件的文件和做练习时加的：加、删文件时一起改它
+        listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True) if shutil.which("git") else None
+        if listed is None or listed.returncode != 0:
+            self.skipTest("不是 git 仓库（下载的压缩包）或没装 git：没有可比的")
+        self.assertEqual(sorted(SHIPPED_FILES), sorted(name for name in listed.stdout.decode("utf-8").split("\0") if name))
 
 
 class LessonOneFileTest(unittest.TestCase):

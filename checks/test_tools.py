@@ -922,10 +922,15 @@ class GradeTest(unittest.TestCase):
         self.assertEqual((code, err), (0, ""))
         self.assertIn("| 能读 |", out)
         self.assertIn("总结：1 个副本", out)
-        with mock.patch.object(grade, "GIT", os.path.join(empty, "git")):
+        # 不是 git 仓库时老师的文件是发布清单里现有的：老师（或跑检查的学生）照第 06 课存的 记录.csv、练习四的 trick.json
+        # 不算套件的文件。以前拿文件夹里现有的文件去猜，学生存了 记录.csv 再跑整套检查，就有一项失败
+        with tempfile.TemporaryDirectory() as folder, mock.patch.object(grade, "GIT", os.path.join(empty, "git")), \
+                mock.patch.object(grade, "ROOT", Path(folder)):
+            for name in ("README.md", "记录.csv", "trick.json"):
+                write_temp(folder, name, "x\n")
             grade.teacher_files.cache_clear()
             try:
-                self.assertEqual((grade.teacher_files(), grade.teacher_edits()), (set(grade.kit_files(ROOT)), []))
+                self.assertEqual((grade.teacher_files(), grade.teacher_edits()), ({"README.md"}, []))
             finally:
                 grade.teacher_files.cache_clear()
 
