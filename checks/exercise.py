@@ -24,7 +24,7 @@ from kit_helpers import CHECKS_DIR, ROOT, SHIPPED_DOCUMENTS, parse_tool_options,
 import retrieval_qa
 import transcripts
 import model_reply_assistant as web
-from model_reply_assistant import JsonProblem, read_head, parse_json
+from model_reply_assistant import JsonProblem, describe_os_error, read_head, parse_json
 from reply_assistant import KitError
 from retrieval_qa import instruction_like
 
@@ -197,8 +197,10 @@ def student_json(path):
     except JsonProblem as problem:
         where = f"第 {problem.line} 行第 {problem.column} 列：" if problem.line else ""
         return None, f"{path.name} 不是合法的 JSON（{where}{problem.what}）" + (f"。{problem.hint}" if problem.hint else "")
-    except (OSError, UnicodeDecodeError) as error:
-        return None, f"读不了 {path.name}（{error.__class__.__name__}）：请用 UTF-8 保存。"
+    except UnicodeDecodeError:   # 记事本“另存为 ANSI”、中文 Windows 的默认编码
+        return None, f"{path.name} 不是 UTF-8 编码（可能是用 GBK/ANSI 保存的）：请用 UTF-8 重新保存。"
+    except OSError as error:
+        return None, f"读不了 {path.name}（{describe_os_error(error)}）。"
 
 
 def exercise_6(documents, path):

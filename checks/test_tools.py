@@ -427,6 +427,14 @@ class ExerciseCommandTest(unittest.TestCase):
         self.assertIn("trick.json 不是合法的 JSON（第 1 行第 19 列：这里应当是逗号「,」）", out)
         self.assertIn("全角字符「，」", out)
 
+    def test_a_trick_file_saved_as_gbk_says_so_in_chinese(self):
+        # 以前说的是“读不了 trick.json（UnicodeDecodeError）”：初学者看不懂 Python 的异常名
+        (self.kit.path / "trick.json").write_text('{"status": "draft", "draft": "试用期 7 天。"}', encoding="gbk")
+        code, out = self.judge(4)
+        self.assertEqual(code, 1)
+        self.assertIn("trick.json 不是 UTF-8 编码（可能是用 GBK/ANSI 保存的）：请用 UTF-8 重新保存。", out)
+        self.assertNotIn("Error", out)
+
     def test_all_gives_one_table_and_documents_judges_another_file(self):
         kit, (code, out, _) = self.tool(["all"])
         self.assertEqual(code, 1)
