@@ -1019,14 +1019,15 @@ def read_saved_reply(path):
     print(f"检查保存的回答 {path}（不调用模型，不读取密钥）", file=sys.stderr)
     try:
         data = read_head(path, MAX_RESPONSE_BYTES)   # 和模型响应体一样，最多 1 MiB；文件夹、命名管道不打开
-    except OSError as error:
-        raise make_rejection(f"读不了回答文件 {path}（{describe_os_error(error)}）") from None
+    except OSError as error:   # 从别的文件夹运行时最常见：相对路径是从当前文件夹算的
+        where = "；相对路径从当前文件夹算起" if isinstance(error, FileNotFoundError) and not os.path.isabs(path) else ""
+        raise make_rejection(f"读不了回答文件 {path}（{describe_os_error(error)}{where}）") from None
     if len(data) > MAX_RESPONSE_BYTES:
         raise make_rejection(f"回答文件 {path} 超过 1 MiB")
     try:
         content = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise make_rejection(f"回答文件 {path} 不是 UTF-8 编码") from None
+        raise make_rejection(f"回答文件 {path} 不是 UTF-8 编码（可能是用 GBK/ANSI 保存的，请用 UTF-8 重新保存）") from None
     if "\x00" in content:   # 没有 BOM 的 UTF-16 也能“解码”成 UTF-8，只是满是 NUL
         raise make_rejection(f"回答文件 {path} 不是 UTF-8 编码（里面有 NUL 字符，像是 UTF-16）")
     return {"content": content, "finish_reason": "stop"}

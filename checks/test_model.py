@@ -15,9 +15,10 @@ import tempfile
 import time
 import unittest
 import urllib.error
+from pathlib import Path
 from unittest import mock
 
-from kit_helpers import KIT_PYTHON, ON_SHIPPED, ROOT, SCRIPT, assert_same_in_a_process, clean_env, interrupt_kit, load_sample_texts, run_main
+from kit_helpers import KIT_PYTHON, ON_SHIPPED, ROOT, SCRIPT, assert_same_in_a_process, clean_env, interrupt_kit, load_sample_texts, run_kit, run_main
 
 import model_reply_assistant
 import reply_assistant
@@ -254,6 +255,17 @@ class BaselineSavedAnswerTest(unittest.TestCase):
         result = json.loads(out)
         self.assertEqual((code, result["status"], result["model_called"]), (4, "rejected", False))
         self.assertIn("读不了回答文件 /nonexistent/answer.json（文件不存在）", result["problems"][0])
+
+    def test_a_relative_path_and_a_gbk_file_say_what_to_do(self):
+        # 学生在 lessons/ 里运行 ../retrieval_qa.py --check-draft trick.json；记事本把回答存成了 GBK
+        with tempfile.TemporaryDirectory() as directory:
+            Path(directory, "gbk.json").write_bytes('{"status": "draft", "draft": "试用期 7 天"}'.encode("gbk"))
+            for name, expected in (("trick.json", "读不了回答文件 trick.json（文件不存在；相对路径从当前文件夹算起）"),
+                                   ("gbk.json", "回答文件 gbk.json 不是 UTF-8 编码（可能是用 GBK/ANSI 保存的，请用 UTF-8 重新保存）")):
+                with self.subTest(name=name):
+                    code, out, _ = run_kit(["试用几天？", "--check-draft", name], script=ROOT / "model_reply_assistant.py",
+                                           cwd=directory)
+                    self.assertEqual((code, json.loads(out)["problems"]), (4, [expected]))
 
 
 class RefusalTest(StandInCase):
