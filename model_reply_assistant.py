@@ -1467,10 +1467,10 @@ def read_domains(path):
     except OSError as error:
         raise make_kit_error(f"读不了域名名单 {path}（{describe_os_error(error)}）。") from None
     except UnicodeDecodeError:
-        raise make_kit_error(f"域名名单 {path} 不是 UTF-8 文本。") from None
+        raise make_kit_error(f"域名名单 {path} 不是 UTF-8 文本（可能是用 GBK/ANSI 保存的），请用 UTF-8 重新保存。") from None
     except JsonProblem as problem:
         where = f"第 {problem.line} 行第 {problem.column} 列：" if problem.line else ""
-        raise make_kit_error(f"域名名单 {path} {where}{problem.what}" + (f"。提示：{problem.hint}" if problem.hint else "。")) from None
+        raise make_kit_error(f"域名名单 {path} {where}{problem.what}。" + (f"提示：{problem.hint}。" if problem.hint else "")) from None
     if not isinstance(policy, dict):
         raise make_kit_error(f'域名名单 {path} 应当是对象 {{"deny": [域名, …], "allow": [域名, …]}}，实际是{describe_value(policy)}。')
     for name, items in policy.items():

@@ -196,7 +196,7 @@ def student_json(path):
         return parse_json(read_head(path, 64 * 1024).decode("utf-8-sig")), None
     except JsonProblem as problem:
         where = f"第 {problem.line} 行第 {problem.column} 列：" if problem.line else ""
-        return None, f"{path.name} 不是合法的 JSON（{where}{problem.what}）" + (f"。{problem.hint}" if problem.hint else "")
+        return None, f"{path.name} 不是合法的 JSON（{where}{problem.what}）。" + (f"{problem.hint}。" if problem.hint else "")
     except UnicodeDecodeError:   # 记事本“另存为 ANSI”、中文 Windows 的默认编码
         return None, f"{path.name} 不是 UTF-8 编码（可能是用 GBK/ANSI 保存的）：请用 UTF-8 重新保存。"
     except OSError as error:
@@ -207,12 +207,9 @@ def exercise_6(documents, path):
     pairs, problem = student_json(path.parent / "pairs.json")
     if problem:
         return False, [problem.rstrip("。") + "。照第 07 课的练习一，把你找的结果对存成套件文件夹里的 pairs.json。"]
-    fields = ("title", "url", "snippet")
-    if not isinstance(pairs, list) or not pairs or not all(
-            isinstance(pair, dict) and isinstance(pair.get("same"), bool) and all(
-                isinstance(pair.get(side), dict) and all(isinstance(pair[side].get(f), str) and pair[side][f].strip() for f in fields)
-                for side in ("a", "b")) for pair in pairs):
-        return False, ['pairs.json 应当是数组，每项是 {"a": {title, url, snippet}, "b": {…}, "same": true 或 false}。']
+    problem = pairs_problem(pairs)
+    if problem:
+        return False, [f'{problem}。pairs.json 应当是数组，每项是 {{"a": {{title, url, snippet}}, "b": {{…}}, "same": true 或 false}}。']
     import web_eval   # 真要判的时候才导入（它带着假搜索接口和 unittest.mock）：还没做第 07 课的，自查不必等它
     given = {(pair["a"]["snippet"], pair["b"]["snippet"]) for pair in json.loads(web_eval.PAIRS.read_text(encoding="utf-8"))}
     if any((pair["a"]["snippet"], pair["b"]["snippet"]) in given for pair in pairs):
@@ -224,6 +221,38 @@ def exercise_6(documents, path):
     lines += [f"误合并：{pair['a']['title'][:20]} ／ {pair['b']['title'][:20]}" for pair in merged]
     lines += [f"漏合并：{pair['a']['title'][:20]} ／ {pair['b']['title'][:20]}" for pair in missed]
     return True, lines
+
+
+def pairs_problem(pairs):
+    """pairs.json 的格式哪里不对：说到第几对、哪一边、哪个字段（字段名拼错了猜一猜）；没问题是 None。"""
+    import difflib
+    if not isinstance(pairs, list) or not pairs:
+        return "pairs.json 不是数组，或是空的"
+
+    def missing(where, record, name, expected):
+        guess = difflib.get_close_matches(name, [key for key in record if isinstance(key, str)], n=1)
+        return f'{where}缺少 "{name}"（{expected}）' + (f'，是不是把它写成了 "{guess[0]}"' if guess else "")
+
+    for number, pair in enumerate(pairs, 1):
+        where = f"第 {number} 对"
+        if not isinstance(pair, dict):
+            return f"{where}不是对象 {{…}}"
+        if "same" not in pair:
+            return missing(where, pair, "same", "true 或 false")
+        if not isinstance(pair["same"], bool):
+            return f'{where}的 "same" 应当是 true 或 false，不加引号'
+        for side in ("a", "b"):
+            if side not in pair:
+                return missing(where, pair, side, "一个结果：{title, url, snippet}")
+            if not isinstance(pair[side], dict):
+                return f'{where}的 "{side}" 应当是一个对象：{{title, url, snippet}}'
+            for field in ("title", "url", "snippet"):
+                value = pair[side].get(field)
+                if field not in pair[side]:
+                    return missing(f'{where}的 "{side}" ', pair[side], field, "一段文字")
+                if not isinstance(value, str) or not value.strip():
+                    return f'{where}的 "{side}" 里 "{field}" 应当是一段不空的文字'
+    return None
 
 
 def exercise_7(documents, path):

@@ -361,6 +361,20 @@ class ExerciseCommandTest(unittest.TestCase):
         self.assertEqual(code, 0, out)
         self.assertIn("漏合并 0 对、误合并 0 对", out)
 
+    def test_exercise_6_names_the_pair_and_the_field_that_is_wrong(self):
+        # 以前只重复一遍整体的格式：学生找不到是哪一对、哪个字段
+        result = {"title": "新馆开放", "url": "https://city.example/a", "snippet": "青川新馆 10 月 1 日开放。"}
+        for pairs, expected in (([{"a": result, "b": result, "same": "true"}], '第 1 对的 "same" 应当是 true 或 false，不加引号'),
+                                ([{"a": result, "b": result, "same": True}, {"a": result, "same": False}],
+                                 '第 2 对缺少 "b"（一个结果：{title, url, snippet}）'),
+                                ([{"a": result, "b": {"title": "t", "url": "u", "snipet": "x"}, "same": False}],
+                                 '第 1 对的 "b" 缺少 "snippet"（一段文字），是不是把它写成了 "snipet"')):
+            with self.subTest(expected=expected):
+                (self.kit.path / "pairs.json").write_text(json.dumps(pairs, ensure_ascii=False), encoding="utf-8")
+                code, out = self.judge(6)
+                self.assertEqual(code, 1)
+                self.assertIn(expected + "。pairs.json 应当是数组", out)
+
     def test_exercise_7_needs_a_deny_list_that_changes_the_sources(self):
         domains = self.kit.path / "domains.json"
         domains.write_text('{"deny": ["download-soft.test"]}', encoding="utf-8")   # 第 07 课的示范：垃圾站本来就被过滤了

@@ -192,6 +192,20 @@ class CitationTest(unittest.TestCase):
         self.assertEqual(set(cited[0]), {"n", "title", "url", "published"})
 
 
+class DomainFileTest(unittest.TestCase):
+    """练习二的 domains.json 写错了：一句中文，说清哪一行哪一列、怎么改，句号结尾，和资料文件的报错一个样子。"""
+
+    def test_a_trailing_comma_and_a_gbk_file(self):
+        with tempfile.TemporaryDirectory() as directory:
+            comma = write_temp(directory, "comma.json", '{"deny": ["bbs.efficiency-club.test",]}')
+            gbk = write_temp(directory, "gbk.json", '{"deny": ["论坛.test"]}'.encode("gbk"))
+            for path, expected in ((comma, "第 1 行第 37 列：这里多了一个逗号。提示：数组或对象的最后一项后面不能再写逗号，删掉它。"),
+                                   (gbk, "不是 UTF-8 文本（可能是用 GBK/ANSI 保存的），请用 UTF-8 重新保存。")):
+                with self.subTest(path=path.name), self.assertRaises(web.KitError) as caught:
+                    web.read_domains(str(path))
+                self.assertEqual(str(caught.exception), f"错误：域名名单 {path} {expected}")
+
+
 class ResilienceTest(unittest.TestCase):
     """重试、限流、缓存：时间用假的时钟和 sleep，检查不真的等。"""
 
