@@ -395,6 +395,8 @@ def main(argv):
     numbers = list(EXERCISES) if choice == "all" else [int(choice)]
     documents, error = load(path)
     if error:
+        if choice != "all":   # 和读得了时一样，先说是哪个练习
+            print(f"练习 {choice}：{EXERCISES[int(choice)]}")
         print(f"还没完成：资料文件现在读不了。{error}")
         return 1
     remembered = remembered_done(track) | {number for number in SAVED if track and shown_by_saved_copy(number, PROGRESS.parent)}

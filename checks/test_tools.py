@@ -196,7 +196,8 @@ class ExerciseCommandTest(unittest.TestCase):
         self.kit.documents.write_text('[{"id": "D01#2",}]', encoding="utf-8")
         code, out = self.judge(3)
         self.assertEqual(code, 1)
-        self.assertIn("资料文件现在读不了", out)
+        self.assertEqual(out.splitlines()[0], f"练习 3：{exercise.EXERCISES[3]}")   # 和读得了时一样，先说是哪个练习
+        self.assertTrue(out.splitlines()[1].startswith("还没完成：资料文件现在读不了。"), out)
         self.assertIn("这里多了一个逗号", out)
 
     def write_trick(self, answer):
