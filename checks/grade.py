@@ -39,8 +39,9 @@ DATA = "retrieval_documents.json"
 OWN_FILES = {4: "trick.json", 6: "pairs.json", 7: "domains.json"}   # 练习自己写的文件：是链接（别人的）就不算分
 STUDENT_FILES = {DATA, *OWN_FILES.values()} | {exercise.saved_copy(number, Path("checks")).as_posix() for number in exercise.SAVED}
 # 学生自己写的（练习做完时存的资料也是）；课文让存的文件见 lesson_files()
-SKIPPED_NAMES = {".git", "__pycache__", ".exercise-progress.json", ".DS_Store", "Thumbs.db",
+SKIPPED_NAMES = {".git", "__pycache__", ".exercise-progress.json", ".DS_Store", "Thumbs.db", "__MACOSX",
                  ".venv", "venv", "node_modules", ".idea", ".vscode"}   # 虚拟环境、编辑器的文件夹：和作业无关，也不会被套件导入
+APPLE_DOUBLE = "._"   # macOS 打包时给每个文件配的附属文件（._retrieval_qa.py）：不是 Python 代码，也导入不了
 GIT = "git"   # 老师的套件是 git 仓库时，用它列出跟踪的文件、改过没提交的文件
 MAX_LISTED = 15   # “和老师的套件不同”最多列这么多条，其余只说个数
 # 新加了就要看一眼：Python 启动时、导入时会自动读它们
@@ -83,12 +84,13 @@ def same_as_teacher(path, name):
 
 
 def kit_files(folder):
-    """套件文件夹里的文件：{相对路径: lstat 结果}。不进 .git、__pycache__，不跟着链接走，什么都不打开。"""
+    """套件文件夹里的文件：{相对路径: lstat 结果}。不进 .git、__pycache__、__MACOSX（macOS 的压缩包在别处解开时多出来的），
+    不跟着链接走，什么都不打开。"""
     found = {}
     for directory, names, files in os.walk(folder):
         names[:] = sorted(name for name in names if name not in SKIPPED_NAMES)
         for name in files + [name for name in names if os.path.islink(os.path.join(directory, name))]:
-            if name not in SKIPPED_NAMES:
+            if name not in SKIPPED_NAMES and not name.startswith(APPLE_DOUBLE):
                 path = Path(directory) / name
                 found[path.relative_to(folder).as_posix()] = os.lstat(path)
     return found

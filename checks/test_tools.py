@@ -778,6 +778,18 @@ class GradeTest(unittest.TestCase):
         if hasattr(os, "mkfifo"):
             self.assertIn("有命名管道或设备", third["要看一眼"])
 
+    def test_a_mac_zip_opened_elsewhere_is_not_a_risk(self):
+        # macOS 打的压缩包在 Windows、Linux 上解开：多出 __MACOSX/ 和 ._ 开头的附属文件（二进制，导入不了），不算加了 Python 文件
+        kit, = self.copies(1)
+        for name in ("__MACOSX/._retrieval_qa.py", "__MACOSX/checks/._grade.py", "._model_reply_assistant.py", ".DS_Store"):
+            (kit.path / name).parent.mkdir(parents=True, exist_ok=True)
+            (kit.path / name).write_bytes(b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        ")
+        rows, _ = self.grade(kit.path)
+        row, = rows.values()
+        self.assertEqual(row.get("要看一眼", ""), "")
+        self.assertNotIn("MACOSX", row["和老师的套件不同"])
+        self.assertNotIn("._", row["和老师的套件不同"])
+
     def test_credit_from_the_progress_file_is_only_self_reported(self):
         forgot, claimed = self.copies(2)
         records = forgot.records()
