@@ -146,7 +146,9 @@ def read_document_bytes(path, shown):
             hint = f"同一目录下有 {os.path.basename(path)}.txt，Windows 可能给它多加了 .txt 扩展名"
         raise make_documents_error(shown, "找不到这个文件", hint) from None
     except IsADirectoryError:
-        raise make_documents_error(shown, "这是一个文件夹，不是 JSON 文件", "用 --documents 指向文件本身") from None
+        hint = ("资料文件的位置上是一个同名的文件夹：删掉它，把资料文件放回来" if path.endswith(".json")
+                else "用 --documents 指向文件本身，而不是它所在的文件夹")
+        raise make_documents_error(shown, "这是一个文件夹，不是 JSON 文件", hint) from None
     except OSError as error:
         raise make_documents_error(shown, f"无法读取（{describe_os_error(error)}）") from None
     if len(data) > MAX_FILE_BYTES:

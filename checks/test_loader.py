@@ -2,6 +2,7 @@
 import contextlib
 import io
 import json
+import os
 import tempfile
 import unittest
 from unittest import mock
@@ -290,7 +291,12 @@ class PathTest(LoaderCase):
     def test_directory(self):
         with self.assertRaises(KitError) as caught:
             load_documents(self.dir)
-        self.assertIn("这是一个文件夹，不是 JSON 文件", str(caught.exception))
+        self.assertIn("这是一个文件夹，不是 JSON 文件。提示：用 --documents 指向文件本身，而不是它所在的文件夹", str(caught.exception))
+        os.mkdir(f"{self.dir}/retrieval_documents.json")   # 学生（或解压工具）把资料文件弄成了同名的文件夹：没用过 --documents
+        with self.assertRaises(KitError) as caught:
+            load_documents(f"{self.dir}/retrieval_documents.json")
+        self.assertIn("这是一个文件夹，不是 JSON 文件。提示：资料文件的位置上是一个同名的文件夹：删掉它，把资料文件放回来",
+                      str(caught.exception))
 
 
 class NeverATracebackTest(LoaderCase):
