@@ -411,7 +411,7 @@ def main(argv):
             if state == "done" and number in RESTORE:
                 lines = lines + ["做完要改回去。"]
             text = "".join(line if line.endswith(("。", "？", "）", "”")) else line + "。" for line in lines)
-            print(f"| {number} | {LABELS[state]} | {text.replace('|', '｜')} |")
+            print(f"| {number} | {LABELS[state]} | {web.one_line(text).replace('|', '｜')} |")   # 学生写的换行、竖线不拆开表格
     else:
         state, lines = results[numbers[0]]
         print(f"练习 {numbers[0]}：{EXERCISES[numbers[0]]}")

@@ -203,6 +203,16 @@ class ExerciseCommandTest(unittest.TestCase):
     def write_trick(self, answer):
         (self.kit.path / "trick.json").write_text(json.dumps(answer, ensure_ascii=False), encoding="utf-8")
 
+    def test_all_keeps_a_students_line_breaks_out_of_the_table(self):
+        # 学生在 why 里换了行、写了竖线和终端控制字符：all 的表格每个练习仍是一行，终端不被改颜色
+        self.write_trick({"status": "draft", "draft": "老用户也可以试用 7 天。", "sources": ["D01#1"],
+                          "why": "原文只说新注册的团队\n| 老用户 | 没说 |\x1b[31m"})
+        code, out = self.judge("all")
+        rows = [line for line in out.splitlines() if line.startswith("| ")]
+        self.assertEqual([row.split(" | ")[0] for row in rows[1:]], [f"| {number}" for number in range(1, 8)])
+        self.assertIn("原文只说新注册的团队 ｜ 老用户 ｜ 没说 ｜", out)
+        self.assertNotIn("\x1b", out)
+
     def test_exercise_4_needs_a_draft_that_passes_and_a_reason_it_is_wrong(self):
         self.write_trick({"status": "draft", "draft": "体验版的试用期是 30 天。", "sources": ["D01#1"]})
         code, out = self.judge(4)
