@@ -571,6 +571,11 @@ def is_linked(path):
     return stat.S_ISLNK(info.st_mode) or (stat.S_ISREG(info.st_mode) and info.st_nlink > 1)
 
 
+def borrowed(path):
+    """path 是别人的文件：它本身是链接（is_linked），或它所在的文件夹是符号链接（整个副本指向同学的文件夹）。"""
+    return is_linked(path) or os.path.islink(os.path.dirname(os.path.abspath(path)))
+
+
 def write_temp(directory, name, content):
     """在临时目录里写一个文件；content 是 str 时按 UTF-8 写，是 bytes 时原样写。"""
     path = Path(directory) / name

@@ -35,7 +35,7 @@ from pathlib import Path
 
 CHECKS_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(CHECKS_DIR))
-from kit_helpers import KIT_PYTHON, documents_state, in_ci, is_linked, parse_tool_options, run_dir, run_tool   # noqa: E402  （也检查 Python 版本）
+from kit_helpers import KIT_PYTHON, borrowed, documents_state, in_ci, parse_tool_options, run_dir, run_tool   # noqa: E402  （也检查 Python 版本）
 
 # 各模块单独跑一遍的秒数（2026-12-01 在 2 核的开发机上、第一次之后量的，bench.py 的 KIT_CHECK_TIMINGS 也能看到）：只用来
 # 决定先发哪个，重的先发，最后就不会只剩一个大模块在跑。不准也不要紧，只影响快慢。test_grounding 写成第一次跑时的秒数：
@@ -240,8 +240,9 @@ def main(argv):
         (run, failed, skipped), seconds = run_in_parallel(queue_units(names), workers, verbose)
     if os.environ.get("KIT_CHECK_TIMINGS"):   # bench.py 要每项检查的秒数
         Path(os.environ["KIT_CHECK_TIMINGS"]).write_text(json.dumps(seconds, ensure_ascii=False), encoding="utf-8")
-    if documents and is_linked(documents):   # 和 grade.py 一样：链接过去的资料是别人的，不是这个学生的证据
-        print(f"资料文件 {options['--documents']} 是链接（符号链接或硬链接）：不算本人的资料，练习不判。", file=sys.stderr)
+    if documents and borrowed(documents):   # 和 grade.py 一样：链接过去的资料是别人的，不是这个学生的证据
+        print(f"资料文件 {options['--documents']} 是链接（符号链接或硬链接），或它所在的文件夹是链接：不算本人的资料，练习不判。",
+              file=sys.stderr)
     elif documents:   # 老师检查学生的文件：再用老师手里的 exercise.py 看练习做到哪一步
         import exercise
         exercise.main(["all", "--documents", str(documents)])

@@ -1174,8 +1174,17 @@ class RunChecksCommandTest(unittest.TestCase):
             code, out, err = self.run_checks("--documents", str(link))
         self.assertIn("只跑关于这份资料文件的 4 组检查：test_loader.KitDocumentsTest", err)
         self.assertIn(f"资料文件 {link}：和发布版相同", err)   # 说的是老师给的路径，不是链接指向的文件
-        self.assertIn("是链接（符号链接或硬链接）：不算本人的资料，练习不判", err)
+        self.assertIn("是链接（符号链接或硬链接），或它所在的文件夹是链接：不算本人的资料，练习不判", err)
         self.assertNotIn("练习", out.replace("checks:", ""))   # 没有判练习的那张表
+        with tempfile.TemporaryDirectory() as directory:   # 整个文件夹链接到同学的：文件本身不是链接（在本进程里跑，看到的一样）
+            classmate = Path(directory) / "李四"
+            classmate.mkdir()
+            write_temp(classmate, "retrieval_documents.json", SHIPPED_DOCUMENTS.read_bytes())
+            (Path(directory) / "马十六").symlink_to(classmate, target_is_directory=True)
+            code, out, err = run_kit(["--documents", str(Path(directory) / "马十六" / "retrieval_documents.json")],
+                                     script=self.RUN_CHECKS)
+        self.assertIn("或它所在的文件夹是链接：不算本人的资料，练习不判", err)
+        self.assertNotIn("练习", out.replace("checks:", ""))
 
     def test_a_folder_is_not_called_a_link(self):
         """文件夹的链接数本来就大于 1：学生把资料弄成了文件夹，只报读不了，不说它是“硬链接”。"""
