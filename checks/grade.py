@@ -53,7 +53,7 @@ LEGEND = [
     "做完时存下的资料重判过；"
     "“自报已改回”= 只有学生自己的进度文件这么说，老师核实不了；空 = 没做。",
     "recall@3、精确率：关键词检索在 checks/eval_questions.json 上的成绩。验收：离线验收记录通过几行。",
-    "和老师的套件不同：加了、改了、缺了的文件（内容按 SHA-256 比）；新加的 .py/.pth 会被 Python 自动导入，标“风险”；"
+    "和老师的套件不同：加了、改了、缺了的文件（内容按 SHA-256 比；是老师 git 仓库里以前提交过的版本的，标“旧版本”，不算改了）；新加的 .py/.pth 会被 Python 自动导入，标“风险”；"
     "链接（符号链接、硬链接）写明指向哪里或和几个文件共用，资料或 trick.json 是链接的不算分。",
     "要看一眼：这一行为什么需要老师打开副本看看（改了 Python 文件、检查或课文，有链接，和别的副本改得一模一样，练习只有自报……）。",
 ]
@@ -102,6 +102,24 @@ def teacher_files():
     文件清单 SHIPPED_FILES 里现有的：老师自己照课文做过练习、存下的 记录.csv、trick.json 不算套件的文件。"""
     listed = git_output("ls-files", "-z") or b""
     return {name for name in listed.decode("utf-8").split("\0") if name} or {name for name in SHIPPED_FILES if (ROOT / name).is_file()}
+
+
+@functools.lru_cache(maxsize=None)
+def teacher_history():
+    """老师的 git 仓库里每个文件提交过的各个版本：{路径: {内容的 git 编号}}。不是 git 仓库、没装 git 时是空的。"""
+    versions = {}
+    for line in (git_output("rev-list", "--all", "--objects") or b"").decode("utf-8", errors="replace").splitlines():
+        object_id, _, path = line.partition(" ")
+        if path:
+            versions.setdefault(path, set()).add(object_id)
+    return versions
+
+
+def earlier_version(path, name):
+    """path 的内容是老师仓库里 name 以前提交过的某个版本（BOM、CRLF 不算不同：仓库里存的是 LF）。按内容的 git 编号比，
+    和 git hash-object 算法一样：对得上就是一字不差的旧版本，不是看着像。"""
+    data = path.read_bytes().removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() in teacher_history().get(name, ())
 
 
 def teacher_edits():
@@ -156,6 +174,9 @@ def compare_with_teacher(folder, bytecode):
             differences.append(f"{name}（{shared_link(folder / name, info)}）")
             concerns.append(("有链接", name))
         elif not same_as_teacher(folder / name, name):
+            if earlier_version(folder / name, name):   # 学生拿的是老师以前发的套件：不是改了，更不是和同学抄了一样的改动
+                differences.append(f"{name}（旧版本）")
+                continue
             differences.append(f"{name}（改了）")
             if name.endswith(RISKY):
                 concerns.append(("改了 Python 文件", name))

@@ -944,6 +944,40 @@ class GradeTest(unittest.TestCase):
         self.assertEqual(list(rows.values())[0]["练习5"], "")
 
     @unittest.skipUnless(shutil.which("git"), "这台机器上没装 git")
+    def test_an_older_version_of_the_kit_is_not_a_change(self):
+        # 老师学期中更新了套件：早克隆的学生交上来的是旧版本的文件。以前每个人都成了“改了 Python 文件”，
+        # 还因为大家的“改动”一样，互相点名“和别的副本一模一样”
+        import grade
+        with tempfile.TemporaryDirectory() as directory:
+            teacher = Path(directory) / "teacher"
+            teacher.mkdir()
+
+            def commit(text):
+                (teacher / "tool.py").write_text(text, encoding="utf-8")
+                for args in (["add", "tool.py"], ["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "v"]):
+                    subprocess.run(["git", "-C", str(teacher), *args], check=True, capture_output=True)
+
+            subprocess.run(["git", "init", "-q", str(teacher)], check=True)
+            commit("VERSION = 1\n")
+            commit("VERSION = 2\n")
+            copies = {name: Path(directory) / name for name in ("旧版", "旧版CRLF", "改过")}
+            for (name, folder), data in zip(copies.items(), (b"VERSION = 1\n", b"\xef\xbb\xbfVERSION = 1\r\n", b"VERSION = 3\n")):
+                folder.mkdir()
+                (folder / "tool.py").write_bytes(data)
+            caches = (grade.teacher_files, grade.teacher_history, grade.teacher_bytes, grade.teacher_fingerprint)
+            with mock.patch.object(grade, "ROOT", teacher):
+                for cache in caches:
+                    cache.cache_clear()
+                try:
+                    found = {name: grade.compare_with_teacher(folder, []) for name, folder in copies.items()}
+                finally:
+                    for cache in caches:
+                        cache.cache_clear()
+        self.assertEqual(found["旧版"], (["tool.py（旧版本）"], []))
+        self.assertEqual(found["旧版CRLF"], (["tool.py（旧版本）"], []))   # Windows 克隆的旧版本也认得
+        self.assertEqual(found["改过"], (["tool.py（改了）"], [("改了 Python 文件", "tool.py")]))
+
+    @unittest.skipUnless(shutil.which("git"), "这台机器上没装 git")
     def test_a_teacher_kit_with_uncommitted_edits_is_named(self):
         # 老师试判：老师自己的套件改过没提交，每个学生都显得“改了”；至少要先说一句
         import grade
