@@ -617,7 +617,9 @@ def parse_tool_options(argv, usage, help_text, flags=(), values=(), positionals=
                 raise ToolUsageError(f"{name} 后面要写一个值。{usage}；详见 --help。")
             options[name] = value
         elif arg.startswith("-") and arg != "-":
-            raise ToolUsageError(f"不认识的选项 {arg}。{usage}；详见 --help。")
+            from reply_assistant import closest   # 和三个脚本一样猜一猜拼错的选项
+            close = closest(name, ["--help", *flags, *values])
+            raise ToolUsageError(f"不认识的选项 {arg}{f'（是不是想写 {close}？）' if close else ''}。{usage}；详见 --help。")
         elif len(options["args"]) < positionals:
             options["args"].append(arg)
         else:
