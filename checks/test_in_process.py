@@ -16,7 +16,7 @@ from pathlib import Path
 from unittest import mock
 
 from in_process import run_script
-from kit_helpers import KIT_FILES, KIT_PYTHON, ROOT, KitCopy, MeasuredOnce, clean_env, shipped_source, snapshot, write_temp
+from kit_helpers import KIT_FILES, KIT_PYTHON, ROOT, KitCopy, MeasuredOnce, clean_env, needs_symlinks, shipped_source, snapshot, write_temp
 
 # 一个会做各种事的小脚本：stdout 和 stderr 交替写、读 stdin、看环境变量和当前文件夹、改全局状态、按参数退出
 SCRIPT = r'''
@@ -342,6 +342,7 @@ class MeasuredOnceTest(unittest.TestCase):
 
 
 class KitCopyTest(unittest.TestCase):
+    @needs_symlinks
     def test_a_returned_copy_is_handed_out_exactly_as_a_new_one(self):
         """检查在副本里改资料、加文件、建链接和命名管道、写字节码；还回来的副本再发出去时，和新复制的一模一样，
         链接到别处的文件也没有被顺手改掉。"""
@@ -389,6 +390,7 @@ class KitCopyTest(unittest.TestCase):
         self.assertNotEqual(fresh.path, used.path)   # 另复制了一份
         self.assertEqual(snapshot(fresh.path), new)
 
+    @needs_symlinks
     def test_closing_twice_hands_it_out_once_and_a_copy_replaced_by_a_link_is_left_alone(self):
         """红队：关了两次的副本会同时发给两项检查；副本的文件夹被换成链接时，restore 会删掉链接指向的地方。"""
         used = KitCopy()

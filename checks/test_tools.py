@@ -13,8 +13,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from kit_helpers import (KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, KitCopy, assert_same_in_a_process, clean_env, documents_state, run_kit,
-                         write_temp)
+from kit_helpers import (KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, KitCopy, assert_same_in_a_process, clean_env, documents_state, needs_symlinks,
+                         run_kit, write_temp)
 from stand_in_model import StandIn
 
 import acceptance
@@ -399,6 +399,7 @@ class ExerciseCommandTest(unittest.TestCase):
         domains.write_text('{"deny": "bbs"}', encoding="utf-8")
         self.assertIn("应当是", self.judge(7)[1])
 
+    @needs_symlinks
     def test_a_linked_data_file_looks_for_trick_json_beside_the_link(self):
         kit = KitCopy(with_checks=True)
         self.addCleanup(kit.close)
@@ -640,6 +641,7 @@ class GradeTest(unittest.TestCase):
         self.assertTrue(row["资料"].startswith("读不了"), row["资料"])
         self.assertNotIn("链接", row["资料"] + row["要看一眼"] + row["和老师的套件不同"])
 
+    @needs_symlinks
     def test_shared_work_is_shown_and_earns_no_credit(self):
         """issue 25：硬链接到别人副本的资料、链接到别人副本的 trick.json 不算分；两份副本改得一模一样的文件互相点名；
         改了 checks/ 或 lessons/ 里的文件也要看一眼。照课文做的练习（同一个关键词）不算一模一样。"""
@@ -763,6 +765,7 @@ class GradeTest(unittest.TestCase):
         self.assertIn("做完", rows[1])
         self.assertIn("草稿「老用户也可以试用 7 天。」；说它错在「原文只说新注册的团队」", out)
 
+    @needs_symlinks
     def test_added_files_links_and_pipes_are_shown(self):
         added, linked, piped = self.copies(3)
         (added.path / "unicodedata.py").write_text("# 悄悄换掉标准库\n", encoding="utf-8")
@@ -812,6 +815,7 @@ class GradeTest(unittest.TestCase):
         self.assertEqual(list(rows.values())[1]["要看一眼"], "练习只有自报：练习2、练习3、练习5")
         self.assertNotIn("自报", list(rows.values())[0]["要看一眼"])
 
+    @needs_symlinks
     def test_a_saved_done_state_is_rejudged_and_a_borrowed_one_earns_nothing(self):
         """issue 25：练习二、三、五做完时 exercise.py 存下的资料，用老师的检查重判；重判不是做完的样子、是链接的，都不算。"""
         honest, undone, borrower, removed = self.copies(4)
@@ -839,6 +843,19 @@ class GradeTest(unittest.TestCase):
         self.assertIn(f"和别的副本是同一个文件：checks/.exercise-done/exercise-2.json（{list(rows)[0]} 的 "
                       "checks/.exercise-done/exercise-2.json）", third["要看一眼"])
         self.assertIn("有链接：checks/.exercise-done/exercise-2.json", third["要看一眼"])
+
+    def test_a_class_built_where_symlinks_are_not_allowed_uses_hard_links_inside_the_copy(self):
+        # Windows 没开开发者模式时建不了符号链接：建班的“软链接”花招换成同一份副本里的硬链接，照样是链接，别的副本不受牵连
+        import kit_helpers
+        with tempfile.TemporaryDirectory() as directory, mock.patch.object(kit_helpers, "_symlinks", [False]):
+            folder = Path(directory)
+            (folder / "other.json").write_text("别的副本的\n", encoding="utf-8")
+            (folder / "own.json").write_text("同一份副本里的\n", encoding="utf-8")
+            kit_helpers.link(folder / "trick.json", folder / "other.json", folder / "own.json")
+            self.assertFalse((folder / "trick.json").is_symlink())
+            self.assertTrue(kit_helpers.is_linked(folder / "trick.json"))
+            self.assertEqual((folder / "trick.json").read_text(encoding="utf-8"), "同一份副本里的\n")
+            self.assertFalse(kit_helpers.is_linked(folder / "other.json"))
 
     def test_a_class_of_thirty_with_every_trick_flagged_and_no_honest_copy(self):
         """issue 25 的验收：临时文件夹里 30 份副本（见 kit_helpers.build_class），每种花招都进“要看一眼”，老实的一份也不进。
@@ -875,6 +892,7 @@ class GradeTest(unittest.TestCase):
             self.assertEqual([name for name in done if (honest / name).exists()], [])
             self.assertEqual((honest / "retrieval_documents.json").read_bytes(), SHIPPED_DOCUMENTS.read_bytes())
 
+    @needs_symlinks
     def test_lesson_07_exercises_are_graded_and_a_borrowed_file_earns_nothing(self):
         own, borrower = self.copies(2)
         (own.path / "domains.json").write_text('{"deny": ["bbs.efficiency-club.test"]}', encoding="utf-8")
@@ -884,6 +902,7 @@ class GradeTest(unittest.TestCase):
         self.assertEqual((first["练习7"], second["练习7"]), ("做完", ""))
         self.assertIn("有链接：domains.json", second["要看一眼"])
 
+    @needs_symlinks
     def test_the_red_team_round(self):
         """一位没看过代码的老师按学生真会试的花招建了一个班（issue 25）：这些都要看一眼或不算分，老实的不点名，
         哪一份也不能让整张表作废。"""
@@ -1200,6 +1219,7 @@ class RunChecksCommandTest(unittest.TestCase):
         self.assertIn("还没完成：资料文件现在读不了。错误：资料文件 ", out)   # 接着判练习：读不了就都没做完
         self.assertNotIn("Traceback", err)
 
+    @needs_symlinks
     def test_documents_says_which_checks_ran_and_agrees_with_grade_on_links(self):
         with tempfile.TemporaryDirectory() as directory:
             real = write_temp(directory, "mine.json", SHIPPED_DOCUMENTS.read_bytes())
