@@ -1195,7 +1195,11 @@ class OldPythonTest(unittest.TestCase):
 class RunChecksCommandTest(unittest.TestCase):
     RUN_CHECKS = ROOT / "checks" / "run_checks.py"
 
-    def run_checks(self, *args):
+    def run_checks(self, *args, process=True):
+        """运行 run_checks.py：真的子进程（帮助、用法错误、老师判学生文件、命名管道这几项），或在本进程里（看到的一样，
+        见 SameInAProcessTest；--documents 只跑几项，每项省下再开一个 Python、再导入一遍检查模块）。"""
+        if not process:
+            return run_kit(list(args), script=self.RUN_CHECKS)
         done = subprocess.run(KIT_PYTHON + [str(self.RUN_CHECKS), *args], capture_output=True, env=clean_env(), timeout=300)
         return done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8")
 
@@ -1212,7 +1216,7 @@ class RunChecksCommandTest(unittest.TestCase):
         shipped = SHIPPED_DOCUMENTS.read_bytes()
         with tempfile.TemporaryDirectory() as directory:
             comma = write_temp(directory, "comma.json", shipped.replace(b'"D01#1",', '"D01#1"，'.encode("utf-8"), 1))
-            code, out, err = self.run_checks("--documents", str(comma))
+            code, out, err = self.run_checks("--documents", str(comma), process=False)
         self.assertEqual(code, 1)
         self.assertRegex(out.splitlines()[-1], r"^checks: \d+ passed, 1 failed, \d+ skipped$")
         self.assertIn("第 3 行第 18 列：JSON 格式不对，这里应当是逗号「,」。提示：这里是全角字符「，」", err)
@@ -1225,18 +1229,18 @@ class RunChecksCommandTest(unittest.TestCase):
             real = write_temp(directory, "mine.json", SHIPPED_DOCUMENTS.read_bytes())
             link = Path(directory) / "link.json"
             link.symlink_to(real)
-            code, out, err = self.run_checks("--documents", str(link))
+            code, out, err = self.run_checks("--documents", str(link), process=False)
         self.assertIn("只跑关于这份资料文件的 4 组检查：test_loader.KitDocumentsTest", err)
         self.assertIn(f"资料文件 {link}：和发布版相同", err)   # 说的是老师给的路径，不是链接指向的文件
         self.assertIn("是链接（符号链接或硬链接），或它所在的文件夹是链接：不算本人的资料，练习不判", err)
         self.assertNotIn("练习", out.replace("checks:", ""))   # 没有判练习的那张表
-        with tempfile.TemporaryDirectory() as directory:   # 整个文件夹链接到同学的：文件本身不是链接（在本进程里跑，看到的一样）
+        with tempfile.TemporaryDirectory() as directory:   # 整个文件夹链接到同学的：文件本身不是链接
             classmate = Path(directory) / "李四"
             classmate.mkdir()
             write_temp(classmate, "retrieval_documents.json", SHIPPED_DOCUMENTS.read_bytes())
             (Path(directory) / "马十六").symlink_to(classmate, target_is_directory=True)
-            code, out, err = run_kit(["--documents", str(Path(directory) / "马十六" / "retrieval_documents.json")],
-                                     script=self.RUN_CHECKS)
+            code, out, err = self.run_checks("--documents", str(Path(directory) / "马十六" / "retrieval_documents.json"),
+                                             process=False)
         self.assertIn("或它所在的文件夹是链接：不算本人的资料，练习不判", err)
         self.assertNotIn("练习", out.replace("checks:", ""))
 
@@ -1245,7 +1249,7 @@ class RunChecksCommandTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as directory:
             folder = Path(directory) / "student.json"
             folder.mkdir()
-            code, out, err = self.run_checks("--documents", str(folder))
+            code, out, err = self.run_checks("--documents", str(folder), process=False)
             self.assertEqual(code, 1)
             self.assertIn("这是一个文件夹", err)
             self.assertNotIn("是链接", err)
