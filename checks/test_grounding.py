@@ -5,13 +5,11 @@ import inspect
 import io
 import json
 import re
-import subprocess
 import tempfile
 import unittest
 from unittest import mock
 
-from kit_helpers import (KIT_PYTHON, ON_SHIPPED, ROOT, SCRIPT, SHIPPED_DOCUMENTS, assert_same_in_a_process, clean_env, run_main,
-                         write_temp)
+from kit_helpers import ON_SHIPPED, ROOT, SHIPPED_DOCUMENTS, assert_same_in_a_process, run_kit, run_main, write_temp
 import bench
 import grounding_eval
 from grounding_eval import (DOCUMENT_SETS, FLAGGED, catch_rate, errors_caught, evaluate, faithful_flagged, holdout_figures,
@@ -230,14 +228,12 @@ class CheckDraftTest(unittest.TestCase):
         self.assertEqual(result["problems"].count("引文在引用的片段中找不到：「试用期三十天」"), 1)
 
     def test_unreadable_file_is_a_rejected_answer(self):
-        with tempfile.TemporaryDirectory() as directory:
-            done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "试用几天？", "--check-draft", f"{directory}/none.json",
-                                   *ON_SHIPPED],
-                                  capture_output=True, env=clean_env(), timeout=60, start_new_session=True)
-        result = json.loads(done.stdout)
-        self.assertEqual((done.returncode, result["status"], result["model_called"]), (4, "rejected", False))
+        with tempfile.TemporaryDirectory() as directory:   # 在本进程里跑（看到的和子进程一样，见 SameInAProcessTest）
+            code, out, err = run_kit(["试用几天？", "--check-draft", f"{directory}/none.json"])
+        result = json.loads(out)
+        self.assertEqual((code, result["status"], result["model_called"]), (4, "rejected", False))
         self.assertTrue(result["problems"][0].startswith("读不了回答文件 "), result["problems"])
-        self.assertNotIn(b"Traceback", done.stderr)
+        self.assertNotIn("Traceback", err)
 
     def test_zero_hits_checks_nothing(self):
         code, result, _ = check_draft("价格是多少？", {"status": "draft", "draft": "99 元", "sources": ["D01#1"]})
