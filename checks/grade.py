@@ -554,6 +554,8 @@ def main(argv):
         print(f"提醒：老师这份套件有没提交的改动（{'、'.join(edited[:5])}{'……' if len(edited) > 5 else ''}），"
               "学生的文件是和改过的样子比的。", file=sys.stderr)
     rows = rows_for(options["args"])
+    if len(rows) < len(options["args"]):   # 作业/李四 和 作业/李四/ 是同一个文件夹：只判一次，说一声，免得老师数行数对不上
+        print(f"提醒：有 {len(options['args']) - len(rows)} 个参数和前面的是同一个文件夹（写法不同），只判一次。", file=sys.stderr)
     if out is None:
         sys.stdout.write(markdown(rows) + (details(rows, options["args"]) if options["--details"] else ""))
         return 0

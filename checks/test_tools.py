@@ -1047,6 +1047,13 @@ class GradeTest(unittest.TestCase):
         self.assertIn("跳过", rows["成绩.csv"]["要看一眼"])
         self.assertIn("找不到", rows["nobody"]["要看一眼"])
 
+    def test_the_same_folder_given_twice_is_graded_once_and_said_so(self):
+        kit, = self.copies(1)
+        code, out, err = run_kit([str(kit.path), str(kit.path) + os.sep], script=ROOT / "checks" / "grade.py")
+        self.assertEqual(code, 0)
+        self.assertEqual(len([line for line in out.splitlines() if line.startswith("| ")]), 2)   # 表头和一行
+        self.assertIn("提醒：有 1 个参数和前面的是同一个文件夹（写法不同），只判一次。\n", err)
+
     def test_csv_has_numbers_and_out_follows_its_suffix(self):
         kit, = self.copies(1)
         out_path = kit.path / "grades.csv"
