@@ -403,7 +403,7 @@ def same_file_as_another(result, paths):
     两边都点名对方。被符号链接指着的一边不点名：它多半是被抄的那个。"""
     owners = {}
     for (name, row), path in zip(result, paths):
-        kit = find_kit(path)[0] if path.is_dir() else None
+        kit = find_kit(path)[0] if path.is_dir() and not path.is_symlink() else None   # 整个链接过去的那一行已经说了指向谁
         for file in sorted(STUDENT_FILES) if kit else []:
             try:
                 info = os.stat(kit / file)   # 跟着链接走到真正的文件：同一个文件的设备号和 inode 相同

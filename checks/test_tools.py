@@ -903,6 +903,23 @@ class GradeTest(unittest.TestCase):
         self.assertIn("有链接：domains.json", second["要看一眼"])
 
     @needs_symlinks
+    def test_a_folder_linked_to_a_classmate_is_not_named_as_a_third_owner(self):
+        # 吴十硬链接了李四的资料，郑十一整个文件夹链接到李四的：吴十那一行只点名李四，郑十一自己那一行说它是链接
+        lisi, wushi = self.copies(2)
+        wushi.documents.unlink()
+        os.link(lisi.documents, wushi.documents)
+        with tempfile.TemporaryDirectory() as directory:
+            alias = Path(directory) / "郑十一"
+            alias.symlink_to(lisi.path, target_is_directory=True)
+            rows, _ = self.grade(lisi.path, wushi.path, alias)
+        names = list(rows)
+        self.assertEqual(rows[names[1]]["要看一眼"].count("和别的副本是同一个文件"), 1)
+        self.assertIn(f"和别的副本是同一个文件：retrieval_documents.json（{names[0]} 的 retrieval_documents.json）",
+                      rows[names[1]]["要看一眼"])
+        self.assertNotIn("郑十一 的", rows[names[1]]["要看一眼"])
+        self.assertIn("整个文件夹是链接", rows[names[2]]["和老师的套件不同"])
+
+    @needs_symlinks
     def test_the_red_team_round(self):
         """一位没看过代码的老师按学生真会试的花招建了一个班（issue 25）：这些都要看一眼或不算分，老实的不点名，
         哪一份也不能让整张表作废。"""
