@@ -498,7 +498,7 @@ def summary(rows):
         said = "按原因数，一个副本可以占几种：" + said
     others = len(rows) - len(copies)
     return (f"总结：{len(copies)} 个副本，{flagged} 个要看一眼" + (f"（{said}）" if said else "")
-            + (f"；另有 {others} 个参数不是套件，见最后一列" if others else "") + "。")
+            + (f"；另有 {others} 个参数没有判（不是套件、找不到，或整个文件夹是链接），见最后一列" if others else "") + "。")
 
 
 def details(rows, arguments):

@@ -911,13 +911,15 @@ class GradeTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as directory:
             alias = Path(directory) / "郑十一"
             alias.symlink_to(lisi.path, target_is_directory=True)
-            rows, _ = self.grade(lisi.path, wushi.path, alias)
+            rows, out = self.grade(lisi.path, wushi.path, alias)
         names = list(rows)
         self.assertEqual(rows[names[1]]["要看一眼"].count("和别的副本是同一个文件"), 1)
         self.assertIn(f"和别的副本是同一个文件：retrieval_documents.json（{names[0]} 的 retrieval_documents.json）",
                       rows[names[1]]["要看一眼"])
         self.assertNotIn("郑十一 的", rows[names[1]]["要看一眼"])
         self.assertIn("整个文件夹是链接", rows[names[2]]["和老师的套件不同"])
+        self.assertIn("总结：2 个副本", out.splitlines()[-1])   # 链接过去的那个参数不算副本，也不说它“不是套件”
+        self.assertIn("另有 1 个参数没有判（不是套件、找不到，或整个文件夹是链接）", out.splitlines()[-1])
 
     @needs_symlinks
     def test_the_red_team_round(self):
