@@ -844,7 +844,7 @@ def describe_json_error(text, error):
         hint = "JSON 的字段名和字符串要用双引号「\"」，不能用单引号「'」"
     elif char in ("/", "#"):
         hint = "JSON 不支持注释（// 、/* */ 或 #），请删掉注释"
-    elif char == "}" and message.startswith("Expecting value"):   # 删记录只删了开头：剩下的「},」前面什么也没有
+    elif char == "}" and before.endswith("[") and message.startswith("Expecting value"):   # 删记录只删了开头，剩下它的「},」
         what = "这里多了一个「}」"
         hint = "删一条记录时可能只删了一半：把它从「{」到「},」整段删掉，或补回它的开头"
     elif char == "," and message.startswith("Expecting value"):

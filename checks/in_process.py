@@ -149,9 +149,10 @@ def exit_code(value):
 def run_script(script, args, stdin=b"", cwd=None, env=None, merge_stderr=False):
     """像 `python3 script args`（stdin 送入这些字节）那样运行，返回 (退出码, stdout 字节, stderr 字节)。
     merge_stderr=True 时 stderr 也写进 stdout（终端里看到的样子），返回的 stderr 是空的。"""
-    # 相对路径从 cwd 算起。新进程把它接在 os.getcwd() 后面，那是解析过链接的真实路径（macOS 的临时目录就在链接 /var 后面，
-    # traceback 里的文件名要一样），所以这里也用 cwd 的真实路径
-    given = os.path.join(os.path.realpath(cwd), script) if cwd and not os.path.isabs(script) else str(script)
+    # 相对路径从 cwd 算起，和新进程一样接在它的当前文件夹后面：POSIX 上那是解析过链接的真实路径（macOS 的临时目录就在
+    # 链接 /var 后面，traceback 里的文件名要一样）；Windows 上是照给的写法（realpath 还会把 RUNNER~1 这种短名展开，反而不同）
+    here = os.path.realpath(cwd) if cwd and os.name == "posix" else cwd
+    given = os.path.join(here, script) if cwd and not os.path.isabs(script) else str(script)
     directories = kit_directories(given)
     names = {path.stem for directory in directories if os.path.isdir(directory) for path in Path(directory).glob("*.py")}
     if names & set(sys.stdlib_module_names):   # 和标准库同名的文件（学生加的 heapq.py）：进程内标准库是共用的，开真的子进程

@@ -10,6 +10,7 @@ if sys.version_info < (3, 10):   # checks/ 里的工具都先导入这里：新�
 
 import atexit   # noqa: E402  （版本检查要在最前面）
 import contextlib   # noqa: E402
+import functools   # noqa: E402
 import hashlib   # noqa: E402
 import importlib.machinery   # noqa: E402
 import importlib.util   # noqa: E402
@@ -571,37 +572,36 @@ def is_linked(path):
     return stat.S_ISLNK(info.st_mode) or (stat.S_ISREG(info.st_mode) and info.st_nlink > 1)
 
 
-_symlinks = []
-
-
+@functools.lru_cache(maxsize=None)   # 只试一次
 def can_symlink():
-    """这台机器上能不能建符号链接：Windows 上没开“开发者模式”的普通用户不能（OSError）。只试一次。"""
-    if not _symlinks:
-        with tempfile.TemporaryDirectory() as folder:
-            try:
-                os.symlink(folder, os.path.join(folder, "link"), target_is_directory=True)
-                _symlinks.append(True)
-            except (OSError, NotImplementedError):
-                _symlinks.append(False)
-    return _symlinks[0]
+    """这台机器上能不能建符号链接：Windows 上没开“开发者模式”的普通用户不能（OSError）。"""
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            os.symlink(folder, os.path.join(folder, "link"), target_is_directory=True)
+        except (OSError, NotImplementedError):
+            return False
+    return True
 
 
-def link(path, target, fallback):
-    """建班用：path 做成指向 target（别的副本里的文件）的符号链接。这台机器上建不了符号链接时，改成硬链接到 fallback
-    （同一份副本里的文件）：grade.py 一样要点名“有链接”，又不让被链接的别的副本也被点名（硬链接两边都算）。"""
+def link_to_classmate(path, target):
+    """建班用：把 path 做成指向 target（同学副本里的文件）的符号链接。这台机器上建不了符号链接时，先把 target 的内容复制到
+    path 旁边的 path.classmate，再把 path 硬链接过去：内容是同学的，grade.py 一样要点名“有链接”、不给分；
+    又不会让同学的那份也变成硬链接、被连带点名。"""
     if can_symlink():
         path.symlink_to(target)
     else:
-        os.link(fallback, path)
+        borrowed_copy = path.with_name(path.name + ".classmate")
+        shutil.copyfile(target, borrowed_copy)
+        os.link(borrowed_copy, path)
 
 
 def needs_symlinks(check):
     """要建符号链接的检查：这台机器上建不了就跳过，说明原因，不算失败（学生的 Windows 多半是这样）。"""
+    @functools.wraps(check)
     def checked(test, *args, **kwargs):
         if not can_symlink():
             test.skipTest("这台机器上建不了符号链接（Windows 没开开发者模式时就是这样）")
         return check(test, *args, **kwargs)
-    checked.__name__, checked.__doc__ = check.__name__, check.__doc__
     return checked
 
 
@@ -810,17 +810,16 @@ def build_class(folder, size=30):
             write(kit / "lessons" / "03-retrieval-qa.md", "# 答案都在这里\n")
         elif way == "资料软链接":
             (kit / "retrieval_documents.json").unlink()
-            link(kit / "retrieval_documents.json", folder / "h02-练习一" / "retrieval_documents.json",
-                 kit / "checks" / "shipped_documents.json")
+            link_to_classmate(kit / "retrieval_documents.json", folder / "h02-练习一" / "retrieval_documents.json")
         elif way == "资料硬链接":   # 硬链接分不出谁抄谁：被链接的那份也会被点名，所以链接到另一个耍花招的副本
             (kit / "retrieval_documents.json").unlink()
             os.link(folder / "t04-改了代码" / "retrieval_documents.json", kit / "retrieval_documents.json")
         elif way == "草稿软链接":
-            link(kit / "trick.json", folder / "h08-练习四" / "trick.json", kit / "README.md")
+            link_to_classmate(kit / "trick.json", folder / "h08-练习四" / "trick.json")
         elif way == "存档软链接":
             (kit / "checks" / ".exercise-done").mkdir()
-            link(kit / "checks" / ".exercise-done" / "exercise-2.json",
-                 folder / "h03-练习二存档" / "checks" / ".exercise-done" / "exercise-2.json", kit / "checks" / "shipped_documents.json")
+            link_to_classmate(kit / "checks" / ".exercise-done" / "exercise-2.json",
+                              folder / "h03-练习二存档" / "checks" / ".exercise-done" / "exercise-2.json")
             write(kit / "checks" / ".exercise-progress.json", '{"done": [2]}')
         elif way == "草稿抄的":
             shutil.copyfile(folder / "t03-加了模块" / "trick.json", kit / "trick.json")
@@ -832,7 +831,7 @@ def build_class(folder, size=30):
             else:   # Windows 上没有命名管道：换成同样要看一眼的链接
                 expected[name] = "有链接"
                 (kit / "lessons" / "glossary.md").unlink()
-                link(kit / "lessons" / "glossary.md", source / "lessons" / "glossary.md", kit / "README.md")
+                link_to_classmate(kit / "lessons" / "glossary.md", source / "lessons" / "glossary.md")
         elif way == "套了一层":
             shutil.move(str(kit), str(folder / "inner"))
             kit.mkdir()

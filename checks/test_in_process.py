@@ -64,7 +64,7 @@ class InProcessTest(unittest.TestCase):
                 if how == "raise":
                     self.assertIn(b"Traceback (most recent call last):", inside[1])
 
-    @unittest.skipIf(sys.platform == "win32", "Windows 上建链接要管理员权限")
+    @unittest.skipIf(sys.platform == "win32", "POSIX 的做法：Windows 的新进程不解析当前文件夹里的链接")
     def test_a_working_folder_behind_a_link_names_the_real_path_like_a_process(self):
         # macOS 的临时目录在链接（/var → /private/var）后面：新进程把相对路径接在解析过链接的 os.getcwd() 后面，
         # traceback 里是真实路径。以前进程内用的是链接的路径，在 Mac 上这一项对不上

@@ -200,6 +200,8 @@ class SyntaxHintTest(LoaderCase):
         self.assertEqual(self.error_for('[\n  },\n  {"id": "A2"}\n]'),
                          " 第 2 行第 3 列：JSON 格式不对，这里多了一个「}」。"
                          "提示：删一条记录时可能只删了一半：把它从「{」到「},」整段删掉，或补回它的开头。")
+        # 字段的值空着（"title": }）不是删了半条记录：照旧只说缺一个值
+        self.assertEqual(self.error_for('[{"id": "A1", "title": }]'), " 第 1 行第 24 列：JSON 格式不对，这里缺少一个值。")
 
     def test_missing_closing_brace_of_a_record(self):
         self.assertIn("上一条记录可能少了结尾的「}」", self.error_for('[{"id": "A1",\n  {"id": "A2"}]'))

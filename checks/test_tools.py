@@ -844,18 +844,18 @@ class GradeTest(unittest.TestCase):
                       "checks/.exercise-done/exercise-2.json）", third["要看一眼"])
         self.assertIn("有链接：checks/.exercise-done/exercise-2.json", third["要看一眼"])
 
-    def test_a_class_built_where_symlinks_are_not_allowed_uses_hard_links_inside_the_copy(self):
-        # Windows 没开开发者模式时建不了符号链接：建班的“软链接”花招换成同一份副本里的硬链接，照样是链接，别的副本不受牵连
+    def test_a_class_built_where_symlinks_are_not_allowed_still_borrows_a_classmate_s_file(self):
+        # Windows 没开开发者模式时建不了符号链接：建班的“软链接”花招换成硬链接到同学内容的一份复制，内容仍是同学的
+        # （不给分是因为它是链接，不是因为内容不对），同学的那份也不会变成硬链接、被连带点名
         import kit_helpers
-        with tempfile.TemporaryDirectory() as directory, mock.patch.object(kit_helpers, "_symlinks", [False]):
+        with tempfile.TemporaryDirectory() as directory, mock.patch.object(kit_helpers, "can_symlink", lambda: False):
             folder = Path(directory)
-            (folder / "other.json").write_text("别的副本的\n", encoding="utf-8")
-            (folder / "own.json").write_text("同一份副本里的\n", encoding="utf-8")
-            kit_helpers.link(folder / "trick.json", folder / "other.json", folder / "own.json")
+            (folder / "classmate.json").write_text("同学写的\n", encoding="utf-8")
+            kit_helpers.link_to_classmate(folder / "trick.json", folder / "classmate.json")
             self.assertFalse((folder / "trick.json").is_symlink())
             self.assertTrue(kit_helpers.is_linked(folder / "trick.json"))
-            self.assertEqual((folder / "trick.json").read_text(encoding="utf-8"), "同一份副本里的\n")
-            self.assertFalse(kit_helpers.is_linked(folder / "other.json"))
+            self.assertEqual((folder / "trick.json").read_text(encoding="utf-8"), "同学写的\n")
+            self.assertFalse(kit_helpers.is_linked(folder / "classmate.json"))
 
     def test_a_class_of_thirty_with_every_trick_flagged_and_no_honest_copy(self):
         """issue 25 的验收：临时文件夹里 30 份副本（见 kit_helpers.build_class），每种花招都进“要看一眼”，老实的一份也不进。
