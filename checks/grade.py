@@ -447,8 +447,9 @@ def same_as_another(result, paths):
 
 
 def own_json(path):
-    """学生自己写的 JSON 文件的内容；是链接、不是普通文件、读不了的返回 None（链接另有一条）。"""
-    if path.is_symlink() or not path.is_file():
+    """学生自己写的 JSON 文件的内容；是链接（符号链接或硬链接）、不是普通文件、读不了的返回 None（链接另有一条：
+    “和别的副本是同一个文件”，不再算作“一模一样”）。"""
+    if is_linked(path) or not path.is_file():
         return None
     value, problem = exercise.student_json(path)
     return None if problem else value
