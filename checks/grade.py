@@ -53,7 +53,7 @@ LEGEND = [
     "做完时存下的资料重判过；"
     "“自报已改回”= 只有学生自己的进度文件这么说，老师核实不了；空 = 没做。",
     "recall@3、精确率：关键词检索在 checks/eval_questions.json 上的成绩。验收：离线验收记录通过几行。",
-    "和老师的套件不同：加了、改了、缺了的文件（内容按 SHA-256 比；是老师 git 仓库里以前提交过的版本的，标“旧版本”，不算改了）；新加的 .py/.pth 会被 Python 自动导入，标“风险”；"
+    "和老师的套件不同：加了、改了、缺了的文件（内容按 SHA-256 比；和老师 git 仓库里以前提交过的某一版一样的不算改了，另起一条“另有旧版本的文件”）；新加的 .py/.pth 会被 Python 自动导入，标“风险”；"
     "链接（符号链接、硬链接）写明指向哪里或和几个文件共用，资料或 trick.json 是链接的不算分。",
     "要看一眼：这一行为什么需要老师打开副本看看（改了 Python 文件、检查或课文，有链接，和别的副本改得一模一样，练习只有自报……）。",
 ]
@@ -106,12 +106,15 @@ def teacher_files():
 
 @functools.lru_cache(maxsize=None)
 def teacher_history():
-    """老师的 git 仓库里每个文件提交过的各个版本：{路径: {内容的 git 编号}}。不是 git 仓库、没装 git 时是空的。"""
+    """老师的 git 仓库里每个文件提交过的各个版本：{路径（相对于套件的根目录）: {内容的 git 编号}}。不是 git 仓库、没装 git
+    时是空的。套件放在更大的仓库的子文件夹里时，仓库里的路径要去掉前面那一段。"""
+    prefix = (git_output("rev-parse", "--show-prefix") or b"").decode("utf-8").strip()
+    listed = git_output("log", "--all", "--no-renames", "--format=", "--raw", "--no-abbrev", "-z") or b""
+    fields = listed.decode("utf-8", errors="replace").split("\0")   # 每处改动两段：“:旧模式 新模式 旧编号 新编号 状态”、路径
     versions = {}
-    for line in (git_output("rev-list", "--all", "--objects") or b"").decode("utf-8", errors="replace").splitlines():
-        object_id, _, path = line.partition(" ")
-        if path:
-            versions.setdefault(path, set()).add(object_id)
+    for change, path in zip(fields[0::2], fields[1::2]):
+        if change.startswith(":") and path.startswith(prefix):
+            versions.setdefault(path[len(prefix):], set()).add(change.split()[3])
     return versions
 
 
@@ -143,7 +146,7 @@ def compare_with_teacher(folder, bytecode):
     bytecode：这个副本里有问题的字节码（forged_bytecode 给全班一起查好的）。"""
     mine = {name for name in teacher_files() if not is_student_file(name)}
     theirs = kit_files(folder)
-    differences, concerns, absent = [], [], set()
+    differences, concerns, absent, older = [], [], set(), []
     for name in sorted(mine | set(theirs)):
         info = theirs.get(name)
         if is_student_file(name):   # 学生照课文存的文件不算差别；可它是链接（指向别人的），就是拿别人的作业
@@ -175,7 +178,7 @@ def compare_with_teacher(folder, bytecode):
             concerns.append(("有链接", name))
         elif not same_as_teacher(folder / name, name):
             if earlier_version(folder / name, name):   # 学生拿的是老师以前发的套件：不是改了，更不是和同学抄了一样的改动
-                differences.append(f"{name}（旧版本）")
+                older.append(name)
                 continue
             differences.append(f"{name}（改了）")
             if name.endswith(RISKY):
@@ -184,6 +187,8 @@ def compare_with_teacher(folder, bytecode):
                 concerns.append(("改了检查或课文", name))
     if len(differences) > MAX_LISTED:   # 整个副本是旧版本、带着一堆别的文件时，一格写不下
         differences = differences[:MAX_LISTED] + [f"……另有 {len(differences) - MAX_LISTED} 处"]
+    if older:   # 旧版本的文件另起一条：早克隆的副本有二十几个，不能把真正的改动挤出这一格
+        differences.append(f"（另有旧版本的文件 {len(older)} 个：{'、'.join(older[:3])}{'……' if len(older) > 3 else ''}）")
     kept = sorted(name for name in theirs if name in lesson_files())
     if kept:   # 照课文存的文件：另起一条说个数，不和真正的差别混在一起
         differences.append(f"（另有课文让存的文件 {len(kept)} 个）")

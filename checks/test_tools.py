@@ -987,15 +987,16 @@ class GradeTest(unittest.TestCase):
         # 还因为大家的“改动”一样，互相点名“和别的副本一模一样”
         import grade
         with tempfile.TemporaryDirectory() as directory:
-            teacher = Path(directory) / "teacher"
-            teacher.mkdir()
+            course = Path(directory) / "course"   # 老师把套件放在整门课的仓库里的一个子文件夹
+            teacher = course / "kit"
+            teacher.mkdir(parents=True)
 
             def commit(text):
                 (teacher / "tool.py").write_text(text, encoding="utf-8")
                 for args in (["add", "tool.py"], ["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "v"]):
                     subprocess.run(["git", "-C", str(teacher), *args], check=True, capture_output=True)
 
-            subprocess.run(["git", "init", "-q", str(teacher)], check=True)
+            subprocess.run(["git", "init", "-q", str(course)], check=True)
             commit("VERSION = 1\n")
             commit("VERSION = 2\n")
             copies = {name: Path(directory) / name for name in ("旧版", "旧版CRLF", "改过")}
@@ -1011,8 +1012,8 @@ class GradeTest(unittest.TestCase):
                 finally:
                     for cache in caches:
                         cache.cache_clear()
-        self.assertEqual(found["旧版"], (["tool.py（旧版本）"], []))
-        self.assertEqual(found["旧版CRLF"], (["tool.py（旧版本）"], []))   # Windows 克隆的旧版本也认得
+        self.assertEqual(found["旧版"], (["（另有旧版本的文件 1 个：tool.py）"], []))
+        self.assertEqual(found["旧版CRLF"], (["（另有旧版本的文件 1 个：tool.py）"], []))   # Windows 克隆的旧版本也认得
         self.assertEqual(found["改过"], (["tool.py（改了）"], [("改了 Python 文件", "tool.py")]))
 
     @unittest.skipUnless(shutil.which("git"), "这台机器上没装 git")
