@@ -718,8 +718,8 @@ def build_class(folder, size=30):
     import py_compile
     import grade
     folder = Path(folder)
-    # 和 grade.py 比的是同一批文件，老实的副本才会一处不差。老师自己做过的练习（不是 git 仓库时文件夹里有什么就算什么：
-    # checks/.exercise-done/、trick.json……）不带进班里，资料用发布版的
+    # 和 grade.py 比的是同一批文件，老实的副本才会一处不差。老师提交进仓库的自己做的练习（checks/.exercise-done/、
+    # trick.json……）不带进班里，资料用发布版的
     names = sorted(name for name in grade.teacher_files() if name == "retrieval_documents.json" or not grade.is_student_file(name))
     trial = {"status": "draft", "draft": "老用户也可以再试用 7 天。", "sources": ["D01#1"], "why": "原文只说新注册的团队"}
 

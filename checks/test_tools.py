@@ -320,7 +320,7 @@ class ExerciseCommandTest(unittest.TestCase):
         self.edit(lambda r: r[0]["keywords"].append("免费用多久"))
         code, out = self.judge(1)
         self.assertIn("做完时的资料已存为 checks/.exercise-done/exercise-1.json", out)
-        self.kit.restore()   # 第 03 课“想多了解”说可以 git checkout，撤掉关键词
+        self.kit.restore()   # 第 03 课“想多了解”说可以用发布版的副本覆盖，撤掉关键词
         code, out = self.judge(1)
         self.assertEqual(code, 0, out)
         self.assertIn("已完成（之前做完过）", out)
@@ -879,7 +879,7 @@ class GradeTest(unittest.TestCase):
         self.assertIn("总结：30 个副本，15 个要看一眼", out.splitlines()[-1])
 
     def test_a_teacher_who_did_the_exercises_still_gets_a_clean_class(self):
-        # 老师的套件不是 git 仓库、老师自己也做过练习：建班时这些学生的文件不带进每一份副本（以前带进去了，
+        # 老师的文件清单里有学生的文件（老师把自己做的练习也提交进了仓库）：建班时不带进每一份副本（以前带进去了，
         # “存档软链接”那份撞上已有的 checks/.exercise-done/，整项检查报错），资料用发布版的
         import grade
         from kit_helpers import build_class
