@@ -1011,6 +1011,9 @@ class JsonObject(dict):
 
 # ---------- 没有密钥也能练：检查一份保存的回答（--check-draft） ----------
 
+# 学生的文件不是 UTF-8 时怎么说（回答文件、第 07 课的域名名单、练习自查读的文件共用）：中文 Windows 的记事本“ANSI”就是 GBK
+NOT_UTF8 = "不是 UTF-8 编码（可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存"
+
 def read_saved_reply(path):
     """--check-draft：读一份保存的回答，包装成和模型的回复（generate() 的返回值）一样的样子
     {"content", "finish_reason": "stop"}，接下来和真正的回复一样交给 checked_answer()。
@@ -1027,7 +1030,7 @@ def read_saved_reply(path):
     try:
         content = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise make_rejection(f"回答文件 {path} 不是 UTF-8 编码（可能是用 GBK/ANSI 保存的，请用 UTF-8 重新保存）") from None
+        raise make_rejection(f"回答文件 {path} {NOT_UTF8}") from None
     if "\x00" in content:   # 没有 BOM 的 UTF-16 也能“解码”成 UTF-8，只是满是 NUL
         raise make_rejection(f"回答文件 {path} 不是 UTF-8 编码（里面有 NUL 字符，像是 UTF-16）")
     return {"content": content, "finish_reason": "stop"}
@@ -1467,7 +1470,7 @@ def read_domains(path):
     except OSError as error:
         raise make_kit_error(f"读不了域名名单 {path}（{describe_os_error(error)}）。") from None
     except UnicodeDecodeError:
-        raise make_kit_error(f"域名名单 {path} 不是 UTF-8 文本（可能是用 GBK/ANSI 保存的），请用 UTF-8 重新保存。") from None
+        raise make_kit_error(f"域名名单 {path} {NOT_UTF8}。") from None
     except JsonProblem as problem:
         where = f"第 {problem.line} 行第 {problem.column} 列：" if problem.line else ""
         raise make_kit_error(f"域名名单 {path} {where}{problem.what}。" + (f"提示：{problem.hint}。" if problem.hint else "")) from None

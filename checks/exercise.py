@@ -44,6 +44,7 @@ EXERCISES = {
 WEB_QUESTION = "请问记得笔记的免费试用期是多久？"   # 第 07 课练习二问的问题
 RESTORE = {2: "把 D01#1 正文里的 14 天改回 7 天", 3: "用你做的备份把 D01#1 恢复回来",
            5: "删掉你加的那条藏着指令的记录"}   # 做完要改回去的练习，各自怎么改回
+STUDENT_FILE_LIMIT = 64 * 1024   # 字节：练习自己写的 JSON（trick.json、pairs.json）只有几行，再大多半是放错了文件
 SAVED = (1, 2, 3, 5)   # 改资料的练习：做完时把资料存一份，以后资料改回去或再改，仍能核对做过
 
 
@@ -193,12 +194,15 @@ def student_json(path):
     if not path.is_file():
         return None, f"没有找到 {path}。"
     try:
-        return parse_json(read_head(path, 64 * 1024).decode("utf-8-sig")), None
+        data = read_head(path, STUDENT_FILE_LIMIT)
+        if len(data) > STUDENT_FILE_LIMIT:   # 读了开头的一截：别拿截断的内容去报“编码不对”或 JSON 错误
+            return None, f"{path.name} 超过 {STUDENT_FILE_LIMIT // 1024} KB：练习自己写的文件只有几行，是不是放错了文件？"
+        return parse_json(data.decode("utf-8-sig")), None
     except JsonProblem as problem:
         where = f"第 {problem.line} 行第 {problem.column} 列：" if problem.line else ""
         return None, f"{path.name} 不是合法的 JSON（{where}{problem.what}）。" + (f"{problem.hint}。" if problem.hint else "")
     except UnicodeDecodeError:   # 记事本“另存为 ANSI”、中文 Windows 的默认编码
-        return None, f"{path.name} 不是 UTF-8 编码（可能是用 GBK/ANSI 保存的）：请用 UTF-8 重新保存。"
+        return None, f"{path.name} {web.NOT_UTF8}。"
     except OSError as error:
         return None, f"读不了 {path.name}（{describe_os_error(error)}）。"
 
@@ -225,27 +229,30 @@ def exercise_6(documents, path):
 
 def pairs_problem(pairs):
     """pairs.json 的格式哪里不对：说到第几对、哪一边、哪个字段（字段名拼错了猜一猜）；没问题是 None。"""
-    import difflib
-    if not isinstance(pairs, list) or not pairs:
-        return "pairs.json 不是数组，或是空的"
+    from reply_assistant import closest   # 和命令行选项一样猜拼错的名字
+    if not isinstance(pairs, list):
+        return f"pairs.json 的最外层是{web.describe_value(pairs)}"
+    if not pairs:
+        return "pairs.json 是空数组"
 
     def missing(where, record, name, expected):
-        guess = difflib.get_close_matches(name, [key for key in record if isinstance(key, str)], n=1)
-        return f'{where}缺少 "{name}"（{expected}）' + (f'，是不是把它写成了 "{guess[0]}"' if guess else "")
+        guess = closest(name, [key for key in record if isinstance(key, str)])
+        return f'{where}缺少 "{name}"（{expected}）' + (f'，是不是把它写成了 "{guess}"' if guess else "")
 
     for number, pair in enumerate(pairs, 1):
         where = f"第 {number} 对"
         if not isinstance(pair, dict):
-            return f"{where}不是对象 {{…}}"
+            return f"{where}应当是对象 {{…}}，现在是{web.describe_value(pair)}"
         if "same" not in pair:
             return missing(where, pair, "same", "true 或 false")
         if not isinstance(pair["same"], bool):
-            return f'{where}的 "same" 应当是 true 或 false，不加引号'
+            quoted = "（不加引号）" if isinstance(pair["same"], str) else ""
+            return f'{where}的 "same" 应当是 true 或 false{quoted}，现在是{web.describe_value(pair["same"])}'
         for side in ("a", "b"):
             if side not in pair:
                 return missing(where, pair, side, "一个结果：{title, url, snippet}")
             if not isinstance(pair[side], dict):
-                return f'{where}的 "{side}" 应当是一个对象：{{title, url, snippet}}'
+                return f'{where}的 "{side}" 应当是一个对象 {{title, url, snippet}}，现在是{web.describe_value(pair[side])}'
             for field in ("title", "url", "snippet"):
                 value = pair[side].get(field)
                 if field not in pair[side]:
@@ -393,10 +400,10 @@ def main(argv):
     path = ROOT / DOCUMENTS_NAME if options["--documents"] is None else Path(os.path.abspath(options["--documents"]))   # 不跟着链接走：trick.json 在链接所在的文件夹找
     track = options["--documents"] is None
     numbers = list(EXERCISES) if choice == "all" else [int(choice)]
+    if choice != "all":   # 先说是哪个练习：资料读不了时也一样
+        print(f"练习 {choice}：{EXERCISES[int(choice)]}")
     documents, error = load(path)
     if error:
-        if choice != "all":   # 和读得了时一样，先说是哪个练习
-            print(f"练习 {choice}：{EXERCISES[int(choice)]}")
         print(f"还没完成：资料文件现在读不了。{error}")
         return 1
     remembered = remembered_done(track) | {number for number in SAVED if track and shown_by_saved_copy(number, PROGRESS.parent)}
@@ -414,7 +421,6 @@ def main(argv):
             print(f"| {number} | {LABELS[state]} | {web.one_line(text).replace('|', '｜')} |")   # 学生写的换行、竖线不拆开表格
     else:
         state, lines = results[numbers[0]]
-        print(f"练习 {numbers[0]}：{EXERCISES[numbers[0]]}")
         print(f"{LABELS[state]}：{lines[0]}", *lines[1:], sep="\n")
         if state == "done" and numbers[0] in RESTORE:
             print(f"提醒：这个练习做完要改回去（{RESTORE[numbers[0]]}），免得影响后面的练习。")

@@ -606,8 +606,13 @@ def needs_symlinks(check):
 
 
 def borrowed(path):
-    """path 是别人的文件：它本身是链接（is_linked），或它所在的文件夹是符号链接（整个副本指向同学的文件夹）。"""
-    return is_linked(path) or os.path.islink(os.path.dirname(os.path.abspath(path)))
+    """path 是别人的文件时说明为什么：它本身是链接（is_linked），或它所在的文件夹是符号链接（整个副本指向同学的文件夹）；
+    是自己的文件时返回 None。只看上一层文件夹：再往上的链接（macOS 的 /var → /private/var）是系统的，不是学生的。"""
+    if is_linked(path):
+        return "是链接（符号链接或硬链接）"
+    if os.path.islink(os.path.dirname(os.path.abspath(path))):
+        return "所在的文件夹是链接"
+    return None
 
 
 def write_temp(directory, name, content):

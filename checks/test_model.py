@@ -261,7 +261,7 @@ class BaselineSavedAnswerTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as directory:
             Path(directory, "gbk.json").write_bytes('{"status": "draft", "draft": "试用期 7 天"}'.encode("gbk"))
             for name, expected in (("trick.json", "读不了回答文件 trick.json（文件不存在；相对路径从当前文件夹算起）"),
-                                   ("gbk.json", "回答文件 gbk.json 不是 UTF-8 编码（可能是用 GBK/ANSI 保存的，请用 UTF-8 重新保存）")):
+                                   ("gbk.json", "回答文件 gbk.json 不是 UTF-8 编码（可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存")):
                 with self.subTest(name=name):
                     code, out, _ = run_kit(["试用几天？", "--check-draft", name], script=ROOT / "model_reply_assistant.py",
                                            cwd=directory)

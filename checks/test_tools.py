@@ -203,6 +203,15 @@ class ExerciseCommandTest(unittest.TestCase):
     def write_trick(self, answer):
         (self.kit.path / "trick.json").write_text(json.dumps(answer, ensure_ascii=False), encoding="utf-8")
 
+    def test_a_student_file_too_large_to_be_an_exercise_says_so(self):
+        # 以前只读开头 64 KB 就去解析：被截断的 UTF-8 被说成“可能是用 GBK 保存的”
+        (self.kit.path / "pairs.json").write_text(json.dumps([{"snippet": "试用期七天。" * 5000}], ensure_ascii=False),
+                                                  encoding="utf-8")
+        code, out = self.judge(6)
+        self.assertEqual(code, 1)
+        self.assertIn("pairs.json 超过 64 KB：练习自己写的文件只有几行，是不是放错了文件？", out)
+        self.assertNotIn("GBK", out)
+
     def test_all_keeps_a_students_line_breaks_out_of_the_table(self):
         # 学生在 why 里换了行、写了竖线和终端控制字符：all 的表格每个练习仍是一行，终端不被改颜色
         self.write_trick({"status": "draft", "draft": "老用户也可以试用 7 天。", "sources": ["D01#1"],
@@ -375,7 +384,9 @@ class ExerciseCommandTest(unittest.TestCase):
     def test_exercise_6_names_the_pair_and_the_field_that_is_wrong(self):
         # 以前只重复一遍整体的格式：学生找不到是哪一对、哪个字段
         result = {"title": "新馆开放", "url": "https://city.example/a", "snippet": "青川新馆 10 月 1 日开放。"}
-        for pairs, expected in (([{"a": result, "b": result, "same": "true"}], '第 1 对的 "same" 应当是 true 或 false，不加引号'),
+        for pairs, expected in (([{"a": result, "b": result, "same": "true"}],
+                                 '第 1 对的 "same" 应当是 true 或 false（不加引号），现在是字符串 "true"'),
+                                ([{"a": result, "b": result, "same": 1}], '第 1 对的 "same" 应当是 true 或 false，现在是数字 1'),
                                 ([{"a": result, "b": result, "same": True}, {"a": result, "same": False}],
                                  '第 2 对缺少 "b"（一个结果：{title, url, snippet}）'),
                                 ([{"a": result, "b": {"title": "t", "url": "u", "snipet": "x"}, "same": False}],
@@ -458,7 +469,7 @@ class ExerciseCommandTest(unittest.TestCase):
         (self.kit.path / "trick.json").write_text('{"status": "draft", "draft": "试用期 7 天。"}', encoding="gbk")
         code, out = self.judge(4)
         self.assertEqual(code, 1)
-        self.assertIn("trick.json 不是 UTF-8 编码（可能是用 GBK/ANSI 保存的）：请用 UTF-8 重新保存。", out)
+        self.assertIn("trick.json 不是 UTF-8 编码（可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存。", out)
         self.assertNotIn("Error", out)
 
     def test_all_gives_one_table_and_documents_judges_another_file(self):
@@ -1259,7 +1270,7 @@ class RunChecksCommandTest(unittest.TestCase):
             code, out, err = self.run_checks("--documents", str(link), process=False)
         self.assertIn("只跑关于这份资料文件的 4 组检查：test_loader.KitDocumentsTest", err)
         self.assertIn(f"资料文件 {link}：和发布版相同", err)   # 说的是老师给的路径，不是链接指向的文件
-        self.assertIn("是链接（符号链接或硬链接），或它所在的文件夹是链接：不算本人的资料，练习不判", err)
+        self.assertIn("是链接（符号链接或硬链接）：不算本人的资料，练习不判", err)
         self.assertNotIn("练习", out.replace("checks:", ""))   # 没有判练习的那张表
         with tempfile.TemporaryDirectory() as directory:   # 整个文件夹链接到同学的：文件本身不是链接
             classmate = Path(directory) / "李四"
@@ -1268,7 +1279,7 @@ class RunChecksCommandTest(unittest.TestCase):
             (Path(directory) / "马十六").symlink_to(classmate, target_is_directory=True)
             code, out, err = self.run_checks("--documents", str(Path(directory) / "马十六" / "retrieval_documents.json"),
                                              process=False)
-        self.assertIn("或它所在的文件夹是链接：不算本人的资料，练习不判", err)
+        self.assertIn("retrieval_documents.json 所在的文件夹是链接：不算本人的资料，练习不判", err)
         self.assertNotIn("练习", out.replace("checks:", ""))
 
     def test_a_folder_is_not_called_a_link(self):

@@ -200,7 +200,7 @@ class DomainFileTest(unittest.TestCase):
             comma = write_temp(directory, "comma.json", '{"deny": ["bbs.efficiency-club.test",]}')
             gbk = write_temp(directory, "gbk.json", '{"deny": ["论坛.test"]}'.encode("gbk"))
             for path, expected in ((comma, "第 1 行第 37 列：这里多了一个逗号。提示：数组或对象的最后一项后面不能再写逗号，删掉它。"),
-                                   (gbk, "不是 UTF-8 文本（可能是用 GBK/ANSI 保存的），请用 UTF-8 重新保存。")):
+                                   (gbk, "不是 UTF-8 编码（可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存。")):
                 with self.subTest(path=path.name), self.assertRaises(web.KitError) as caught:
                     web.read_domains(str(path))
                 self.assertEqual(str(caught.exception), f"错误：域名名单 {path} {expected}")
