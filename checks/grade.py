@@ -59,11 +59,14 @@ LEGEND = [
 ]
 
 
+def as_committed(data):
+    """文件内容去掉开头的 BOM、把 CRLF 换成 LF，就是仓库里存的样子：Windows 上存过、克隆过的副本不会因此被算作“改过”。"""
+    return data.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")
+
+
 def fingerprint(path, data=None):
-    """文件内容（data，或者读 path）的 SHA-256；先去掉开头的 BOM、把 CRLF 换成 LF：Windows 上存过、克隆过的副本
-    不会因此被算作“改过”。"""
-    data = path.read_bytes() if data is None else data
-    return hashlib.sha256(data.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")).hexdigest()
+    """文件内容（data，或者读 path）按 as_committed 换过以后的 SHA-256。"""
+    return hashlib.sha256(as_committed(path.read_bytes() if data is None else data)).hexdigest()
 
 
 @functools.lru_cache(maxsize=None)
@@ -119,9 +122,9 @@ def teacher_history():
 
 
 def earlier_version(path, name):
-    """path 的内容是老师仓库里 name 以前提交过的某个版本（BOM、CRLF 不算不同：仓库里存的是 LF）。按内容的 git 编号比，
+    """path 的内容是老师仓库里 name 以前提交过的某个版本（BOM、CRLF 不算不同，见 as_committed）。按内容的 git 编号比，
     和 git hash-object 算法一样：对得上就是一字不差的旧版本，不是看着像。"""
-    data = path.read_bytes().removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")
+    data = as_committed(path.read_bytes())
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() in teacher_history().get(name, ())
 
 
@@ -320,16 +323,17 @@ def looks_like_kit(folder):
     return (folder / DATA).exists() or (folder / DATA).is_symlink() or (folder / "retrieval_qa.py").exists()
 
 
-def grade(folder, bytecode):
-    """一个学生副本：返回一行的各项（dict）。bytecode：{副本文件夹: 有问题的字节码}，全班一起查好的（forged_bytecode）。资料文件在这一行里只读一次、只查一遍警告：练习、评测、验收都要用它，
+def grade(folder, forged):
+    """一个学生副本：返回一行的各项（dict）。forged：{副本文件夹: 有问题的字节码}，全班一起查好的（forged_bytecode）。
+    资料文件在这一行里只读一次、只查一遍警告：练习、评测、验收都要用它，
     一份 100 条几乎一样的资料每读一遍要 0.1 秒（实测：30 份这样的副本从 10.3 秒降到约 2 秒）。"""
     from unittest import mock
     once = functools.lru_cache(maxsize=None)(retrieval_qa.read_and_check)
     with mock.patch.object(retrieval_qa, "read_and_check", once):
-        return grade_copy(folder, bytecode)
+        return grade_copy(folder, forged)
 
 
-def grade_copy(folder, bytecode):
+def grade_copy(folder, forged):
     """grade() 的正文。"""
     row = {"资料": "", "练习": {}, "recall": None, "precision": None, "验收": None, "不同": [], "要看": []}
     kit, note = find_kit(folder)
@@ -338,7 +342,7 @@ def grade_copy(folder, bytecode):
         return row
     if note:
         row["要看"].append(("放深了一层", note))
-    row["不同"], concerns = compare_with_teacher(kit, bytecode[kit])
+    row["不同"], concerns = compare_with_teacher(kit, forged[kit])
     row["要看"] += concerns
     data = kit / DATA
     if is_linked(data):   # 资料是别人的文件：不是这个副本里的证据，不算分
@@ -387,7 +391,7 @@ def rows_for(arguments):
     paths = [Path(path) for path in unique]
     common = Path(os.path.commonpath(unique)) if len(paths) > 1 else paths[0].parent
     folders = [path for path in paths if path.is_dir() and not path.is_symlink()]
-    bytecode = forged_bytecode(list(dict.fromkeys(kit for kit, _ in map(find_kit, folders) if kit)))
+    forged = forged_bytecode(list(dict.fromkeys(kit for kit, _ in map(find_kit, folders) if kit)))
     result = []
     for path in paths:
         name = os.path.relpath(path, common) if path != common else str(path)
@@ -399,7 +403,7 @@ def rows_for(arguments):
         elif not path.is_dir():
             result.append((name, {"资料": "—", "要看": [("跳过", "不是文件夹（比如上次写出的成绩表）")]}))
         else:
-            result.append((name, grade(path, bytecode)))
+            result.append((name, grade(path, forged)))
     same_as_another(result, paths)
     same_file_as_another(result, paths)
     return result
