@@ -3,7 +3,7 @@
     $ python3 checks/exercise.py                          # 列出全部练习
     $ python3 checks/exercise.py 1                        # 检查练习 1
     $ python3 checks/exercise.py all                      # 一张表判完全部练习
-    $ python3 checks/exercise.py all --documents 学生.json  # 老师用：判一份学生的资料文件（trick.json 在它旁边找）
+    $ python3 checks/exercise.py all --documents 学生.json  # 老师用：判一份学生的资料文件（trick.json 在它旁边找；是链接的不判）
 
 只读你的文件，从不修改（存档是另写的文件）；不联网，不需要密钥。做完了退出码为 0，还没做完为 1，用法不对为 2。
 练习二、三、五做完要改回去。判你自己的套件时，工具会在 checks/.exercise-progress.json 里记下“见过做完的样子”，
@@ -19,7 +19,7 @@ import stat
 import sys
 from pathlib import Path
 
-from kit_helpers import CHECKS_DIR, ROOT, SHIPPED_DOCUMENTS, parse_tool_options, run_tool
+from kit_helpers import CHECKS_DIR, ROOT, SHIPPED_DOCUMENTS, borrowed, parse_tool_options, run_tool
 
 import retrieval_qa
 import transcripts
@@ -402,6 +402,10 @@ def main(argv):
     numbers = list(EXERCISES) if choice == "all" else [int(choice)]
     if choice != "all":   # 先说是哪个练习：资料读不了时也一样
         print(f"练习 {choice}：{EXERCISES[int(choice)]}")
+    reason = None if track else borrowed(path)
+    if reason:   # 和 grade.py、run_checks.py 一样：链接过去的资料是别人的，不判（以前照判，同学做的练习算在这份上）
+        print(f"资料文件 {web.one_line(options['--documents'])} {web.one_line(reason)}：不算本人的资料，练习不判。")
+        return 1
     documents, error = load(path)
     if error:
         print(f"还没完成：资料文件现在读不了。{error}")

@@ -23,7 +23,7 @@ import stat
 import sys
 from pathlib import Path
 
-from kit_helpers import ROOT, SHIPPED_FILES, is_linked, parse_tool_options, python_would_use, run_tool
+from kit_helpers import ROOT, SHIPPED_FILES, is_linked, link_description, parse_tool_options, python_would_use, run_tool
 
 import acceptance
 import evaluate
@@ -154,7 +154,7 @@ def compare_with_teacher(folder, bytecode):
         info = theirs.get(name)
         if is_student_file(name):   # 学生照课文存的文件不算差别；可它是链接（指向别人的），就是拿别人的作业
             if info is not None and is_linked(folder / name):
-                differences.append(f"{name}（{shared_link(folder / name, info)}）")
+                differences.append(f"{name}（{link_description(folder / name)}）")
                 concerns.append(("有链接", name))
             continue
         if info is None:
@@ -166,7 +166,7 @@ def compare_with_teacher(folder, bytecode):
             else:
                 differences.append(f"{name}（缺）")
         elif stat.S_ISLNK(info.st_mode):
-            differences.append(f"{name}（链接 → {os.readlink(folder / name)}）")
+            differences.append(f"{name}（{link_description(folder / name)}）")
             concerns.append(("有链接", name))
         elif not stat.S_ISREG(info.st_mode):
             differences.append(f"{name}（不是普通文件）")
@@ -177,7 +177,7 @@ def compare_with_teacher(folder, bytecode):
             if risky:
                 concerns.append(("加了 Python 文件", name))
         elif info.st_nlink > 1:   # 硬链接：和另一个文件（多半是别人的副本）共用同一份内容
-            differences.append(f"{name}（{shared_link(folder / name, info)}）")
+            differences.append(f"{name}（{link_description(folder / name)}）")
             concerns.append(("有链接", name))
         elif not same_as_teacher(folder / name, name):
             if earlier_version(folder / name, name):   # 学生拿的是老师以前发的套件：不是改了，更不是和同学抄了一样的改动
@@ -290,11 +290,6 @@ def compare_bytecode(items):
     return verdicts
 
 
-def shared_link(path, info):
-    """链接的说明：符号链接说指向哪里；硬链接说和几个文件共用。"""
-    return f"链接 → {os.readlink(path)}" if stat.S_ISLNK(info.st_mode) else f"硬链接，和另外 {info.st_nlink - 1} 个文件共用内容"
-
-
 def is_student_file(name):
     return name in STUDENT_FILES or name in lesson_files() or name.endswith(".backup.json")
 
@@ -346,7 +341,7 @@ def grade_copy(folder, forged):
     row["要看"] += concerns
     data = kit / DATA
     if is_linked(data):   # 资料是别人的文件：不是这个副本里的证据，不算分
-        row.update(资料=f"{shared_link(data, os.lstat(data))}，不算本人的资料")
+        row.update(资料=f"{link_description(data)}，不算本人的资料")
         row["要看"].append(("资料是链接", "练习不算分"))
         return row
     linked = {number for number, name in OWN_FILES.items() if is_linked(kit / name)}   # 别人的 trick.json、pairs.json、domains.json：那个练习不算分
@@ -395,8 +390,10 @@ def rows_for(arguments):
     result = []
     for path in paths:
         name = os.path.relpath(path, common) if path != common else str(path)
-        if path.is_symlink():   # 整个副本指向别人的文件夹：一行也不判，说明指向哪里
-            result.append((name, {"资料": "—", "不同": [f"整个文件夹是链接 → {os.readlink(path)}"],
+        if path.name in SKIPPED_NAMES or path.name.startswith(APPLE_DOUBLE):   # 班级文件夹里解开 Mac 的压缩包，* 也会选中 __MACOSX
+            result.append((name, {"资料": "—", "要看": [("跳过", "macOS 打包、git、编辑器或虚拟环境留下的，不是谁的作业")]}))
+        elif path.is_symlink():   # 整个副本指向别人的文件夹：一行也不判，说明指向哪里
+            result.append((name, {"资料": "—", "不同": [f"整个文件夹是{link_description(path)}"],
                                   "要看": [("有链接", "整个文件夹是链接，不算分")]}))
         elif not path.exists():
             result.append((name, {"资料": "—", "要看": [("找不到", "没有这个文件夹")]}))
@@ -510,7 +507,7 @@ def summary(rows):
         said = "按原因数，一个副本可以占几种：" + said
     others = len(rows) - len(copies)
     return (f"总结：{len(copies)} 个副本，{flagged} 个要看一眼" + (f"（{said}）" if said else "")
-            + (f"；另有 {others} 个参数没有判（不是套件、找不到，或整个文件夹是链接），见最后一列" if others else "") + "。")
+            + (f"；另有 {others} 个参数没有判（不是套件、找不到、不是作业，或整个文件夹是链接），见最后一列" if others else "") + "。")
 
 
 def details(rows, arguments):

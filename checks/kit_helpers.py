@@ -562,14 +562,27 @@ def shipped_source(name):
     return SHIPPED_DOCUMENTS if name == "retrieval_documents.json" else ROOT / name
 
 
-def is_linked(path):
-    """path 是链接：符号链接，或和别的文件共用内容的硬链接。只有普通文件才看链接数：文件夹的链接数本来就大于 1
-    （以前学生把资料文件弄成了文件夹，会被说成“硬链接”）。文件不在时是 False。"""
+def link_description(path):
+    """path 是链接时说明它：符号链接说指向哪里（链接里写的原样，显示前由调用的地方转义），和别的文件共用内容的
+    硬链接说还有几个；不是链接、不在时是 None。只有普通文件才看链接数：文件夹的链接数本来就大于 1（以前学生把资料
+    文件弄成了文件夹，会被说成“硬链接”）。grade.py、run_checks.py、exercise.py 说链接都用这一句。"""
     try:
         info = os.lstat(path)
     except OSError:
-        return False
-    return stat.S_ISLNK(info.st_mode) or (stat.S_ISREG(info.st_mode) and info.st_nlink > 1)
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            return f"链接 → {os.readlink(path)}"
+        except OSError:   # 刚被换掉，读不出指向哪里：仍是链接
+            return "链接"
+    if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+        return f"硬链接，和另外 {info.st_nlink - 1} 个文件共用内容"
+    return None
+
+
+def is_linked(path):
+    """path 是链接：符号链接，或和别的文件共用内容的硬链接（见 link_description）。"""
+    return link_description(path) is not None
 
 
 @functools.lru_cache(maxsize=None)   # 只试一次
@@ -606,12 +619,15 @@ def needs_symlinks(check):
 
 
 def borrowed(path):
-    """path 是别人的文件时说明为什么：它本身是链接（is_linked），或它所在的文件夹是符号链接（整个副本指向同学的文件夹）；
-    是自己的文件时返回 None。只看上一层文件夹：再往上的链接（macOS 的 /var → /private/var）是系统的，不是学生的。"""
-    if is_linked(path):
-        return "是链接（符号链接或硬链接）"
-    if os.path.islink(os.path.dirname(os.path.abspath(path))):
-        return "所在的文件夹是链接"
+    """path 是别人的文件时说明为什么：它本身是链接（“是链接 → 同学的文件”），或它所在的文件夹是符号链接（整个副本指向
+    同学的文件夹）；是自己的文件时返回 None。只看上一层文件夹：再往上的链接（macOS 的 /var → /private/var）是系统的，
+    不是学生的。链接里写的路径是学生给的，显示前要转义（one_line）。"""
+    link = link_description(path)
+    if link:
+        return f"是{link}"
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.islink(folder):
+        return f"所在的文件夹是{link_description(folder)}"
     return None
 
 

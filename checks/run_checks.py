@@ -241,8 +241,9 @@ def main(argv):
     if os.environ.get("KIT_CHECK_TIMINGS"):   # bench.py 要每项检查的秒数
         Path(os.environ["KIT_CHECK_TIMINGS"]).write_text(json.dumps(seconds, ensure_ascii=False), encoding="utf-8")
     reason = borrowed(documents) if documents else None
-    if reason:   # 和 grade.py 一样：链接过去的资料是别人的，不是这个学生的证据
-        print(f"资料文件 {options['--documents']} {reason}：不算本人的资料，练习不判。", file=sys.stderr)
+    if reason:   # 和 grade.py、exercise.py 一样：链接过去的资料是别人的，不是这个学生的证据
+        from model_reply_assistant import one_line   # 链接里写的路径是学生给的：转义了再显示
+        print(f"资料文件 {one_line(options['--documents'])} {one_line(reason)}：不算本人的资料，练习不判。", file=sys.stderr)
     elif documents:   # 老师检查学生的文件：再用老师手里的 exercise.py 看练习做到哪一步
         import exercise
         exercise.main(["all", "--documents", str(documents)])

@@ -13,8 +13,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from kit_helpers import (KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, KitCopy, assert_same_in_a_process, clean_env, documents_state, needs_symlinks,
-                         run_kit, write_temp)
+from kit_helpers import (KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, KitCopy, assert_same_in_a_process, can_symlink, clean_env,
+                         documents_state, needs_symlinks, run_kit, write_temp)
 from stand_in_model import StandIn
 
 import acceptance
@@ -410,18 +410,34 @@ class ExerciseCommandTest(unittest.TestCase):
         domains.write_text('{"deny": "bbs"}', encoding="utf-8")
         self.assertIn("应当是", self.judge(7)[1])
 
-    @needs_symlinks
-    def test_a_linked_data_file_looks_for_trick_json_beside_the_link(self):
+    def test_a_linked_data_file_is_not_judged_like_grade_and_run_checks(self):
+        """老师用 --documents 判的资料是链接（指向同学做完练习一的文件）：和 grade.py、run_checks.py 一样不判、说出是什么链接，
+        同学做的练习不算在这份上（以前照判，显示“已完成”）。硬链接在不能建符号链接的 Windows 上也有。"""
         kit = KitCopy(with_checks=True)
         self.addCleanup(kit.close)
         with tempfile.TemporaryDirectory() as directory:
-            elsewhere = write_temp(directory, "classmate.json", SHIPPED_DOCUMENTS.read_bytes())
-            (kit.path / "mine.json").symlink_to(elsewhere)
-            (Path(directory) / "trick.json").write_text('{"status": "draft", "draft": "x", "sources": ["D01#1"]}',
-                                                        encoding="utf-8")
-            code, out, _ = kit.tool("exercise.py", ["4", "--documents", str(kit.path / "mine.json")])
-        self.assertEqual(code, 1)
-        self.assertIn(f"没有找到 {kit.path / 'trick.json'}", out)   # 不去链接指向的文件夹里找别人的 trick.json
+            classmate = Path(directory) / "张三"
+            classmate.mkdir()
+            records = json.loads(SHIPPED_DOCUMENTS.read_text(encoding="utf-8"))
+            records[0]["keywords"].append("免费用多久")   # 同学做完了练习一
+            done = write_temp(classmate, "retrieval_documents.json", json.dumps(records, ensure_ascii=False))
+            self.assertEqual(kit.tool("exercise.py", ["1", "--documents", str(done)])[0], 0)   # 同学本人的：做完了
+            student = Path(directory) / "李四"
+            student.mkdir()
+            os.link(shutil.copy(done, Path(directory) / "赵六.json"), student / "hard.json")   # 另一份：张三的文件不跟着变成硬链接
+            cases = [(student / "hard.json", "是硬链接，和另外 1 个文件共用内容")]
+            if can_symlink():
+                (student / "soft.json").symlink_to(done)
+                (Path(directory) / "王五").symlink_to(classmate, target_is_directory=True)
+                cases += [(student / "soft.json", f"是链接 → {done}"),
+                          (Path(directory) / "王五" / "retrieval_documents.json", f"所在的文件夹是链接 → {classmate}")]
+            for path, said in cases:
+                for choice in ("1", "all"):
+                    with self.subTest(path=path.name, choice=choice):
+                        code, out, _ = kit.tool("exercise.py", [choice, "--documents", str(path)])
+                        self.assertEqual(code, 1)
+                        self.assertIn(f"资料文件 {path} {said}：不算本人的资料，练习不判。", out)
+                        self.assertNotIn("已完成", out)
 
     def test_exercise_5_stays_done_when_an_ordinary_record_is_added_later(self):
         # 做完练习五、删掉藏着指令的记录，再加一条自己的普通记录：以前会退回“还没完成：你加了 X8，它没有触发警告”
@@ -813,6 +829,13 @@ class GradeTest(unittest.TestCase):
         self.assertEqual(row.get("要看一眼", ""), "")
         self.assertNotIn("MACOSX", row["和老师的套件不同"])
         self.assertNotIn("._", row["和老师的套件不同"])
+        # 压缩包直接解在班级文件夹里：grade.py 班级/* 也选中了 __MACOSX。它有一行（每个参数一行），说清不是作业，不说“不像套件”
+        mac = kit.path.parent / "__MACOSX"
+        (mac / kit.path.name).mkdir(parents=True)
+        self.addCleanup(shutil.rmtree, mac)
+        rows, out = self.grade(kit.path, mac)
+        self.assertEqual(rows["__MACOSX"]["要看一眼"], "跳过：macOS 打包、git、编辑器或虚拟环境留下的，不是谁的作业")
+        self.assertIn("总结：1 个副本，0 个要看一眼；另有 1 个参数没有判", out.splitlines()[-1])
 
     def test_credit_from_the_progress_file_is_only_self_reported(self):
         forgot, claimed = self.copies(2)
@@ -930,7 +953,7 @@ class GradeTest(unittest.TestCase):
         self.assertNotIn("郑十一 的", rows[names[1]]["要看一眼"])
         self.assertIn("整个文件夹是链接", rows[names[2]]["和老师的套件不同"])
         self.assertIn("总结：2 个副本", out.splitlines()[-1])   # 链接过去的那个参数不算副本，也不说它“不是套件”
-        self.assertIn("另有 1 个参数没有判（不是套件、找不到，或整个文件夹是链接）", out.splitlines()[-1])
+        self.assertIn("另有 1 个参数没有判（不是套件、找不到、不是作业，或整个文件夹是链接）", out.splitlines()[-1])
 
     @needs_symlinks
     def test_the_red_team_round(self):
@@ -1270,7 +1293,7 @@ class RunChecksCommandTest(unittest.TestCase):
             code, out, err = self.run_checks("--documents", str(link), process=False)
         self.assertIn("只跑关于这份资料文件的 4 组检查：test_loader.KitDocumentsTest", err)
         self.assertIn(f"资料文件 {link}：和发布版相同", err)   # 说的是老师给的路径，不是链接指向的文件
-        self.assertIn("是链接（符号链接或硬链接）：不算本人的资料，练习不判", err)
+        self.assertIn(f"是链接 → {real}：不算本人的资料，练习不判", err)   # 说出指向谁的文件
         self.assertNotIn("练习", out.replace("checks:", ""))   # 没有判练习的那张表
         with tempfile.TemporaryDirectory() as directory:   # 整个文件夹链接到同学的：文件本身不是链接
             classmate = Path(directory) / "李四"
@@ -1279,7 +1302,7 @@ class RunChecksCommandTest(unittest.TestCase):
             (Path(directory) / "马十六").symlink_to(classmate, target_is_directory=True)
             code, out, err = self.run_checks("--documents", str(Path(directory) / "马十六" / "retrieval_documents.json"),
                                              process=False)
-        self.assertIn("retrieval_documents.json 所在的文件夹是链接：不算本人的资料，练习不判", err)
+        self.assertIn(f"retrieval_documents.json 所在的文件夹是链接 → {classmate}：不算本人的资料，练习不判", err)
         self.assertNotIn("练习", out.replace("checks:", ""))
 
     def test_a_folder_is_not_called_a_link(self):
