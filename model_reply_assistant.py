@@ -1071,8 +1071,10 @@ DUPLICATE = 0.6          # 两条结果的二元组有六成相同、数字互�
                          # （checks/dedupe_pairs.json，python3 checks/web_eval.py）：该合并没合并 4 对，不该合并的 0 对
 
 
-def web_hits(question, domains=None, screen=None, trace=None, timeout=None):
+def web_hits(question, policy=None, screen=None, trace=None, timeout=None):
     """--web 的检索一步（代替第 03 课的 retrieve）：搜索 → web_sources() → 变成 run() 认得的命中片段。
+    policy 是 read_domains() 读好的域名名单：run() 在问问题、搜索之前就读（和第 03 课先读资料一样），写错了是用法错误，
+    不会先花掉一次搜索（真的接口按次收费、要带密钥）。
     返回 (hits, sources, dropped, stale)：hits 的 id 是编号（"1"、"2"……），title 后面带着网址和日期，text 是摘录，
     所以第 02 课的硬规则、隔离规则和第 04 课的出处核对都照旧用它们。stale 是 None，或用了几秒前的缓存。"""
     trace = trace or (lambda *unused: None)
@@ -1082,7 +1084,7 @@ def web_hits(question, domains=None, screen=None, trace=None, timeout=None):
     search = (lambda *args: search_web(*args, timeout=timeout)) if timeout else search_web   # --timeout 也管搜索
     results, stale = cached_search(question, target, key, search=search)
     trace("搜索", started, f"{len(results)} 条结果，来自 {urlsplit_host(target['url'])}" + (f"（{stale:.0f} 秒前的缓存）" if stale else ""))
-    sources, dropped = web_sources(question, results, read_domains(domains), screen, trace)
+    sources, dropped = web_sources(question, results, policy, screen, trace)
     return [source_hit(source) for source in sources], sources, dropped, stale
 
 
@@ -1376,8 +1378,9 @@ def search_web(question, target, key, timeout=SEARCH_TIMEOUT, sleep=time.sleep):
     失败时抛出 NoAnswer（status error，退出码 3）；调用方再看缓存。"""
     import http.client
     import random
+    import urllib.parse
     url, body, headers = search_request(target, question, key)
-    host = urlsplit_host(target["url"]) or target["url"]
+    host = urllib.parse.urlsplit(target["url"]).netloc   # 带端口，和模型的报错一样（地址里不会有 @：search_target 不收）
     for attempt in range(RETRIES + 1):
         try:
             status, response_headers, data = send(url, body, headers, timeout)
@@ -1517,7 +1520,8 @@ def cached_search(question, target, key, search=search_web):
             age = time.time() - os.stat(path).st_mtime
             if age <= CACHE_TTL:
                 cached = parse_json(read_head(path, MAX_RESPONSE_BYTES).decode("utf-8"))
-                print(failure, file=sys.stderr)   # 先说搜索为什么没成功，调用方再说用了多久以前的缓存
+                # 先说搜索为什么没成功，调用方再说用了多久以前的缓存。是提醒不是“错误：”：这次运行照样成功
+                print(f"提醒：{failure.problems[0]}", file=sys.stderr)
                 return cached, age
         except (OSError, UnicodeDecodeError, JsonProblem):
             pass

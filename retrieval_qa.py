@@ -35,7 +35,7 @@ import unicodedata
 
 from model_reply_assistant import (ENVIRONMENT_HELP, WEB_RULES, JsonObject, JsonProblem, NoAnswer, ask_model, ask_question,
                                    checked_answer, citation_problems, cited_sources, describe_os_error, describe_value, make_rejection, one_line,
-                                   parse_json, parse_timeout, read_head, read_saved_reply, shown_safely, web_hits, write_html,
+                                   parse_json, parse_timeout, read_domains, read_head, read_saved_reply, shown_safely, web_hits, write_html,
                                    write_json)
 from reply_assistant import (EXIT_OK, EXIT_OUTPUT, EXIT_REVIEW, checked_question, closest, error_line, make_kit_error,
                              parse_command_line, run_cli)
@@ -1812,9 +1812,10 @@ def run(argv):
     timeout = parse_timeout(args["timeout"])
     trace = trace_line if args["trace"] else (lambda *unused: None)   # 不加 --trace 时什么也不打印
     if args["web"]:   # 第 07 课：资料来自联网搜索，编好号的来源当作命中的片段
+        policy = read_domains(args["domains"])   # 和第 03 课先读资料一样：名单写错了，在问问题、搜索之前就说
         question = checked_question(args["question"] if args["question"] is not None else ask_question())
         try:
-            hits, sources, dropped, stale = web_hits(question, args["domains"], instruction_like, trace,
+            hits, sources, dropped, stale = web_hits(question, policy, instruction_like, trace,
                                                      timeout if args["timeout"] is not None else None)
         except NoAnswer as failure:   # 搜索失败、也没有缓存：照样输出一个 JSON，和模型调用失败一样
             print(failure, file=sys.stderr)

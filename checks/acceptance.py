@@ -7,7 +7,8 @@
 “是否通过”按规则算：应当命中的片段都命中了（零命中的问题确实零命中）；要回答的问题，状态是 draft（通过出处核对）、
 草稿里有期望的说法、没有和它相反的说法、引用都在命中的片段里；零命中的问题没有调用模型。
 “能免费用多久？”是已知漏检：零命中算通过（记为漏检）；做了练习一、命中 D01#1 以后，就按“试用几天？”的标准验收。
-没有设置密钥时只在开头问一次（不回显）。密钥只用来请求，从不写进表格或文件。全部通过时退出码为 0。
+没有设置密钥时只在开头问一次（不回显）。密钥只用来请求，从不写进表格或文件。全部通过时退出码为 0，有没通过的为 1，
+资料读不了、用法不对为 2。
 """
 import contextlib
 import csv
@@ -21,7 +22,7 @@ from kit_helpers import parse_tool_options, run_tool
 
 import retrieval_qa
 from reply_assistant import KitError
-from model_reply_assistant import describe_os_error
+from model_reply_assistant import describe_os_error, one_line
 
 COLUMNS = ["问题", "命中编号", "是否调用模型", "期望事实", "实际草稿", "是否通过"]
 TRIAL = {"required": ["D01#1"], "fact": "试用期 7 天，引用 D01#1",
@@ -70,7 +71,7 @@ def judge(case, result, error, with_model):
         return row + ["（未运行，加 --with-model）", "否：" + "；".join(reasons) if reasons else "检索通过，草稿待测"]
     draft = result.get("draft") or ""
     if result["status"] != "draft":
-        detail = f"（{result['problems'][0][:40]}）" if result.get("problems") else ""
+        detail = f"（{one_line(result['problems'][0])}）" if result.get("problems") else ""   # 整句：截在半句上会读反
         reasons.append(f"状态是 {result['status']}{detail}")
     reasons += [f"草稿里没有“{group[0]}”" for group in case["must"] if not any(word in draft for word in group)]
     reasons += [f"草稿里有“{found.group()}”" for pattern in case["must_not"] for found in [re.search(pattern, draft)]
@@ -103,6 +104,12 @@ def main(argv):
     except KitError as error:
         print(error, file=sys.stderr)
         return error.exit_code
+    try:   # 资料读不了：和 evaluate.py 一样先说一句、退出码 2，不在四行里各重复一遍
+        with contextlib.redirect_stderr(io.StringIO()):
+            retrieval_qa.load_documents(options["--documents"] or retrieval_qa.DOCUMENTS_PATH)
+    except KitError as error:
+        print(error, file=sys.stderr)
+        return 2
     rows = [judge(case, *run_case(case["question"], with_model, options["--documents"]), with_model) for case in CASES]
     failed = sum(1 for row in rows if row[-1].startswith("否"))
     if out is None:

@@ -213,7 +213,8 @@ def exercise_6(documents, path):
         return False, [problem.rstrip("。") + "。照第 07 课的练习一，把你找的结果对存成套件文件夹里的 pairs.json。"]
     problem = pairs_problem(pairs)
     if problem:
-        return False, [f'{problem}。pairs.json 应当是数组，每项是 {{"a": {{title, url, snippet}}, "b": {{…}}, "same": true 或 false}}。']
+        end = "" if problem.endswith("？") else "。"   # 猜了拼错的字段名，那句以问号结尾
+        return False, [f'{problem}{end}pairs.json 应当是数组，每项是 {{"a": {{title, url, snippet}}, "b": {{…}}, "same": true 或 false}}。']
     import web_eval   # 真要判的时候才导入（它带着假搜索接口和 unittest.mock）：还没做第 07 课的，自查不必等它
     given = {(pair["a"]["snippet"], pair["b"]["snippet"]) for pair in json.loads(web_eval.PAIRS.read_text(encoding="utf-8"))}
     if any((pair["a"]["snippet"], pair["b"]["snippet"]) in given for pair in pairs):
@@ -237,7 +238,7 @@ def pairs_problem(pairs):
 
     def missing(where, record, name, expected):
         guess = closest(name, [key for key in record if isinstance(key, str)])
-        return f'{where}缺少 "{name}"（{expected}）' + (f'，是不是把它写成了 "{guess}"' if guess else "")
+        return f'{where}缺少 "{name}"（{expected}）' + (f'，是不是把它写成了 "{guess}"？' if guess else "")
 
     for number, pair in enumerate(pairs, 1):
         where = f"第 {number} 对"

@@ -390,12 +390,12 @@ class ExerciseCommandTest(unittest.TestCase):
                                 ([{"a": result, "b": result, "same": True}, {"a": result, "same": False}],
                                  '第 2 对缺少 "b"（一个结果：{title, url, snippet}）'),
                                 ([{"a": result, "b": {"title": "t", "url": "u", "snipet": "x"}, "same": False}],
-                                 '第 1 对的 "b" 缺少 "snippet"（一段文字），是不是把它写成了 "snipet"')):
+                                 '第 1 对的 "b" 缺少 "snippet"（一段文字），是不是把它写成了 "snipet"？')):
             with self.subTest(expected=expected):
                 (self.kit.path / "pairs.json").write_text(json.dumps(pairs, ensure_ascii=False), encoding="utf-8")
                 code, out = self.judge(6)
                 self.assertEqual(code, 1)
-                self.assertIn(expected + "。pairs.json 应当是数组", out)
+                self.assertIn(expected + ("" if expected.endswith("？") else "。") + "pairs.json 应当是数组", out)
 
     def test_exercise_7_needs_a_deny_list_that_changes_the_sources(self):
         domains = self.kit.path / "domains.json"
@@ -590,10 +590,24 @@ class AcceptanceTest(unittest.TestCase):
         self.assertTrue(row[5].startswith("否："), row)
         self.assertIn("草稿里有“会自动发”", row[5])
 
-    def test_failure_reasons_are_shown(self):
-        code, out = self.accept(["--with-model"], LOCAL_MODEL_URL="http://127.0.0.1:9/v1", LOCAL_MODEL_NAME="m")
+    def test_failure_reasons_are_shown_whole(self):
+        env = {"LOCAL_MODEL_URL": "http://127.0.0.1:9/v1", "LOCAL_MODEL_NAME": "m"}
+        code, out = self.accept(["--with-model"], **env)
         self.assertEqual(code, 1)
-        self.assertIn("否：状态是 error（连接 127.0.0.1:9 被拒绝", out)
+        # 程序自己说的原因，一字不少（以前截在第 40 个字，“本机模型启动了吗？”截成了“本机模型启动了”）
+        problem = json.loads(run_kit(["试用几天？"], env=clean_env(**env))[1])["problems"][0]
+        self.assertIn(f"否：状态是 error（{problem}）", out)
+
+    def test_unreadable_data_is_one_line_and_exit_2_like_evaluate(self):
+        kit = KitCopy()
+        self.addCleanup(kit.close)
+        kit.documents.write_bytes(kit.documents.read_text(encoding="utf-8").encode("gbk"))
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = acceptance.main(["--documents", str(kit.documents)])
+        self.assertEqual((code, out.getvalue()), (2, ""))   # 不是四行各写一遍同一个错误
+        self.assertEqual(len(err.getvalue().splitlines()), 1, err.getvalue())
+        self.assertIn("不是 UTF-8", err.getvalue())
 
     def test_with_model_judges_the_draft_by_the_rules(self):
         good = {"status": "draft", "draft": "体验版的试用期是 7 天。", "sources": ["D01#1"]}

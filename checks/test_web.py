@@ -365,6 +365,34 @@ class CommandLineTest(unittest.TestCase):
         self.assertEqual((code, result["status"], result["cited"]), (4, "rejected", []))
         self.assertEqual(result["problems"], [f"草稿里的「[{last + 1}]」不是这次的来源编号（只有 1–{last}）"])
 
+    def test_a_broken_domains_file_stops_the_run_before_any_search(self):
+        """名单写错、路径写错是用法错误（退出码 2）：先读名单，一次搜索也不发（真的接口按次收费、要带密钥），
+        也不会先报一句不相干的“搜索失败”。"""
+        with StandInSearch() as server, tempfile.TemporaryDirectory() as directory:
+            broken = write_temp(directory, "domains.json", '{"deny": ["bbs.example"，"farm.example"]}')
+            for path, said in ((str(broken), "全角"), (os.path.join(directory, "没有.json"), "读不了域名名单")):
+                with self.subTest(path=os.path.basename(path)):
+                    code, out, err = self.run_web(server, ["--retrieve-only", "--domains", path, QUESTION])
+                    self.assertEqual((code, out), (2, ""), err)
+                    self.assertIn(said, err)
+                    self.assertEqual(err.count("错误："), 1, err)
+            # 忘了写名单文件：问题被当成了名单。先读名单，就说读不了“那个问题”，不会先停在“问题：”提示上、再说问题是空的
+            code, out, err = self.run_web(server, ["--retrieve-only", "--domains", QUESTION])
+            self.assertEqual((code, out), (2, ""), err)
+            self.assertIn(f"读不了域名名单 {QUESTION}（", err)
+            self.assertNotIn("问题是空的", err)
+            self.assertEqual(server.requests, [])
+
+    def test_a_search_that_fails_with_a_fresh_cache_is_a_reminder_not_an_error(self):
+        with StandInSearch() as server:
+            self.assertEqual(self.run_web(server, ["--retrieve-only", QUESTION])[0], 0)   # 搜过一次，写进缓存
+            server.fault("401")
+            code, out, err = self.run_web(server, ["--retrieve-only", QUESTION])
+        self.assertEqual((code, json.loads(out)["status"]), (0, "retrieved"))
+        self.assertNotIn("错误：", err)   # 这次运行是成功的：搜索失败只是提醒
+        self.assertIn("提醒：", err)
+        self.assertIn("前的缓存", err)
+
     def test_zero_results_read_no_model_key_and_call_no_model(self):
         with StandInSearch() as server:
             server.fault("empty")
@@ -410,6 +438,8 @@ class CommandLineTest(unittest.TestCase):
         self.assertEqual(json.loads(out)["status"], "error")
         self.assertNotIn("重试", err.replace("没有自动重试", ""))   # 连不上：再试也一样，不试
         self.assertIn("搜索接口（第 07 课的假搜索接口）启动了吗", err)
+        port = url.split(":")[2].split("/")[0]
+        self.assertIn(f"连接 127.0.0.1:{port} 被拒绝", err)   # 带端口，和模型连不上时一样：端口写错了一眼看得出
 
     def test_an_unwritable_html_page_is_one_line_and_exit_5_with_the_result_still_printed(self):
         with StandInSearch() as server:
