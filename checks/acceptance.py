@@ -98,18 +98,18 @@ def main(argv):
     usage = "用法：python3 checks/acceptance.py [--with-model] [--out FILE] [--documents PATH]"
     options = parse_tool_options(argv, usage, __doc__, flags=("--with-model",), values=("--out", "--documents"))
     with_model, out = options["--with-model"], options["--out"]
+    try:   # 资料读不了：和 evaluate.py 一样先说一句、退出码 2，不在四行里各重复一遍；也不必先问密钥
+        with contextlib.redirect_stderr(io.StringIO()):
+            retrieval_qa.load_documents(options["--documents"] or retrieval_qa.DOCUMENTS_PATH)
+    except KitError as error:
+        print(error, file=sys.stderr)
+        return 2
     try:
         if with_model:
             ask_key_once()
     except KitError as error:
         print(error, file=sys.stderr)
         return error.exit_code
-    try:   # 资料读不了：和 evaluate.py 一样先说一句、退出码 2，不在四行里各重复一遍
-        with contextlib.redirect_stderr(io.StringIO()):
-            retrieval_qa.load_documents(options["--documents"] or retrieval_qa.DOCUMENTS_PATH)
-    except KitError as error:
-        print(error, file=sys.stderr)
-        return 2
     rows = [judge(case, *run_case(case["question"], with_model, options["--documents"]), with_model) for case in CASES]
     failed = sum(1 for row in rows if row[-1].startswith("否"))
     if out is None:

@@ -46,6 +46,7 @@ RESTORE = {2: "把 D01#1 正文里的 14 天改回 7 天", 3: "用你做的备�
            5: "删掉你加的那条藏着指令的记录"}   # 做完要改回去的练习，各自怎么改回
 STUDENT_FILE_LIMIT = 64 * 1024   # 字节：练习自己写的 JSON（trick.json、pairs.json）只有几行，再大多半是放错了文件
 SAVED = (1, 2, 3, 5)   # 改资料的练习：做完时把资料存一份，以后资料改回去或再改，仍能核对做过
+OWN_FILES = {4: "trick.json", 6: "pairs.json", 7: "domains.json"}   # 练习自己写的文件，在资料文件旁边找
 
 
 def load(path):
@@ -298,6 +299,14 @@ def restored(number, documents):
                    for record in documents if record["id"] not in shipped_ids)
 
 
+def borrowed_own_file(number, path):
+    """老师判学生的文件时用：这个练习自己写的文件（trick.json……）是链接，就不判，返回 ("todo", [说明指向哪里])，
+    和 grade.py 一样；不是链接（或这个练习没有自己的文件）时是 None。"""
+    name = OWN_FILES.get(number)
+    reason = borrowed(path.parent / name) if name else None
+    return ("todo", [f"{name} {web.one_line(reason)}：不算本人的，这个练习不判"]) if reason else None
+
+
 def judge(number, documents, path, remembered):
     """返回 (状态, 说明的各行)。状态：done、restored（做完并已改回）、earlier（之前做完过，资料后来又改了）、todo。"""
     done, lines = CHECKS[number](documents, path)
@@ -398,7 +407,7 @@ def main(argv):
         print(f"错误：练习编号应当是 1–{len(EXERCISES)} 之一或 all，实际是 {choice}。不带参数运行可以列出全部练习。",
               file=sys.stderr)
         return 2
-    path = ROOT / DOCUMENTS_NAME if options["--documents"] is None else Path(os.path.abspath(options["--documents"]))   # 不跟着链接走：trick.json 在链接所在的文件夹找
+    path = ROOT / DOCUMENTS_NAME if options["--documents"] is None else Path(os.path.abspath(options["--documents"]))   # 不跟着链接走：链接要点名
     track = options["--documents"] is None
     numbers = list(EXERCISES) if choice == "all" else [int(choice)]
     if choice != "all":   # 先说是哪个练习：资料读不了时也一样
@@ -412,7 +421,8 @@ def main(argv):
         print(f"还没完成：资料文件现在读不了。{error}")
         return 1
     remembered = remembered_done(track) | {number for number in SAVED if track and shown_by_saved_copy(number, PROGRESS.parent)}
-    results = {number: judge(number, documents, path, remembered) for number in numbers}
+    results = {number: (not track and borrowed_own_file(number, path)) or judge(number, documents, path, remembered)
+               for number in numbers}
     remember([number for number, (state, _) in results.items() if state == "done"], track)
     kept = {number: keep_done_copy(number, path) for number, (state, _) in results.items()
             if track and state == "done" and number in SAVED}   # 做完时的资料存一份：以后资料再改，老师还能重判

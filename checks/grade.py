@@ -36,7 +36,7 @@ from reply_assistant import KitError
 USAGE = "用法：python3 checks/grade.py 学生的套件文件夹 … [--out FILE.md | FILE.csv] [--details]"
 DATA = "retrieval_documents.json"
 # 学生照课文自己写的文件：不算“和老师的套件不同”
-OWN_FILES = {4: "trick.json", 6: "pairs.json", 7: "domains.json"}   # 练习自己写的文件：是链接（别人的）就不算分
+OWN_FILES = exercise.OWN_FILES   # 练习自己写的文件：是链接（别人的）就不算分
 STUDENT_FILES = {DATA, *OWN_FILES.values()} | {exercise.saved_copy(number, Path("checks")).as_posix() for number in exercise.SAVED}
 # 学生自己写的（练习做完时存的资料也是）；课文让存的文件见 lesson_files()
 SKIPPED_NAMES = {".git", "__pycache__", ".exercise-progress.json", ".DS_Store", "Thumbs.db", "__MACOSX",
@@ -390,13 +390,14 @@ def rows_for(arguments):
     result = []
     for path in paths:
         name = os.path.relpath(path, common) if path != common else str(path)
-        if path.name in SKIPPED_NAMES or path.name.startswith(APPLE_DOUBLE):   # 班级文件夹里解开 Mac 的压缩包，* 也会选中 __MACOSX
-            result.append((name, {"资料": "—", "要看": [("跳过", "macOS 打包、git、编辑器或虚拟环境留下的，不是谁的作业")]}))
-        elif path.is_symlink():   # 整个副本指向别人的文件夹：一行也不判，说明指向哪里
+        if path.is_symlink():   # 整个副本指向别人的文件夹：一行也不判，说明指向哪里
             result.append((name, {"资料": "—", "不同": [f"整个文件夹是{link_description(path)}"],
                                   "要看": [("有链接", "整个文件夹是链接，不算分")]}))
         elif not path.exists():
             result.append((name, {"资料": "—", "要看": [("找不到", "没有这个文件夹")]}))
+        elif path.name in SKIPPED_NAMES or path.name.startswith(APPLE_DOUBLE):   # 作业/* 也会选中班级文件夹里的这些
+            made_by = "macOS 打包时" if path.name == "__MACOSX" or path.name.startswith(APPLE_DOUBLE) else "git、Python、编辑器或虚拟环境"
+            result.append((name, {"资料": "—", "要看": [("跳过", f"{made_by}留下的，不是谁的作业")]}))
         elif not path.is_dir():
             result.append((name, {"资料": "—", "要看": [("跳过", "不是文件夹（比如上次写出的成绩表）")]}))
         else:

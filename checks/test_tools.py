@@ -13,8 +13,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from kit_helpers import (KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, KitCopy, assert_same_in_a_process, can_symlink, clean_env,
-                         documents_state, needs_symlinks, run_kit, write_temp)
+from kit_helpers import (KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, KitCopy, assert_same_in_a_process, borrowed, can_symlink,
+                         clean_env, documents_state, link_description, needs_symlinks, run_kit, write_temp)
 from stand_in_model import StandIn
 
 import acceptance
@@ -438,6 +438,20 @@ class ExerciseCommandTest(unittest.TestCase):
                         self.assertEqual(code, 1)
                         self.assertIn(f"资料文件 {path} {said}：不算本人的资料，练习不判。", out)
                         self.assertNotIn("已完成", out)
+            # 资料是自己的，练习七的 domains.json 硬链接到同学做完的那份：只有练习七不判，和 grade.py 一样
+            write_temp(classmate, "domains.json", '{"deny": ["efficiency-club.test"]}')
+            self.assertIn("| 7 | 已完成 |", kit.tool("exercise.py", ["all", "--documents", str(done)])[1])   # 同学本人的：做完了
+            own = write_temp(student, "retrieval_documents.json", SHIPPED_DOCUMENTS.read_bytes())
+            os.link(classmate / "domains.json", student / "domains.json")
+            code, out, _ = kit.tool("exercise.py", ["all", "--documents", str(own)])
+            self.assertIn("| 7 | 还没完成 | domains.json 是硬链接，和另外 1 个文件共用内容：不算本人的，这个练习不判。 |", out)
+            self.assertIn("| 1 | 还没完成 |", out)   # 别的练习照常判
+            if can_symlink():   # 链接里写的路径是学生给的：控制字符（清屏的 ESC）不原样印到老师的终端上
+                (student / "soft.json").unlink()
+                (student / "soft.json").symlink_to("\x1b[2J同学.json")
+                out = kit.tool("exercise.py", ["1", "--documents", str(student / "soft.json")])[1]
+                self.assertIn("是链接 → [2J同学.json：不算本人的资料", out)
+                self.assertNotIn("\x1b", out)
 
     def test_exercise_5_stays_done_when_an_ordinary_record_is_added_later(self):
         # 做完练习五、删掉藏着指令的记录，再加一条自己的普通记录：以前会退回“还没完成：你加了 X8，它没有触发警告”
@@ -597,6 +611,16 @@ class AcceptanceTest(unittest.TestCase):
         # 程序自己说的原因，一字不少（以前截在第 40 个字，“本机模型启动了吗？”截成了“本机模型启动了”）
         problem = json.loads(run_kit(["试用几天？"], env=clean_env(**env))[1])["problems"][0]
         self.assertIn(f"否：状态是 error（{problem}）", out)
+
+    def test_unreadable_data_is_said_before_asking_for_a_key(self):
+        missing = os.path.join(tempfile.gettempdir(), "没有这个文件.json")
+        out, err = io.StringIO(), io.StringIO()
+        with mock.patch.dict(os.environ, clean_env(), clear=True), contextlib.redirect_stdout(out), \
+                contextlib.redirect_stderr(err), mock.patch("getpass.getpass", return_value="") as asked:
+            code = acceptance.main(["--with-model", "--documents", missing])
+        self.assertEqual(code, 2)   # 资料读不了是用法错误：先说它，不先问 DeepSeek 的密钥
+        asked.assert_not_called()
+        self.assertIn("没有这个文件.json", err.getvalue())
 
     def test_unreadable_data_is_one_line_and_exit_2_like_evaluate(self):
         kit = KitCopy()
@@ -832,6 +856,15 @@ class GradeTest(unittest.TestCase):
         if hasattr(os, "mkfifo"):
             self.assertIn("有命名管道或设备", third["要看一眼"])
 
+    @needs_symlinks
+    def test_a_link_whose_target_cannot_be_read_is_still_a_link(self):
+        with tempfile.TemporaryDirectory() as directory:
+            link = Path(directory) / "retrieval_documents.json"
+            link.symlink_to("同学.json")
+            with mock.patch("os.readlink", side_effect=OSError("刚被换掉")):   # 读不出指向哪里：仍要说是链接，不能崩
+                self.assertEqual((link_description(link), borrowed(link)), ("链接", "是链接"))
+            self.assertEqual(link_description(link), "链接 → 同学.json")
+
     def test_a_mac_zip_opened_elsewhere_is_not_a_risk(self):
         # macOS 打的压缩包在 Windows、Linux 上解开：多出 __MACOSX/ 和 ._ 开头的附属文件（二进制，导入不了），不算加了 Python 文件
         kit, = self.copies(1)
@@ -844,12 +877,17 @@ class GradeTest(unittest.TestCase):
         self.assertNotIn("MACOSX", row["和老师的套件不同"])
         self.assertNotIn("._", row["和老师的套件不同"])
         # 压缩包直接解在班级文件夹里：grade.py 班级/* 也选中了 __MACOSX。它有一行（每个参数一行），说清不是作业，不说“不像套件”
-        mac = kit.path.parent / "__MACOSX"
+        # 老师在班级文件夹里跑过检查，* 还会选中 __pycache__；写错的 venv 照样是找不到
+        mac, cache = kit.path.parent / "__MACOSX", kit.path.parent / "__pycache__"
         (mac / kit.path.name).mkdir(parents=True)
+        cache.mkdir()
         self.addCleanup(shutil.rmtree, mac)
-        rows, out = self.grade(kit.path, mac)
-        self.assertEqual(rows["__MACOSX"]["要看一眼"], "跳过：macOS 打包、git、编辑器或虚拟环境留下的，不是谁的作业")
-        self.assertIn("总结：1 个副本，0 个要看一眼；另有 1 个参数没有判", out.splitlines()[-1])
+        self.addCleanup(shutil.rmtree, cache)
+        rows, out = self.grade(kit.path, mac, cache, kit.path.parent / "venv")
+        self.assertEqual(rows["__MACOSX"]["要看一眼"], "跳过：macOS 打包时留下的，不是谁的作业")
+        self.assertEqual(rows["__pycache__"]["要看一眼"], "跳过：git、Python、编辑器或虚拟环境留下的，不是谁的作业")
+        self.assertEqual(rows["venv"]["要看一眼"], "找不到：没有这个文件夹")
+        self.assertIn("总结：1 个副本，0 个要看一眼；另有 3 个参数没有判", out.splitlines()[-1])
 
     def test_credit_from_the_progress_file_is_only_self_reported(self):
         forgot, claimed = self.copies(2)
