@@ -23,7 +23,7 @@ import time
 from collections import Counter
 
 from reply_assistant import (EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED, KitError, MATERIALS, build_messages,
-                             checked_question, error_line, make_kit_error, parse_command_line, run_cli)
+                             checked_question, closest, error_line, make_kit_error, parse_command_line, run_cli)
 
 # ---------- 第 02 课的核心：组装请求 → 发送 → 读懂响应 → 检查回答 → 串起来（从上往下读）----------
 # 它调用的 model_target、read_api_key、send、parse_json、describe_http_failure 这些加固在后面的“选读”里：先看名字猜意思，遇到再去查。
@@ -1578,6 +1578,33 @@ def write_html(path, result):
 # ---------- 命令行 ----------
 
 USAGE = "用法：python3 model_reply_assistant.py [问题] [--timeout 秒 | --check-draft 文件]；详见 --help。"
+# 中文输入法会把 -- 打成全角的横线：破折号 —、——，全角连字符 －－，还有 – ―
+IME_DASHES = "—–―－"
+
+
+def parse_options(argv, usage, flags=None, value_options=None):
+    """第 01 课的 parse_command_line，先认出中文输入法打的全角横线（—check-draft、－－trace）：以前它们被当成问题，
+    说“多了一个参数…请用引号”，学生找不到错在哪。选项后面的值、-- 之后的问题不看。"""
+    names = ["-h", "--help", *(flags or {}), *(value_options or {})]
+    pending = iter(argv)
+    for arg in pending:
+        if arg == "--":
+            break
+        if arg in (value_options or {}):   # 它后面那个是值（文件名、秒数），不是选项
+            next(pending, None)
+        elif ime_option(arg, names):
+            raise make_kit_error(f"{arg} 的横线是中文输入法打的全角字符：要写半角的 {ime_option(arg, names)}"
+                                 f"（切换到英文输入法再输入）。{usage}")
+    return parse_command_line(argv, usage, flags, value_options)
+
+
+def ime_option(arg, names):
+    """arg 是用全角横线写的选项时，是 names 里的哪一个（拼错了也猜一个）；不是（比如问题本身以破折号开头）时是 None。
+    checks/ 里工具的外壳（kit_helpers.parse_tool_options）也用它。"""
+    if arg[:1] not in IME_DASHES:
+        return None
+    name = "--" + arg.lstrip(IME_DASHES + "-").partition("=")[0]
+    return name if name in names else closest(name, names)
 
 
 def parse_timeout(text):
@@ -1620,7 +1647,7 @@ HELP = f"""\
 
 
 def run(argv):
-    options = parse_command_line(argv, USAGE, value_options={"--timeout": "timeout", "--check-draft": "check_draft"})
+    options = parse_options(argv, USAGE, value_options={"--timeout": "timeout", "--check-draft": "check_draft"})
     if options["help"]:
         sys.stdout.write(HELP)
         return EXIT_OK

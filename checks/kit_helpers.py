@@ -656,8 +656,9 @@ def parse_tool_options(argv, usage, help_text, flags=(), values=(), positionals=
     """工具共用的小解析器。flags 是开关，values 后面跟一个值（也可以写成 --name=值），positionals 是最多几个位置参数。
     -h / --help：打印 help_text（工具的模块说明），退出码 0。
     返回 {各选项名: …, "args": [位置参数]}；不认识的选项、缺值、多余的参数都抛出 ToolUsageError。"""
+    from model_reply_assistant import ime_option
     options = {"args": [], **{flag: False for flag in flags}, **{name: None for name in values}}
-    pending = list(argv)
+    names, pending = ["--help", *flags, *values], list(argv)
     while pending:
         arg = pending.pop(0)
         name, has_value, value = arg.partition("=")
@@ -673,8 +674,11 @@ def parse_tool_options(argv, usage, help_text, flags=(), values=(), positionals=
             options[name] = value
         elif arg.startswith("-") and arg != "-":
             from reply_assistant import closest   # 和三个脚本一样猜一猜拼错的选项
-            close = closest(name, ["--help", *flags, *values])
+            close = closest(name, names)
             raise ToolUsageError(f"不认识的选项 {arg}{f'（是不是想写 {close}？）' if close else ''}。{usage}；详见 --help。")
+        elif ime_option(arg, names):   # 和 retrieval_qa.py 一样认出中文输入法打的全角横线
+            raise ToolUsageError(f"{arg} 的横线是中文输入法打的全角字符：要写半角的 {ime_option(arg, names)}"
+                                 f"（切换到英文输入法再输入）。{usage}；详见 --help。")
         elif len(options["args"]) < positionals:
             options["args"].append(arg)
         else:

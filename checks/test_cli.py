@@ -139,6 +139,22 @@ class UsageTest(unittest.TestCase):
         self.assertEqual(code, 2)
         self.assertTrue(err.startswith("错误：不认识的选项 --retrive-only（是不是想写 --retrieve-only？）。"), err)
 
+    def test_an_option_typed_with_chinese_dashes_is_named(self):
+        """中文输入法把 -- 打成 —、——、－－：以前说“多了一个参数…问题里有空格时请用引号”，学生找不到错在哪。"""
+        for typed, meant in (("—retrieve-only", "--retrieve-only"), ("——retrieve-only", "--retrieve-only"),
+                             ("－－retrieve-only", "--retrieve-only"), ("—documents=x.json", "--documents"),
+                             ("–retreive-only", "--retrieve-only")):
+            with self.subTest(typed=typed):
+                code, out, err = run_kit([typed, "试用几天？"])
+                self.assertEqual((code, out), (2, ""))
+                self.assertTrue(err.startswith(f"错误：{typed} 的横线是中文输入法打的全角字符：要写半角的 {meant}（"), err)
+        code, out, _ = run_kit(["--retrieve-only", "——试用几天？"])   # 不像任何选项：就是问题本身
+        self.assertEqual((code, json.loads(out)["hits"][0]["id"]), (0, "D01#1"))
+        code, out, err = run_kit(["试用几天？", "--check-draft", "—check-draft.json"])   # 选项的值不是选项：照常去读这个文件
+        self.assertEqual((code, json.loads(out)["status"]), (4, "rejected"))
+        self.assertIn("—check-draft.json", err)
+        self.assertNotIn("横线", err)
+
     def test_help_documents_flags_and_every_exit_code(self):
         code, out, _ = run_kit(["--help"])
         self.assertEqual(code, 0)

@@ -1251,6 +1251,10 @@ class ToolShellTest(unittest.TestCase):
                 self.assertIn("不认识的", err)
                 self.assertIn("--frobnicate", err)
                 self.assertEqual(len(err.strip().splitlines()), 1)
+                # 中文输入法打的 —help：和 retrieval_qa.py 一样说清是横线的问题（以前当成位置参数，说编号不对、多了一个参数）
+                code, out, err = run_kit(["—help"], script=ROOT / "checks" / name)
+                self.assertEqual((code, out), (2, ""))
+                self.assertTrue(err.startswith("错误：—help 的横线是中文输入法打的全角字符：要写半角的 --help（"), err)
 
 
 OLD_PYTHONS = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.[6-9].*/bin/python")))
