@@ -1578,33 +1578,34 @@ def write_html(path, result):
 # ---------- 命令行 ----------
 
 USAGE = "用法：python3 model_reply_assistant.py [问题] [--timeout 秒 | --check-draft 文件]；详见 --help。"
-# 中文输入法会把 -- 打成全角的横线：破折号 —、——，全角连字符 －－，还有 – ―
-IME_DASHES = "—–―－"
+# 中文输入法（和从网页、文档里复制来的命令）会把 -- 变成别的横线：破折号 —、——，– ―，全角的 －，数学的减号 −，连字符 ‐ ﹣
+IME_DASHES = "—–―－−‐‑﹣"
 
 
 def parse_options(argv, usage, flags=None, value_options=None):
-    """第 01 课的 parse_command_line，先认出中文输入法打的全角横线（—check-draft、－－trace）：以前它们被当成问题，
-    说“多了一个参数…请用引号”，学生找不到错在哪。选项后面的值、-- 之后的问题不看。"""
+    """第 01 课的 parse_command_line，先认出用别的横线写的选项（—check-draft、－－trace）：以前它们被当成问题，
+    说“多了一个参数…请用引号”，学生找不到错在哪。选项后面的值、-- 之后的问题不看；有 --help 时照旧显示帮助。"""
     names = ["-h", "--help", *(flags or {}), *(value_options or {})]
     pending = iter(argv)
     for arg in pending:
-        if arg == "--":
+        if arg == "--" or arg in ("-h", "--help"):
             break
         if arg in (value_options or {}):   # 它后面那个是值（文件名、秒数），不是选项
             next(pending, None)
-        elif ime_option(arg, names):
-            raise make_kit_error(f"{arg} 的横线是中文输入法打的全角字符：要写半角的 {ime_option(arg, names)}"
-                                 f"（切换到英文输入法再输入）。{usage}")
+        elif dash_problem(arg, names) and not any(later in ("-h", "--help") for later in pending):
+            raise make_kit_error(f"{dash_problem(arg, names)}。{usage}")
     return parse_command_line(argv, usage, flags, value_options)
 
 
-def ime_option(arg, names):
-    """arg 是用全角横线写的选项时，是 names 里的哪一个（拼错了也猜一个）；不是（比如问题本身以破折号开头）时是 None。
+def dash_problem(arg, names):
+    """arg 是用别的横线写的选项（names 里的哪一个，字母拼错了也猜一个）时，返回一句说明；不是时 None。横线后面只能是
+    选项的样子（英文字母、数字、连字符，可以带 =值）：—documents里写什么？、——试用几天？ 是以破折号开头的问题，照旧是问题。
     checks/ 里工具的外壳（kit_helpers.parse_tool_options）也用它。"""
     if arg[:1] not in IME_DASHES:
         return None
     name = "--" + arg.lstrip(IME_DASHES + "-").partition("=")[0]
-    return name if name in names else closest(name, names)
+    meant = (name if name in names else closest(name, names)) if re.fullmatch(r"--[A-Za-z][A-Za-z0-9-]+", name) else None
+    return f"{arg} 的横线不是半角的「-」（中文输入法打的，或从网页复制来的）：要写 {meant}（切换到英文输入法再输入）" if meant else None
 
 
 def parse_timeout(text):

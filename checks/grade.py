@@ -396,8 +396,8 @@ def rows_for(arguments):
         elif not path.exists():
             result.append((name, {"资料": "—", "要看": [("找不到", "没有这个文件夹")]}))
         elif path.name in SKIPPED_NAMES or path.name.startswith(APPLE_DOUBLE):   # 作业/* 也会选中班级文件夹里的这些
-            made_by = "macOS 打包时" if path.name == "__MACOSX" or path.name.startswith(APPLE_DOUBLE) else "git、Python、编辑器或虚拟环境"
-            result.append((name, {"资料": "—", "要看": [("跳过", f"{made_by}留下的，不是谁的作业")]}))
+            made_by = "macOS 打包时留下的" if path.name == "__MACOSX" or path.name.startswith(APPLE_DOUBLE) else "系统或工具自动生成的"
+            result.append((name, {"资料": "—", "要看": [("跳过", f"{made_by}，不是谁的作业")]}))
         elif not path.is_dir():
             result.append((name, {"资料": "—", "要看": [("跳过", "不是文件夹（比如上次写出的成绩表）")]}))
         else:

@@ -656,7 +656,7 @@ def parse_tool_options(argv, usage, help_text, flags=(), values=(), positionals=
     """工具共用的小解析器。flags 是开关，values 后面跟一个值（也可以写成 --name=值），positionals 是最多几个位置参数。
     -h / --help：打印 help_text（工具的模块说明），退出码 0。
     返回 {各选项名: …, "args": [位置参数]}；不认识的选项、缺值、多余的参数都抛出 ToolUsageError。"""
-    from model_reply_assistant import ime_option
+    from model_reply_assistant import dash_problem
     options = {"args": [], **{flag: False for flag in flags}, **{name: None for name in values}}
     names, pending = ["--help", *flags, *values], list(argv)
     while pending:
@@ -676,9 +676,8 @@ def parse_tool_options(argv, usage, help_text, flags=(), values=(), positionals=
             from reply_assistant import closest   # 和三个脚本一样猜一猜拼错的选项
             close = closest(name, names)
             raise ToolUsageError(f"不认识的选项 {arg}{f'（是不是想写 {close}？）' if close else ''}。{usage}；详见 --help。")
-        elif ime_option(arg, names):   # 和 retrieval_qa.py 一样认出中文输入法打的全角横线
-            raise ToolUsageError(f"{arg} 的横线是中文输入法打的全角字符：要写半角的 {ime_option(arg, names)}"
-                                 f"（切换到英文输入法再输入）。{usage}；详见 --help。")
+        elif dash_problem(arg, names):   # 和 retrieval_qa.py 一样认出中文输入法打的横线（—documents、－－help）
+            raise ToolUsageError(f"{dash_problem(arg, names)}。{usage}；详见 --help。")
         elif len(options["args"]) < positionals:
             options["args"].append(arg)
         else:

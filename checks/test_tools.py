@@ -885,7 +885,7 @@ class GradeTest(unittest.TestCase):
         self.addCleanup(shutil.rmtree, cache)
         rows, out = self.grade(kit.path, mac, cache, kit.path.parent / "venv")
         self.assertEqual(rows["__MACOSX"]["要看一眼"], "跳过：macOS 打包时留下的，不是谁的作业")
-        self.assertEqual(rows["__pycache__"]["要看一眼"], "跳过：git、Python、编辑器或虚拟环境留下的，不是谁的作业")
+        self.assertEqual(rows["__pycache__"]["要看一眼"], "跳过：系统或工具自动生成的，不是谁的作业")
         self.assertEqual(rows["venv"]["要看一眼"], "找不到：没有这个文件夹")
         self.assertIn("总结：1 个副本，0 个要看一眼；另有 3 个参数没有判", out.splitlines()[-1])
 
@@ -1254,7 +1254,7 @@ class ToolShellTest(unittest.TestCase):
                 # 中文输入法打的 —help：和 retrieval_qa.py 一样说清是横线的问题（以前当成位置参数，说编号不对、多了一个参数）
                 code, out, err = run_kit(["—help"], script=ROOT / "checks" / name)
                 self.assertEqual((code, out), (2, ""))
-                self.assertTrue(err.startswith("错误：—help 的横线是中文输入法打的全角字符：要写半角的 --help（"), err)
+                self.assertTrue(err.startswith("错误：—help 的横线不是半角的「-」（中文输入法打的，或从网页复制来的）：要写 --help（"), err)
 
 
 OLD_PYTHONS = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.[6-9].*/bin/python")))
