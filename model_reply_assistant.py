@@ -181,6 +181,9 @@ def checked_answer(reply, allowed_ids):
     except JsonProblem as problem:
         if content.startswith("```"):
             raise make_rejection("回答不是单个 JSON 对象（外面包了 ``` 代码块）", raw=reply["content"]) from None
+        if not content.startswith(("{", "[")):   # 一段话、“好的，以下是……”再接 JSON：说开头是什么，比“第 1 行第 1 列”好懂
+            raise make_rejection(f"回答不是单个 JSON 对象（开头是「{one_line(content, 20)}」，不是「{{」：模型在 JSON 之外写了别的话）",
+                                 raw=reply["content"]) from None
         if problem.line is None:   # 嵌套太深、整数太长、NaN
             raise make_rejection(f"回答无法读取（{problem.what}）", raw=reply["content"]) from None
         where = f"第 {problem.line} 行第 {problem.column} 列：{problem.what}" + (f"。{problem.hint}" if problem.hint else "")
@@ -925,6 +928,8 @@ def describe_http_failure(status, headers, data, target):
                 "换上下文更大的模型，或启动本机服务时调大上下文长度")
     if status == 401 and not target["official"] and target.get("sent_key"):   # 密钥发了，被拒绝：不是“没设置”
         what = "本机服务拒绝了 LOCAL_MODEL_API_KEY 里的密钥（HTTP 401）：核对它和服务启动时设置的密钥是否一致"
+    if status == 500 and not target["official"] and target.get("sent_key"):   # 密钥发了：不是 LiteLLM 缺少密钥的那种 500
+        what = what.split("；")[0]
     if status == 500 and detail:   # 服务器自己说了原因：先说它
         return f"{'服务器' if target['official'] else '本机服务'}内部出错（HTTP 500），服务器说：{detail}。{what.split('：', 1)[-1]}"
     if status in (400, 404, 422):
