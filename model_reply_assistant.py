@@ -180,7 +180,7 @@ def checked_answer(reply, allowed_ids):
         answer = parse_json(reply["content"], object_pairs_hook=JsonObject)   # 记下写了两遍的字段
     except JsonProblem as problem:
         if not content.startswith(("{", "[")):   # 代码块、一段话、“好的，以下是……”再接 JSON：说开头是什么，比“第 1 行第 1 列”好懂
-            start = "外面包了 ``` 代码块" if content.startswith("```") else f"开头是「{one_line(content, 20)}」，不是「{{」：模型在 JSON 之外写了别的话"
+            start = "外面包了 ``` 代码块" if content.startswith("```") else f"开头是「{visible(content[:20], 30)}{'…' * (len(content) > 20)}」，不是「{{」：模型在 JSON 之外写了别的话"
             raise make_rejection(f"回答不是单个 JSON 对象（{start}）", raw=reply["content"]) from None
         if problem.line is None:   # 嵌套太深、整数太长、NaN
             raise make_rejection(f"回答无法读取（{problem.what}）", raw=reply["content"]) from None

@@ -289,8 +289,9 @@ class RefusalTest(StandInCase):
         # 一段普通的话，或客套话后面再接 JSON（真的 LiteLLM、本机模型都见过）：说出开头是什么，不说“第 1 行第 1 列：缺少一个值”
         self.assert_rejected("体验版的试用期是 7 天。", "回答不是单个 JSON 对象（开头是「体验版的试用期是 7 天。」，不是「{」")
         polite = "好的，以下是回答：" + json.dumps(GOOD, ensure_ascii=False)
-        self.assert_rejected(polite, "（开头是「好的，以下是回答：")   # 开头截成一小段（one_line），不把整份回答塞进原因
-        self.assert_rejected(polite, "…」，不是「{」：模型在 JSON 之外写了别的话）")
+        self.assert_rejected(polite, "（开头是「" + polite[:20] + "…」，不是「{」：模型在 JSON 之外写了别的话）")   # 只说前 20 个字
+        # 前面夹着看不见的字符（BOM、零宽空格）：写成 \ufeff 这样看得见，不然读起来像是以「{」开头
+        self.assert_rejected("\ufeff" + json.dumps(GOOD), "（开头是「\\ufeff{")
 
     def test_json_in_a_code_fence(self):
         self.assert_rejected("```json\n" + json.dumps(GOOD) + "\n```", "外面包了 ``` 代码块")
