@@ -180,8 +180,7 @@ def checked_answer(reply, allowed_ids):
         answer = parse_json(reply["content"], object_pairs_hook=JsonObject)   # 记下写了两遍的字段
     except JsonProblem as problem:
         if not content.startswith(("{", "[")):   # 代码块、一段话、“好的，以下是……”再接 JSON：说开头是什么，比“第 1 行第 1 列”好懂
-            start = "外面包了 ``` 代码块" if content.startswith("```") else f"开头是「{visible(content[:20], 30)}{'…' * (len(content) > 20)}」，不是「{{」：模型在 JSON 之外写了别的话"
-            raise make_rejection(f"回答不是单个 JSON 对象（{start}）", raw=reply["content"]) from None
+            raise make_rejection(f"回答不是单个 JSON 对象（{how_it_starts(content)}）", raw=reply["content"]) from None
         if problem.line is None:   # 嵌套太深、整数太长、NaN
             raise make_rejection(f"回答无法读取（{problem.what}）", raw=reply["content"]) from None
         where = f"第 {problem.line} 行第 {problem.column} 列：{problem.what}" + (f"。{problem.hint}" if problem.hint else "")
@@ -364,6 +363,15 @@ def visible(text, limit=40):
     留着；超过 limit 个字就交给 one_line 截短。例：“D01#1”后面跟一个零宽字符 -> D01#1\\u200b；"draft " -> 「draft 」里看得见空格。"""
     shown = "".join(char if char.isprintable() else f"\\u{ord(char):04x}" for char in str(text))
     return shown if len(shown) <= limit else one_line(shown, limit)   # 太长的照 one_line 截短
+
+
+def how_it_starts(content):
+    """不是以「{」开头的回答怎么开头：外面包了代码块，或模型在 JSON 之外写了别的话（说出前 20 个字，看不见的 BOM、
+    零宽空格写成 \\ufeff 这样，不然读起来像是以「{」开头）。"""
+    if content.startswith("```"):
+        return "外面包了 ``` 代码块"
+    start = visible(content[:20], 30) + ("…" if len(content) > 20 else "")
+    return f"开头是「{start}」，不是「{{」：模型在 JSON 之外写了别的话"
 
 
 def describe_value(value):
@@ -901,8 +909,7 @@ LOCAL_HTTP_ERRORS = {
     403: "本机服务拒绝了请求（HTTP 403）：检查 LOCAL_MODEL_API_KEY 是否正确",
     404: "本机服务上找不到地址或模型（HTTP 404）：LOCAL_MODEL_URL 通常以 /v1 结尾；确认 LOCAL_MODEL_NAME 的模型已下载",
     422: "请求参数无效（HTTP 422）：核对 LOCAL_MODEL_NAME",
-    500: "本机服务内部出错（HTTP 500）：看看运行本机服务的窗口里的报错；LiteLLM 代理缺少密钥时也这样回答，"
-         "可以试试设置 LOCAL_MODEL_API_KEY",
+    500: "本机服务内部出错（HTTP 500）：看看运行本机服务的窗口里的报错",
 }
 
 # 服务器的 400 报错里出现这些词时，换一句更具体的说明（第二条是在 LiteLLM 代理上实测的：密钥和 master key 不一致）
@@ -926,8 +933,8 @@ def describe_http_failure(status, headers, data, target):
                 "换上下文更大的模型，或启动本机服务时调大上下文长度")
     if status == 401 and not target["official"] and target.get("sent_key"):   # 密钥发了，被拒绝：不是“没设置”
         what = "本机服务拒绝了 LOCAL_MODEL_API_KEY 里的密钥（HTTP 401）：核对它和服务启动时设置的密钥是否一致"
-    if status == 500 and not target["official"] and target.get("sent_key"):   # 密钥发了：不是 LiteLLM 缺少密钥的那种 500
-        what = what.split("；")[0]
+    if status == 500 and not target["official"] and not target.get("sent_key"):   # 实测：LiteLLM 代理没收到密钥也回 500
+        what += "；LiteLLM 代理缺少密钥时也这样回答，可以试试设置 LOCAL_MODEL_API_KEY"
     if status == 500 and detail:   # 服务器自己说了原因：先说它
         return f"{'服务器' if target['official'] else '本机服务'}内部出错（HTTP 500），服务器说：{detail}。{what.split('：', 1)[-1]}"
     if status in (400, 404, 422):
@@ -1589,13 +1596,13 @@ def parse_options(argv, usage, flags=None, value_options=None):
     """第 01 课的 parse_command_line，先认出用别的横线写的选项（—check-draft、－－trace）：以前它们被当成问题，
     说“多了一个参数…请用引号”，学生找不到错在哪。选项后面的值、-- 之后的问题不看；有 --help 时照旧显示帮助。"""
     names = ["-h", "--help", *(flags or {}), *(value_options or {})]
-    pending = iter(argv)
+    pending = iter([] if "-h" in argv or "--help" in argv else argv)   # 要看帮助：照旧显示帮助，别的不管
     for arg in pending:
-        if arg == "--" or arg in ("-h", "--help"):
+        if arg == "--":
             break
         if arg in (value_options or {}):   # 它后面那个是值（文件名、秒数），不是选项
             next(pending, None)
-        elif dash_problem(arg, names) and not any(later in ("-h", "--help") for later in pending):
+        elif dash_problem(arg, names):
             raise make_kit_error(f"{dash_problem(arg, names)}。{usage}")
     return parse_command_line(argv, usage, flags, value_options)
 
@@ -1607,8 +1614,12 @@ def dash_problem(arg, names):
     if arg[:1] not in IME_DASHES:
         return None
     name = "--" + arg.lstrip(IME_DASHES + "-").partition("=")[0]
-    meant = (name if name in names else closest(name, names)) if re.fullmatch(r"--[A-Za-z][A-Za-z0-9-]+", name) else None
-    return f"{arg} 的横线不是半角的「-」（中文输入法打的，或从网页复制来的）：要写 {meant}（切换到英文输入法再输入）" if meant else None
+    if not re.fullmatch(r"--[A-Za-z][A-Za-z0-9-]+", name):   # 横线后面不像选项：是以破折号开头的问题
+        return None
+    meant = name if name in names else closest(name, names)
+    if meant is None:
+        return None
+    return f"{arg} 的横线不是半角的「-」（中文输入法打的，或从网页复制来的）：要写 {meant}（切换到英文输入法再输入）"
 
 
 def parse_timeout(text):

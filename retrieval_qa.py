@@ -35,8 +35,8 @@ import unicodedata
 
 from model_reply_assistant import (ENVIRONMENT_HELP, WEB_RULES, JsonObject, JsonProblem, NoAnswer, ask_model, ask_question,
                                    checked_answer, citation_problems, cited_sources, describe_os_error, describe_value, make_rejection, one_line,
-                                   parse_json, parse_options, parse_timeout, read_domains, read_head, read_saved_reply, shown_safely, web_hits, write_html,
-                                   write_json)
+                                   parse_json, parse_options, parse_timeout, read_domains, read_head, read_saved_reply, shown_safely,
+                                   web_hits, write_html, write_json)
 from reply_assistant import (EXIT_OK, EXIT_OUTPUT, EXIT_REVIEW, checked_question, closest, error_line, make_kit_error,
                              run_cli)
 
@@ -1800,8 +1800,8 @@ NOTES = {
 
 def run(argv):
     args = parse_options(argv, USAGE, flags={"--retrieve-only": "retrieve_only", "--trace": "trace", "--web": "web"},
-                              value_options={"--documents": "documents", "--timeout": "timeout",
-                                             "--check-draft": "check_draft", "--domains": "domains", "--html": "html"})
+                         value_options={"--documents": "documents", "--timeout": "timeout",
+                                        "--check-draft": "check_draft", "--domains": "domains", "--html": "html"})
     if args["help"]:
         sys.stdout.write(__doc__ + "\n" + ENVIRONMENT_HELP)   # 模块说明就是 --help 的内容
         return EXIT_OK

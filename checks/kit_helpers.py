@@ -676,12 +676,11 @@ def parse_tool_options(argv, usage, help_text, flags=(), values=(), positionals=
             from reply_assistant import closest   # 和三个脚本一样猜一猜拼错的选项
             close = closest(name, names)
             raise ToolUsageError(f"不认识的选项 {arg}{f'（是不是想写 {close}？）' if close else ''}。{usage}；详见 --help。")
-        elif dash_problem(arg, names):   # 和 retrieval_qa.py 一样认出中文输入法打的横线（—documents、－－help）
-            raise ToolUsageError(f"{dash_problem(arg, names)}。{usage}；详见 --help。")
-        elif len(options["args"]) < positionals:
+        else:   # 位置参数；和 retrieval_qa.py 一样先认出中文输入法打的横线（—documents、－－help）
+            problem = dash_problem(arg, names) or (f"多了一个参数 {arg}" if len(options["args"]) >= positionals else None)
+            if problem:
+                raise ToolUsageError(f"{problem}。{usage}；详见 --help。")
             options["args"].append(arg)
-        else:
-            raise ToolUsageError(f"多了一个参数 {arg}。{usage}；详见 --help。")
     return options
 
 
