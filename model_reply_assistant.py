@@ -233,6 +233,8 @@ def evidence_problems(evidence, sources):
         return [f"evidence 应当是数组（每项是 {{claim, source, quote}}），实际是{describe_value(evidence)}"]
     problems = []
     for number, item in enumerate(evidence, 1):
+        if len(problems) > MAX_NAMED_SOURCES:   # 几千项写坏的 evidence：只点名前几处，不一条条印出来
+            break
         if not isinstance(item, dict):
             problems.append(f"evidence 第 {number} 项应当是对象 {{claim, source, quote}}，实际是{describe_value(item)}")
             continue
@@ -246,9 +248,7 @@ def evidence_problems(evidence, sources):
                 problems.append(f"evidence 第 {number} 项的 {field} " + ("是空的" if not value.strip() else "里没有字"))
         if isinstance(item.get("source"), str) and item["source"].strip() and item["source"] not in sources:
             problems.append(f"evidence 第 {number} 项的来源「{visible(item['source'])}」不在 sources 里")
-        if len(problems) > MAX_NAMED_SOURCES:   # 几千项写坏的 evidence：只点名前几处，不一条条印出来
-            return problems[:MAX_NAMED_SOURCES] + ["evidence 里还有别的问题，没有一一列出"]
-    return problems
+    return problems[:MAX_NAMED_SOURCES] + ["evidence 里还有别的问题，没有一一列出"] if len(problems) > MAX_NAMED_SOURCES else problems
 
 
 def make_rejection(*problems, raw=None):
@@ -292,16 +292,33 @@ KEY_SHAPED = re.compile(f"(s[{INVISIBLE}]*k[{INVISIBLE}]*-|Bearer\\s+)(?:[{INVIS
 class ShownSafely:
     """stdout、stderr 的外包装，写出去的一切都经过它：看着像密钥的换成 ***（KEY_SHAPED）；UNSAFE_CHARACTERS 换成 \\uXXXX
     （换行和制表符照旧）。在 JSON 字符串里 \\uXXXX 正是同一个字符的合法转义，读回来一字不差；
-    在终端上看到的是“\\u202e”这样的字样，不会被它改掉显示。"""
+    在终端上看到的是“\\u202e”这样的字样，不会被它改掉显示。
+    quiet=True（stderr 用）：写不出去（2>/dev/full、只读打开的 stderr）时提示就丢掉，和 2>&- 一样，不影响 stdout 上的结果。"""
 
-    def __init__(self, stream):
-        self.stream = stream
+    def __init__(self, stream, quiet=False):
+        self.stream, self.quiet = stream, quiet
 
     def write(self, text):
         text = KEY_SHAPED.sub(lambda match: match.group(1) + "***", text)
-        return self.stream.write(UNSAFE_CHARACTERS.sub(lambda match: f"\\u{ord(match.group()):04x}", text))
+        return self.lost_quietly(self.stream.write, UNSAFE_CHARACTERS.sub(lambda match: f"\\u{ord(match.group()):04x}", text))
 
-    def __getattr__(self, name):   # flush、fileno、isatty、reconfigure……都照旧交给原来的流
+    def flush(self):
+        return self.lost_quietly(self.stream.flush)
+
+    def lost_quietly(self, action, *args):
+        try:
+            return action(*args)
+        except OSError:
+            if not self.quiet:
+                raise   # stdout 写不出去：交给 run_cli，退出码 5
+            lost, self.stream = self.stream, open(os.devnull, "w", encoding="utf-8")   # 以后的提示都写进空设备
+            try:   # 没写出去的还在原来的缓冲区里：它的文件描述符也接到空设备上，Python 退出时冲缓冲区就不会再报错
+                os.dup2(self.stream.fileno(), lost.fileno())
+            except (OSError, ValueError):   # 不是真的文件（检查里换成了内存里的流）
+                pass
+            return len(args[0]) if args else None
+
+    def __getattr__(self, name):   # fileno、isatty、reconfigure……都照旧交给原来的流
         return getattr(self.stream, name)
 
 
@@ -310,7 +327,7 @@ def shown_safely():
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
         if stream is not None and not isinstance(stream, ShownSafely):
-            setattr(sys, name, ShownSafely(stream))
+            setattr(sys, name, ShownSafely(stream, quiet=name == "stderr"))
 
 
 def write_json(result):
@@ -405,7 +422,7 @@ def model_target(environ=None):
         if any("\udc80" <= char <= "\udcff" for char in environ.get(variable, "")):
             raise make_kit_error(f"环境变量 {variable} 的值不是 UTF-8 文本（终端的编码不对？）：请重新设置它。资料和密钥都没有发出。")
     local = environ.get("LOCAL_MODEL_URL", "").strip()
-    others = [name for name in ("LOCAL_MODEL_NAME", "LOCAL_MODEL_API_KEY") if name in environ]
+    others = sorted(name for name in environ if name.startswith("LOCAL_MODEL_") and name != "LOCAL_MODEL_URL")   # 连拼错的也算
     if not local and ("LOCAL_MODEL_URL" in environ or others):   # 想用本机模型，地址却是空的：绝不悄悄改发官方地址
         named = "LOCAL_MODEL_URL 是空的" if "LOCAL_MODEL_URL" in environ else f"设置了 {'、'.join(others)}，却没有设置 LOCAL_MODEL_URL"
         raise make_kit_error(f"{named}：要用本机模型，请写上地址（例如 http://127.0.0.1:11434/v1）；"
@@ -602,6 +619,9 @@ def send(url, body, headers, timeout):
     return outcome["value"]
 
 
+MAX_RESPONSE_BYTES = 1024 * 1024   # 响应体最多读 1 MiB，再大就是出了问题
+
+
 def open_and_read(url, body, headers, timeout):
     """发请求、读响应。urllib.request.urlopen 默认装着一整套处理器：读系统代理的、跟随重定向的……
     这里一个个挑，只装用得着的：
@@ -624,8 +644,8 @@ def open_and_read(url, body, headers, timeout):
         with opener.open(request, timeout=timeout) as response:
             return response.status, lower_keys(response.headers), read_limited(response)
     except urllib.error.HTTPError as error:   # 3xx、4xx、5xx 都在这里
-        with error:
-            return error.code, lower_keys(error.headers or {}), read_limited(error)
+        with error:   # 错误响应的正文只用来摘一句服务器说的话：读前 1 MiB 就够，再长也照样报出 HTTP 状态
+            return error.code, lower_keys(error.headers or {}), error.read(MAX_RESPONSE_BYTES)
 
 
 def urllib_handlers():
@@ -675,9 +695,6 @@ def lower_keys(headers):
     return {name.lower(): value for name, value in headers.items()}
 
 
-MAX_RESPONSE_BYTES = 1024 * 1024   # 响应体最多读 1 MiB，再大就是出了问题
-
-
 def read_limited(response):
     data = response.read(MAX_RESPONSE_BYTES + 1)
     if len(data) > MAX_RESPONSE_BYTES:
@@ -690,10 +707,10 @@ MIN_SCRUBBED_KEY = 6         # 短于 6 个字符的“密钥”（本机服务�
 
 def scrub(text, secret):
     """服务器和异常带来的文字离开这一层之前都经过这里：万一其中出现密钥，换成 ***。
-    密钥中间被插进空格、换行（服务器把它折了行）或零宽字符也认得出来。"""
+    密钥中间被插进空格、换行（服务器把它折了行）或零宽字符，或者被改成了大写、小写，也认得出来。"""
     if not secret or len(secret) < MIN_SCRUBBED_KEY:
         return text
-    return re.sub(f"[\\s{INVISIBLE}]*".join(map(re.escape, secret)), "***", text)
+    return re.sub(f"[\\s{INVISIBLE}]*".join(map(re.escape, secret)), "***", text, flags=re.IGNORECASE)
 
 
 def mentions_secret(content, secret):
@@ -890,7 +907,7 @@ def describe_redirect(status, location, target):
     return f"服务器{where}（HTTP {status} 重定向）；程序不跟随重定向，没有向那里发送任何内容，{hint}"
 
 
-# HTTP 错误码 → 原因和该做什么（依据 DeepSeek 官方错误码说明）
+# HTTP 错误码 → 原因和该做什么（依据 DeepSeek 官方错误码说明；502、504 是网关和代理常回的，按 HTTP 标准的意思说）
 HTTP_ERRORS = {
     400: "请求格式有误（HTTP 400）：通常是程序或参数的问题，请核对模型名和请求内容",
     401: "密钥无效（HTTP 401）：检查 DEEPSEEK_API_KEY 是否完整，或到平台重新创建密钥",
@@ -899,7 +916,9 @@ HTTP_ERRORS = {
     422: "请求参数无效（HTTP 422）：常见原因是模型名不存在，用 DEEPSEEK_MODEL 改成平台当前列出的型号",
     429: "请求太频繁（HTTP 429）：达到了速率或并发上限，请稍后手动重试",
     500: "服务器内部错误（HTTP 500）：稍等片刻后手动重试",
+    502: "网关出错（HTTP 502）：服务器前面的网关或代理没能从后面的服务拿到回答，稍等片刻后手动重试",
     503: "服务器繁忙（HTTP 503）：稍等片刻后手动重试",
+    504: "网关超时（HTTP 504）：服务器前面的网关或代理等后面的服务超时了，稍等片刻后手动重试",
 }
 
 # 本机模型没有 DeepSeek 的账户；这几种错误的原因换一种说法（第 02 课的表里有各种本机服务的情况）
@@ -910,6 +929,8 @@ LOCAL_HTTP_ERRORS = {
     404: "本机服务上找不到地址或模型（HTTP 404）：LOCAL_MODEL_URL 通常以 /v1 结尾；确认 LOCAL_MODEL_NAME 的模型已下载",
     422: "请求参数无效（HTTP 422）：核对 LOCAL_MODEL_NAME",
     500: "本机服务内部出错（HTTP 500）：看看运行本机服务的窗口里的报错",
+    502: "本机的代理没能从它后面的模型服务拿到回答（HTTP 502）：看看代理窗口里的报错，确认模型服务已经启动",
+    504: "本机的代理等它后面的模型服务超时了（HTTP 504）：看看代理窗口里的报错，确认模型服务已经启动",
 }
 
 # 服务器的 400 报错里出现这些词时，换一句更具体的说明（第二条是在 LiteLLM 代理上实测的：密钥和 master key 不一致）

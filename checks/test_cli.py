@@ -278,6 +278,22 @@ class ClosedStreamTest(unittest.TestCase):
         self.assertEqual(json.loads(done.stdout.decode("utf-8"))["status"], "retrieved")
 
 
+    def test_an_unwritable_stderr_loses_only_the_messages(self):
+        # stderr 开着却写不进去（2>/dev/full、只读打开的，比如 pyenv 的 python3 垫片在 2>&- 时留下的）：以前第一句提示
+        # 写不出去就当作“结果写不出去”，stdout 上什么也没有，退出码 1。现在提示丢掉，结果照常，退出码按结果
+        with tempfile.TemporaryDirectory() as directory:
+            draft = write_temp(directory, "review.json", json.dumps(
+                {"status": "draft", "draft": "新团队可以免费试用 30 天。", "sources": ["D01#1"]}, ensure_ascii=False))
+            cases = [(["--retrieve-only", "试用几天？"], "retrieved", 0), (["试用几天？", "--check-draft", str(draft)], "needs_review", 1)]
+            for (args, status, exit_code), opened in zip(cases, (("/dev/full", "w"), (os.devnull, "r"))):
+                if not os.path.exists(opened[0]):
+                    continue
+                with self.subTest(stderr=opened), open(opened[0], opened[1], encoding="utf-8") as stderr:
+                    done = subprocess.run(KIT_PYTHON + [str(SCRIPT), *args, *ON_SHIPPED], env=clean_env(), timeout=60,
+                                          stdout=subprocess.PIPE, stderr=stderr)
+                    self.assertEqual((done.returncode, json.loads(done.stdout.decode("utf-8"))["status"]), (exit_code, status))
+
+
 class TerminalSafetyTest(unittest.TestCase):
     """别人给的文字（问题、保存的回答、模型的话）写出去之前都经过 model_reply_assistant.ShownSafely：终端控制字符和方向控制字符
     变成看得见的 \\uXXXX（stdout 上的 JSON 照样合法、读回来一字不差），看着像密钥的换成 ***。"""

@@ -79,9 +79,11 @@ class EvidenceHardRuleTest(unittest.TestCase):
         self.assertEqual(self.refused([item("试用 7 天", "D02#1", "试用期 7 天")]), ["evidence 第 1 项的来源「D02#1」不在 sources 里"])
 
     def test_a_thousand_bad_items_are_not_listed_one_by_one(self):
-        problems = self.refused([{}] * 1000)
-        self.assertEqual(len(problems), model_reply_assistant.MAX_NAMED_SOURCES + 1)
-        self.assertEqual(problems[-1], "evidence 里还有别的问题，没有一一列出")
+        for items in ([{}] * 1000, list(range(1, 8))):   # 每项都不是对象的：以前跳过了上限，七项七句全列出来
+            with self.subTest(first=items[0]):
+                problems = self.refused(items)
+                self.assertEqual(len(problems), model_reply_assistant.MAX_NAMED_SOURCES + 1)
+                self.assertEqual(problems[-1], "evidence 里还有别的问题，没有一一列出")
         exactly = self.refused([item("试用 7 天", "D01#1", "")] * model_reply_assistant.MAX_NAMED_SOURCES)
         self.assertEqual(len(exactly), model_reply_assistant.MAX_NAMED_SOURCES)   # 正好 5 处：全点名，不说“还有别的”
         self.assertNotIn("evidence 里还有别的问题，没有一一列出", exactly)

@@ -339,11 +339,12 @@ class FailureTest(StandInCase):
         return result
 
     def test_every_documented_http_error(self):
-        for status in (400, 401, 402, 422, 429, 500, 503):
+        for status in (400, 401, 402, 422, 429, 500, 502, 503, 504):
             with self.subTest(status=status):
                 self.server.requests.clear()
                 self.server.respond(status, {"error": {"message": "stand-in error", "type": "x"}})
-                self.assert_failed(f"HTTP {status}")
+                result = self.assert_failed(f"HTTP {status}")
+                self.assertNotIn(f"服务器返回 HTTP {status}", result["problems"][0])   # 表里有它的原因，不是只报个数字
                 self.assertEqual(len(self.server.requests), 1)   # 不自动重试
 
     def test_429_shows_retry_after(self):
@@ -385,6 +386,12 @@ class FailureTest(StandInCase):
     def test_oversize_body(self):
         self.server.raw(b" " * (1024 * 1024) + json.dumps(completion(GOOD)).encode())
         self.assert_failed("响应体超过 1 MiB 上限")
+
+    def test_an_oversize_error_page_still_names_the_http_status(self):
+        # 错误页再长，要紧的是状态码：以前只说“响应体超过 1 MiB 上限”，HTTP 500 和它的说明都丢了
+        self.server.raw(b"<html>" + b"x" * (2 * 1024 * 1024) + b"</html>", status=500, headers={"Content-Type": "text/html"})
+        result = self.assert_failed("内部出错（HTTP 500）")
+        self.assertNotIn("1 MiB", result["problems"][0])
 
     def test_refused_connection(self):
         with socket.socket() as probe:
@@ -459,7 +466,9 @@ class LoopbackOnlyTest(unittest.TestCase):
                  ({"LOCAL_MODEL_URL": "  "}, "LOCAL_MODEL_URL 是空的"),
                  ({"LOCAL_MODEL_NAME": "m"}, "设置了 LOCAL_MODEL_NAME，却没有设置 LOCAL_MODEL_URL"),
                  ({"LOCAL_MODEL_NAME": "", "LOCAL_MODEL_API_KEY": "x"},
-                  "设置了 LOCAL_MODEL_NAME、LOCAL_MODEL_API_KEY，却没有设置 LOCAL_MODEL_URL")]
+                  "设置了 LOCAL_MODEL_API_KEY、LOCAL_MODEL_NAME，却没有设置 LOCAL_MODEL_URL"),
+                 # 地址变量拼错了（README：LOCAL_MODEL_ 开头的变量只要有一个设了）：以前照样发往官方地址
+                 ({"LOCAL_MODEL_URI": "http://127.0.0.1:11434/v1"}, "设置了 LOCAL_MODEL_URI，却没有设置 LOCAL_MODEL_URL")]
         for env, named in cases:
             with self.subTest(env=env), mock.patch.object(model_reply_assistant, "send", side_effect=AssertionError):
                 code, out, err = run_main(retrieval_qa, ["试用几天？"], DEEPSEEK_API_KEY="sk-" + "a" * 32, **env)

@@ -264,11 +264,23 @@ class KeyScrubTest(ServerCase):
                 code, result, err = self.ask_official("--trace")
                 self.assertIn(code, (1, 3, 4))
                 self.assertIn(marker, json.dumps(result, ensure_ascii=False) + err)
-                self.assertNotIn(KEY[:12], json.dumps(result, ensure_ascii=False) + err)
+                self.assertNotIn(KEY[:12].casefold(), (json.dumps(result, ensure_ascii=False) + err).casefold())
                 echo(LOCAL_KEY)
                 code, result, err = self.ask("--trace", LOCAL_MODEL_API_KEY=LOCAL_KEY)
                 self.assertIn(marker, json.dumps(result, ensure_ascii=False) + err)
-                self.assertNotIn(LOCAL_KEY[:12], json.dumps(result, ensure_ascii=False) + err)
+                self.assertNotIn(LOCAL_KEY[:12].casefold(), (json.dumps(result, ensure_ascii=False) + err).casefold())
+
+    def test_a_key_the_server_wrote_in_other_case_is_still_hidden(self):
+        # 不是 sk- 开头的密钥（LiteLLM 代理的 master key 常这样起名）只靠 scrub 抹掉：服务器把它改成大写回显，以前原样打印出来
+        key = "litellm-master-9f8e7d6c5b4a3210"
+        for shown in (key.upper(), key.title()):
+            with self.subTest(shown=shown):
+                self.server.respond(401, {"error": {"message": f"bad key {shown}"}})
+                code, result, err = self.ask("--trace", LOCAL_MODEL_API_KEY=key)
+                printed = json.dumps(result, ensure_ascii=False) + err
+                self.assertEqual(code, 3, err)
+                self.assertIn("bad key ***", printed)
+                self.assertNotIn("9f8e7d6c5b4a", printed.casefold())
 
     def test_a_placeholder_local_key_is_too_short_to_scrub(self):
         self.server.reply(GOOD)   # 本机服务常让人随便填个 a；抹掉它会把回答里的每个 a 都弄坏
@@ -678,6 +690,16 @@ class LocalUrlTest(unittest.TestCase):
 # ---------- 5. 真实的 OpenAI 兼容服务 ----------
 
 class RealServerHabitsTest(ServerCase):
+
+    def test_official_http_errors_say_why_not_just_the_number(self):
+        # 官方地址的每个错误码都有原因和该做什么；502、504 是网关和代理常回的（以前只说“服务器返回 HTTP 502”）
+        for status in (400, 401, 402, 422, 429, 500, 502, 503, 504):
+            with self.subTest(status=status):
+                self.server.respond(status, {"error": {"message": "stand-in error"}})
+                code, result, _ = self.ask_official()
+                self.assert_failed(result, code, f"HTTP {status}", "stand-in error")
+                self.assertNotIn(f"服务器返回 HTTP {status}", result["problems"][0])
+                self.assertNotIn("本机", result["problems"][0])   # 官方地址的说法，不是本机服务的
     def test_thinking_goes_only_to_the_official_endpoint(self):
         self.server.reply(GOOD)
         self.ask()
