@@ -311,7 +311,7 @@ class ShownSafely:
         except OSError:
             if not self.quiet:
                 raise   # stdout 写不出去：交给 run_cli，退出码 5
-            lost, self.stream = self.stream, open(os.devnull, "w", encoding="utf-8")   # 以后的提示都写进空设备
+            lost, self.stream = self.stream, open(os.devnull, "w", encoding="utf-8", errors="replace")   # 以后的提示都写进空设备
             try:   # 没写出去的还在原来的缓冲区里：它的文件描述符也接到空设备上，Python 退出时冲缓冲区就不会再报错
                 os.dup2(self.stream.fileno(), lost.fileno())
             except (OSError, ValueError):   # 不是真的文件（检查里换成了内存里的流）
@@ -705,19 +705,20 @@ def read_limited(response):
 MIN_SCRUBBED_KEY = 6         # 短于 6 个字符的“密钥”（本机服务常填的占位符 a、none）不是秘密，抹掉反而会把 stop 之类的词弄坏
 
 
-def scrub(text, secret):
+def scrub(text, secret, any_case=True):
     """服务器和异常带来的文字离开这一层之前都经过这里：万一其中出现密钥，换成 ***。
-    密钥中间被插进空格、换行（服务器把它折了行）或零宽字符，或者被改成了大写、小写，也认得出来。"""
+    密钥中间被插进空格、换行（服务器把它折了行）或零宽字符，或者被改成了大写、小写，也认得出来。
+    any_case=False 只认大小写一样的（mentions_secret 用：密钥是 ollama 时，回答里写 Ollama 不算泄露）。"""
     if not secret or len(secret) < MIN_SCRUBBED_KEY:
         return text
-    return re.sub(f"[\\s{INVISIBLE}]*".join(map(re.escape, secret)), "***", text, flags=re.IGNORECASE)
+    return re.sub(f"[\\s{INVISIBLE}]*".join(map(re.escape, secret)), "***", text, flags=re.IGNORECASE if any_case else 0)
 
 
 def mentions_secret(content, secret):
     """回答里有没有密钥：原文里有，或者解析成 JSON 之后有（服务器可以把密钥写成 \u0073\u006b… 这样的转义）。"""
     if not secret or len(secret) < MIN_SCRUBBED_KEY:
         return False
-    if scrub(content, secret) != content:
+    if scrub(content, secret, any_case=False) != content:   # 整份回答都要丢掉：只认原样的密钥，不因为一个同名的词丢掉好回答
         return True
     try:
         value = parse_json(content)
@@ -726,7 +727,7 @@ def mentions_secret(content, secret):
     stack = [value]
     while stack:   # 用栈而不用递归：深层嵌套也不会崩（parse_json 在第三步）
         item = stack.pop()
-        if isinstance(item, str) and scrub(item, secret) != item:
+        if isinstance(item, str) and scrub(item, secret, any_case=False) != item:
             return True
         if isinstance(item, dict):
             stack.extend(item.keys())

@@ -315,9 +315,9 @@ RULES, READERS = [], []   # 规则表（本节末尾，选读和第 05 课再往
 def check_grounding(draft, sources, hits, question="", evidence=None, library=None):
     """草稿逐句对照引用的片段，返回 {"status", "problems", "hints"}：draft、needs_review（可靠的规则发现了问题）或 rejected（写了没发送
     的编号），不够可靠的规则找到的放进 hints。evidence 为 None：回答没写依据（靠选读去猜）；library：资料库的全部编号（省略时只认发送的）。"""
-    if too_much := too_much_to_check(draft):   # 不逐句核对，可正文里的越界编号照样拒绝
+    if too_much_to_check(draft):   # 不逐句核对，可正文里的越界编号照样拒绝（不写 :=：3.8 以前的 Python 读不懂，说不出“需要 3.10”）
         refused = unsent_id(Sentence(draft), [], Context(draft, hits, question, None, library))
-        return {"status": "rejected" if refused else "needs_review", "problems": refused or [too_much], "hints": []}
+        return {"status": "rejected" if refused else "needs_review", "problems": refused or [too_much_to_check(draft)], "hints": []}
     found = {"rejected": [], "needs_review": [], "hint": []}
     for rule, problem in grounding_findings(draft, sources, hits, question, evidence, library):
         found[rule.level].append(problem)

@@ -313,6 +313,21 @@ class TerminalSafetyTest(unittest.TestCase):
         self.assertEqual(out.getvalue(), "换行\n和制表\t照旧\\u001b]0;pwned\\u0007\\u001b[2J\\u009b31m\\u202e\\u2066"
                                          "\\u200b\\u000d")
 
+    def test_a_stderr_that_cannot_be_written_is_dropped_but_stdout_is_not(self):
+        import io
+        from model_reply_assistant import ShownSafely
+
+        class Full(io.StringIO):
+            def write(self, text):
+                raise OSError(28, "No space left on device")
+
+        stderr = ShownSafely(Full(), quiet=True)
+        for text in ("正在请求模型……\n", "文件名 \udcff.json 读不了\n"):   # 第二句里有不是 UTF-8 的文件名：空设备也不能因此出错
+            stderr.write(text)
+        stderr.flush()
+        with self.assertRaises(OSError):   # stdout 写不出去照旧报出，交给 run_cli 变成退出码 5
+            ShownSafely(Full()).write("{}\n")
+
     def test_a_hostile_piped_question_is_shown_escaped_and_stored_as_sent(self):
         question = "试用几天？" + self.HOSTILE.replace("\r", "")
         done = subprocess.run(KIT_PYTHON + [str(SCRIPT), "--retrieve-only", *ON_SHIPPED],

@@ -345,6 +345,8 @@ class FailureTest(StandInCase):
                 self.server.respond(status, {"error": {"message": "stand-in error", "type": "x"}})
                 result = self.assert_failed(f"HTTP {status}")
                 self.assertNotIn(f"服务器返回 HTTP {status}", result["problems"][0])   # 表里有它的原因，不是只报个数字
+                if status in (502, 504):   # 本机多半是 LiteLLM 这样的代理：说它后面的模型服务，不说官方的网关
+                    self.assertIn("本机的代理", result["problems"][0])
                 self.assertEqual(len(self.server.requests), 1)   # 不自动重试
 
     def test_429_shows_retry_after(self):
