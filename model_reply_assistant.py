@@ -152,7 +152,7 @@ def parse_response(status, headers, data, target):
         raise BadResponse(f"服务器的回答格式不对：choices[0].message.content 应当是字符串，实际是{describe_value(content)}")
     usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
     return {"content": content if isinstance(content, str) else "",
-            "finish_reason": finish_reason if isinstance(finish_reason, str) else describe_value(finish_reason),
+            "finish_reason": finish_reason if isinstance(finish_reason, str) else describe_value(finish_reason) if "finish_reason" in choice else "没有这个字段",
             "usage": {key: value for key, value in usage.items() if type(value) is int},   # 只留 token 计数
             "model": target["model"]}
 
@@ -172,7 +172,7 @@ def checked_answer(reply, allowed_ids):
         usage = reply.get("usage") or {}
         counted = (f"；这次输入 {usage['prompt_tokens']} + 输出 {usage['completion_tokens']} 个 token，本机模型的上下文窗口太小时也会这样"
                    if reply["finish_reason"] == "length" and {"prompt_tokens", "completion_tokens"} <= set(usage) else "")
-        raise make_rejection(f"回答没有正常结束（finish_reason 是 {reply['finish_reason']}，不是 stop），可能被截断{counted}",
+        raise make_rejection(f"回答没有正常结束（finish_reason：{reply['finish_reason']}，应当是 stop），可能被截断{counted}",
                              raw=reply["content"])
     if not content:
         raise make_rejection("回答是空的", raw=reply["content"])
@@ -383,12 +383,12 @@ def visible(text, limit=40):
 
 
 def how_it_starts(content):
-    """不是以「{」开头的回答怎么开头：外面包了代码块，或模型在 JSON 之外写了别的话（说出前 20 个字，看不见的 BOM、
-    零宽空格写成 \\ufeff 这样，不然读起来像是以「{」开头）。"""
+    """不是以「{」开头的回答怎么开头：外面包了代码块，或 JSON 之外还写了别的话（模型的客套话，或 --check-draft 文件里多写的）。
+    说出前 20 个字，看不见的 BOM、零宽空格写成 \\ufeff 这样，不然读起来像是以「{」开头。"""
     if content.startswith("```"):
         return "外面包了 ``` 代码块"
     start = visible(content[:20], 30) + ("…" if len(content) > 20 else "")
-    return f"开头是「{start}」，不是「{{」：模型在 JSON 之外写了别的话"
+    return f"开头是「{start}」，不是「{{」：JSON 之外还写了别的话"
 
 
 def describe_value(value):
@@ -572,6 +572,8 @@ def checked_key(value, variable, typed=False):
         problem = "中间有换行（复制时多带了一行？）"
     elif any(char.isspace() for char in key):
         problem = "中间有空格"
+    elif any("\udc80" <= char <= "\udcff" for char in key):   # 不是 UTF-8 的字节，Python 记成这样的代用字符（和 model_target 一样）
+        problem = "不是 UTF-8 文本（终端的编码不对？）"
     elif not key.isprintable():
         problem = "里有看不见的控制字符"
     elif not key.isascii():
@@ -968,6 +970,9 @@ def describe_http_failure(status, headers, data, target):
     return what + (f"。服务器说：{detail}" if detail else "")
 
 
+STREAMING_TYPES = ("text/event-stream", "application/x-ndjson")   # SSE（OpenAI 兼容接口的流式）和 Ollama 自己接口的流式
+
+
 def response_text(headers, data):
     """200 的响应体：先确认它完整、没压缩、是 UTF-8，再交给 JSON 解析。"""
     declared = headers.get("content-length", "").strip()
@@ -976,15 +981,20 @@ def response_text(headers, data):
     encoding = headers.get("content-encoding", "identity").strip().lower()
     if encoding not in ("", "identity"):
         raise BadResponse(f"响应是压缩过的（Content-Encoding: {one_line(encoding)}），程序只接受不压缩的 JSON")
+    media = headers.get("content-type", "").split(";")[0].strip().lower()
+    if media in STREAMING_TYPES:   # 请求里写了 stream: false，服务器还是一段段地发（有的代理这样）：说清是流式，不只说“不是 JSON”
+        raise BadResponse(f"服务器发来的是流式响应（Content-Type: {media}），程序只收一个完整的 JSON；"
+                          "核对地址是不是写对了（本机模型的 LOCAL_MODEL_URL 通常以 /v1 结尾）")
     charset = declared_charset(headers.get("content-type", ""))
     if charset and not is_utf8(charset):
         raise BadResponse(f"响应声明的编码是 {one_line(charset, 40)}（Content-Type 的 charset），程序只接受 UTF-8")
     if not data.strip():
         raise BadResponse("服务器返回了空的响应体")
-    try:
-        return data.decode("utf-8")
+    try:   # 开头的 BOM 不算错（RFC 8259 允许读的一方忽略它），和资料文件一样
+        return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
         raise BadResponse("服务器的响应不是 UTF-8 文本") from None
+
 
 
 def is_utf8(charset):

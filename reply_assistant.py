@@ -146,7 +146,7 @@ def checked_question(question):
     if len(question) > MAX_QUESTION_CHARS:   # 客户的问题不会这么长；更长的多半是把文件粘进来了
         raise make_kit_error(f"问题有 {len(question)} 个字，超过上限 {MAX_QUESTION_CHARS} 字。请只写问题本身。")
     if any("\udc80" <= char <= "\udcff" for char in question):   # 命令行或管道送来的字节不是 UTF-8（Python 把它们记成这样的代用字符）
-        raise make_kit_error("问题里有不是 UTF-8 的字节（终端或文件的编码不对？）。请换成 UTF-8 再试，或把问题直接写在命令后面。")
+        raise make_kit_error("问题里有不是 UTF-8 的字节（终端或文件的编码不对？）。请换成 UTF-8 再试。")
     if not any(char.isprintable() and not char.isspace() for char in question):
         raise make_kit_error("问题是空的。请输入一个问题，例如：试用几天？")
     return question

@@ -325,6 +325,8 @@ class TerminalSafetyTest(unittest.TestCase):
         for text in ("正在请求模型……\n", "文件名 \udcff.json 读不了\n"):   # 第二句里有不是 UTF-8 的文件名：空设备也不能因此出错
             stderr.write(text)
         stderr.flush()
+        self.assertEqual(stderr.stream.name, os.devnull)   # 换成了空设备
+        stderr.stream.close()
         with self.assertRaises(OSError):   # stdout 写不出去照旧报出，交给 run_cli 变成退出码 5
             ShownSafely(Full()).write("{}\n")
 

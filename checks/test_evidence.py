@@ -328,6 +328,7 @@ class BadInputOnTheModelPathTest(unittest.TestCase):
                                       ["--documents", str(SHIPPED_DOCUMENTS)], capture_output=True, env=clean_env(), timeout=60)
                 self.assertEqual((done.returncode, done.stdout), (2, b""))
                 self.assertIn("问题里有不是 UTF-8 的字节", done.stderr.decode("utf-8"))
+                self.assertNotIn("写在命令后面", done.stderr.decode("utf-8"))   # 它本来就写在命令后面：不给用不上的建议
                 self.assertNotIn(b"Traceback", done.stderr)
 
     def test_an_environment_value_that_is_not_utf_8_is_named(self):
@@ -336,6 +337,9 @@ class BadInputOnTheModelPathTest(unittest.TestCase):
             with self.assertRaises(reply_assistant.KitError) as caught:
                 model_reply_assistant.model_target()
         self.assertIn("环境变量 LOCAL_MODEL_NAME 的值不是 UTF-8 文本", str(caught.exception))
+        with self.assertRaises(NoAnswer) as caught:   # 密钥也一样：以前说成“看不见的控制字符”
+            model_reply_assistant.checked_key("sk-abc\udcffdef0123456789", "DEEPSEEK_API_KEY")
+        self.assertIn("环境变量 DEEPSEEK_API_KEY 的值不是 UTF-8 文本", caught.exception.problems[0])
 
     def test_a_refusal_shows_invisible_and_trailing_characters(self):
         for source, shown in (("D01#1\u200b", "D01#1\\u200b"), ("D01#1 ", "D01#1 ")):

@@ -280,7 +280,18 @@ class RefusalTest(StandInCase):
         self.assertIn("回答被拒绝", err)
 
     def test_cut_off_answer(self):
-        self.assert_rejected(GOOD, "finish_reason 是 length", finish_reason="length")
+        self.assert_rejected(GOOD, "finish_reason：length，应当是 stop", finish_reason="length")
+
+    def test_an_answer_without_finish_reason_says_the_field_is_missing(self):
+        # 没写 finish_reason 不是写了 null：以前两种都说“finish_reason 是 null”
+        reply = completion(GOOD)
+        del reply["choices"][0]["finish_reason"]
+        self.server.respond(200, reply)
+        code, result, _ = self.ask()
+        self.assertEqual((code, result["status"]), (4, "rejected"))
+        self.assertIn("finish_reason：没有这个字段，应当是 stop", result["problems"][0])
+        self.server.reply(GOOD, None)
+        self.assertIn("finish_reason：null，应当是 stop", self.ask()[1]["problems"][0])
 
     def test_blank_content(self):
         self.assert_rejected("   \n ", "回答是空的")
@@ -289,7 +300,7 @@ class RefusalTest(StandInCase):
         # 一段普通的话，或客套话后面再接 JSON（真的 LiteLLM、本机模型都见过）：说出开头是什么，不说“第 1 行第 1 列：缺少一个值”
         self.assert_rejected("体验版的试用期是 7 天。", "回答不是单个 JSON 对象（开头是「体验版的试用期是 7 天。」，不是「{」")
         polite = "好的，以下是回答：" + json.dumps(GOOD, ensure_ascii=False)
-        self.assert_rejected(polite, "（开头是「" + polite[:20] + "…」，不是「{」：模型在 JSON 之外写了别的话）")   # 只说前 20 个字
+        self.assert_rejected(polite, "（开头是「" + polite[:20] + "…」，不是「{」：JSON 之外还写了别的话）")   # 只说前 20 个字
         # 前面夹着看不见的字符（BOM、零宽空格）：写成 \ufeff 这样看得见，不然读起来像是以「{」开头
         self.assert_rejected("\ufeff" + json.dumps(GOOD), "（开头是「\\ufeff{")
 
@@ -384,6 +395,20 @@ class FailureTest(StandInCase):
     def test_not_json(self):
         self.server.raw(b"<html>502 Bad Gateway</html>")
         self.assert_failed("服务器的响应不是 JSON")
+
+    def test_a_streamed_response_is_named_as_streaming(self):
+        # 请求写了 stream: false，有的代理还是一段段地发：以前只说“不是 JSON”，学生看不出是流式
+        chunk = json.dumps({"choices": [{"delta": {"content": "{"}, "index": 0}]})
+        for media, body in (("text/event-stream", f"data: {chunk}\n\ndata: [DONE]\n\n"), ("application/x-ndjson", chunk + "\n")):
+            with self.subTest(media=media):
+                self.server.raw(body.encode(), headers={"Content-Type": f"{media}; charset=utf-8"})
+                self.assert_failed(f"服务器发来的是流式响应（Content-Type: {media}）")
+
+    def test_a_bom_before_the_json_body_is_not_an_error(self):
+        # RFC 8259 允许读的一方忽略开头的 BOM：以前说“服务器的响应不是 JSON”
+        self.server.raw(b"\xef\xbb\xbf" + json.dumps(completion(GOOD)).encode())
+        code, result, err = self.ask("试用几天？")
+        self.assertEqual((code, result["status"]), (0, "draft"), err)
 
     def test_oversize_body(self):
         self.server.raw(b" " * (1024 * 1024) + json.dumps(completion(GOOD)).encode())

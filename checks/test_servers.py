@@ -770,7 +770,7 @@ class RealServerHabitsTest(ServerCase):
         self.server.reply(GOOD, finish_reason="length")
         code, result, _ = self.ask()
         self.assertEqual((code, result["status"]), (4, "rejected"))
-        self.assertIn("finish_reason 是 length", result["problems"][0])
+        self.assertIn("finish_reason：length，应当是 stop", result["problems"][0])
         self.assertRegex(result["problems"][0], r"这次输入 \d+ \+ 输出 \d+ 个 token，本机模型的上下文窗口太小时也会这样")
 
     def test_local_401_points_to_the_local_key_variable(self):
