@@ -22,7 +22,7 @@ import sys
 import time
 from collections import Counter
 
-from reply_assistant import (EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED, KitError, MATERIALS, build_messages,
+from reply_assistant import (EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED, KitError, MATERIALS, MAX_QUESTION_CHARS, build_messages,
                              checked_question, closest, error_line, make_kit_error, parse_command_line, run_cli)
 
 # ---------- 第 02 课的核心：组装请求 → 发送 → 读懂响应 → 检查回答 → 串起来（从上往下读）----------
@@ -356,7 +356,8 @@ def ask_question(prompt="问题："):
         sys.stderr.write("\n")
         raise make_kit_error("从标准输入读到的问题不是 UTF-8 文本。提示：把问题直接写在命令后面，例如 … 试用几天？") from None
     if sys.stdin is None or not sys.stdin.isatty() or not line:   # 管道输入或 Ctrl-D：补上回显和换行
-        sys.stderr.write(line.rstrip("\r\n") + "\n")
+        echoed = line.rstrip("\r\n")   # 超过上限的（把文件整个灌进来了）只回显开头：接着的用法错误会说它有多长
+        sys.stderr.write((echoed if len(echoed) <= MAX_QUESTION_CHARS else one_line(echoed, 40)) + "\n")
     return line.lstrip("\ufeff")
 
 
@@ -1086,7 +1087,7 @@ def read_head(path, limit):
     if stat.S_ISDIR(mode):
         raise IsADirectoryError(errno.EISDIR, "这是一个文件夹", path)
     if not stat.S_ISREG(mode):
-        raise OSError(errno.EINVAL, "不是普通文件（像是命名管道或设备）", path)
+        raise OSError(errno.EINVAL, "不是普通文件，像是命名管道或设备", path)
     with open(path, "rb") as handle:
         return handle.read(limit + 1)
 

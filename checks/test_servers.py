@@ -568,7 +568,7 @@ class FileKindTest(unittest.TestCase):
     def test_a_named_pipe_is_refused_without_waiting(self):
         fifo = self.dir / "pipe.json"
         os.mkfifo(fifo)
-        self.assertEqual(self.documents(fifo), f"错误：资料文件 {fifo}：无法读取（不是普通文件（像是命名管道或设备））。")
+        self.assertEqual(self.documents(fifo), f"错误：资料文件 {fifo}：无法读取（不是普通文件，像是命名管道或设备）。")
         self.assertIn("不是普通文件", self.saved_answer(fifo))
 
     @unittest.skipUnless(os.path.exists("/dev/null"), "这个系统没有 /dev/null")

@@ -1449,7 +1449,7 @@ class RunChecksCommandTest(unittest.TestCase):
             done = subprocess.run(KIT_PYTHON + [str(ROOT / "checks" / "exercise.py"), "all", "--documents", pipe],
                                   capture_output=True, env=clean_env(), timeout=60)
         self.assertEqual(code, 1)
-        self.assertIn("不是普通文件（像是命名管道或设备）", err)
+        self.assertIn("不是普通文件，像是命名管道或设备", err)
         self.assertIn("资料文件现在读不了", done.stdout.decode("utf-8"))
 
     def test_the_header_names_duplicates_wrong_types_and_many_additions(self):
