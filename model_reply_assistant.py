@@ -146,13 +146,13 @@ def parse_response(status, headers, data, target):
         raise BadResponse(f"服务器的响应里 {twice[0].lstrip('.')} 写了不止一次，不知道该信哪一个")
     finish_reason = choice.get("finish_reason")
     if finish_reason == "insufficient_system_resource":   # DeepSeek：服务器资源不够，回答没写完，不是模型的错
-        raise BadResponse("服务器资源不足，回答没有写完（finish_reason 是 insufficient_system_resource），请稍后手动重试")
+        raise BadResponse("服务器资源不足，回答没有写完（finish_reason：insufficient_system_resource），请稍后手动重试")
     content = message.get("content")
     if content is not None and not isinstance(content, str):
         raise BadResponse(f"服务器的回答格式不对：choices[0].message.content 应当是字符串，实际是{describe_value(content)}")
     usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
     return {"content": content if isinstance(content, str) else "",
-            "finish_reason": finish_reason if isinstance(finish_reason, str) else describe_value(finish_reason) if "finish_reason" in choice else "没有这个字段",
+            "finish_reason": finish_reason if isinstance(finish_reason, str) else describe_value(finish_reason) if "finish_reason" in choice else "没写",
             "usage": {key: value for key, value in usage.items() if type(value) is int},   # 只留 token 计数
             "model": target["model"]}
 
@@ -357,7 +357,8 @@ def ask_question(prompt="问题："):
         raise make_kit_error("从标准输入读到的问题不是 UTF-8 文本。提示：把问题直接写在命令后面，例如 … 试用几天？") from None
     if sys.stdin is None or not sys.stdin.isatty() or not line:   # 管道输入或 Ctrl-D：补上回显和换行
         echoed = line.rstrip("\r\n")   # 超过上限的（把文件整个灌进来了）只回显开头：接着的用法错误会说它有多长
-        sys.stderr.write((echoed if len(echoed) <= MAX_QUESTION_CHARS else one_line(echoed, 40)) + "\n")
+        too_long = len(echoed.lstrip("\ufeff").strip()) > MAX_QUESTION_CHARS   # 和 checked_question 量的一样：去掉 BOM 和首尾空白
+        sys.stderr.write((one_line(echoed, 40) if too_long else echoed) + "\n")
     return line.lstrip("\ufeff")
 
 
@@ -984,17 +985,17 @@ def response_text(headers, data):
         raise BadResponse(f"响应是压缩过的（Content-Encoding: {one_line(encoding)}），程序只接受不压缩的 JSON")
     media = headers.get("content-type", "").split(";")[0].strip().lower()
     if media in STREAMING_TYPES:   # 请求里写了 stream: false，服务器还是一段段地发（有的代理这样）：说清是流式，不只说“不是 JSON”
-        raise BadResponse(f"服务器发来的是流式响应（Content-Type: {media}），程序只收一个完整的 JSON；"
-                          "核对地址是不是写对了（本机模型的 LOCAL_MODEL_URL 通常以 /v1 结尾）")
+        raise BadResponse(f"服务器发来的是流式响应（Content-Type: {media}），程序只收一个完整的 JSON（请求里写了不要流式）")
     charset = declared_charset(headers.get("content-type", ""))
     if charset and not is_utf8(charset):
         raise BadResponse(f"响应声明的编码是 {one_line(charset, 40)}（Content-Type 的 charset），程序只接受 UTF-8")
-    if not data.strip():
-        raise BadResponse("服务器返回了空的响应体")
     try:   # 开头的 BOM 不算错（RFC 8259 允许读的一方忽略它），和资料文件一样
-        return data.decode("utf-8").removeprefix("\ufeff")
+        text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
         raise BadResponse("服务器的响应不是 UTF-8 文本") from None
+    if not text.strip():
+        raise BadResponse("服务器返回了空的响应体")
+    return text
 
 
 

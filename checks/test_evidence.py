@@ -389,6 +389,10 @@ class BadInputOnTheModelPathTest(unittest.TestCase):
         self.assertIn(f"问题有 {len(question)} 个字，超过上限 {reply_assistant.MAX_QUESTION_CHARS} 字", err)
         self.assertNotIn("核对出处", err)
         self.assertLess(len(err), 1000)   # 灌进来的 256 KiB 只回显开头，不刷满屏幕
+        at_limit = "问" * reply_assistant.MAX_QUESTION_CHARS   # 正好在上限（带着 BOM 和首尾空白）的照常回显全文
+        code, out, err = run_kit(["--retrieve-only"], stdin="\ufeff " + at_limit + " \n")
+        self.assertEqual((code, json.loads(out)["question"]), (0, at_limit))
+        self.assertIn(at_limit, err)
 
     def test_near_duplicate_records_read_their_numbers_once_each(self):
         from unittest import mock

@@ -289,7 +289,7 @@ class RefusalTest(StandInCase):
         self.server.respond(200, reply)
         code, result, _ = self.ask()
         self.assertEqual((code, result["status"]), (4, "rejected"))
-        self.assertIn("finish_reason：没有这个字段，应当是 stop", result["problems"][0])
+        self.assertIn("finish_reason：没写，应当是 stop", result["problems"][0])
         self.server.reply(GOOD, None)
         self.assertIn("finish_reason：null，应当是 stop", self.ask()[1]["problems"][0])
 
@@ -399,16 +399,19 @@ class FailureTest(StandInCase):
     def test_a_streamed_response_is_named_as_streaming(self):
         # 请求写了 stream: false，有的代理还是一段段地发：以前只说“不是 JSON”，学生看不出是流式
         chunk = json.dumps({"choices": [{"delta": {"content": "{"}, "index": 0}]})
-        for media, body in (("text/event-stream", f"data: {chunk}\n\ndata: [DONE]\n\n"), ("application/x-ndjson", chunk + "\n")):
+        for media, body in (("text/event-stream", f"data: {chunk}\n\ndata: [DONE]\n\n"), ("application/x-ndjson", chunk + "\n"),
+                            ("Text/Event-Stream", f"data: {chunk}\n\n")):   # 类型名不分大小写
             with self.subTest(media=media):
                 self.server.raw(body.encode(), headers={"Content-Type": f"{media}; charset=utf-8"})
-                self.assert_failed(f"服务器发来的是流式响应（Content-Type: {media}）")
+                self.assert_failed(f"服务器发来的是流式响应（Content-Type: {media.lower()}）")
 
     def test_a_bom_before_the_json_body_is_not_an_error(self):
         # RFC 8259 允许读的一方忽略开头的 BOM：以前说“服务器的响应不是 JSON”
         self.server.raw(b"\xef\xbb\xbf" + json.dumps(completion(GOOD)).encode())
         code, result, err = self.ask("试用几天？")
         self.assertEqual((code, result["status"]), (0, "draft"), err)
+        self.server.raw(b"\xef\xbb\xbf  \n")   # 只有 BOM 和空白：还是空的响应体
+        self.assert_failed("服务器返回了空的响应体")
 
     def test_oversize_body(self):
         self.server.raw(b" " * (1024 * 1024) + json.dumps(completion(GOOD)).encode())
