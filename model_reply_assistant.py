@@ -424,7 +424,7 @@ def model_target(environ=None):
         if any("\udc80" <= char <= "\udcff" for char in environ.get(variable, "")):
             raise make_kit_error(f"环境变量 {variable} 的值不是 UTF-8 文本（终端的编码不对？）：请重新设置它。资料和密钥都没有发出。")
     local = environ.get("LOCAL_MODEL_URL", "").strip()
-    others = sorted(name for name in environ if name.startswith("LOCAL_MODEL_") and name != "LOCAL_MODEL_URL")   # 连拼错的也算
+    others = sorted(name for name in environ if name.upper().startswith("LOCAL_MODEL_") and name != "LOCAL_MODEL_URL")   # 拼错的、小写的也算
     if not local and ("LOCAL_MODEL_URL" in environ or others):   # 想用本机模型，地址却是空的：绝不悄悄改发官方地址
         named = "LOCAL_MODEL_URL 是空的" if "LOCAL_MODEL_URL" in environ else f"设置了 {'、'.join(others)}，却没有设置 LOCAL_MODEL_URL"
         raise make_kit_error(f"{named}：要用本机模型，请写上地址（例如 http://127.0.0.1:11434/v1）；"
@@ -1631,11 +1631,17 @@ def parse_options(argv, usage, flags=None, value_options=None):
     说“多了一个参数…请用引号”，学生找不到错在哪。选项后面的值、-- 之后的问题不看；有 --help 时照旧显示帮助。"""
     names = ["-h", "--help", *(flags or {}), *(value_options or {})]
     pending = iter([] if "-h" in argv or "--help" in argv else argv)   # 要看帮助：照旧显示帮助，别的不管
+    given = {}   # 带值的选项 -> 它的值：同一个写了两次（改命令时忘了删旧的），不悄悄用后一个
     for arg in pending:
         if arg == "--":
             break
-        if arg in (value_options or {}):   # 它后面那个是值（文件名、秒数），不是选项
-            next(pending, None)
+        name, equals, value = arg.partition("=")
+        if name in (value_options or {}):
+            value = value if equals else next(pending, "")   # 值在 = 后面，或者是下一个参数（文件名、秒数），不是选项
+            if name in given:
+                raise make_kit_error(f"{name} 写了两次（{one_line(given[name], 40)} 和 {one_line(value, 40)}），"
+                                     f"不知道该用哪一个：只留一个。{usage}")
+            given[name] = value
         elif dash_problem(arg, names):
             raise make_kit_error(f"{dash_problem(arg, names)}。{usage}")
     return parse_command_line(argv, usage, flags, value_options)

@@ -134,6 +134,17 @@ class UsageTest(unittest.TestCase):
                 self.assertEqual((code, out), (2, ""))
                 self.assertEqual(err, f"错误：--timeout 应当是大于 0、不超过 3600 的秒数，实际是 {value}。\n")
 
+    def test_an_option_with_a_value_given_twice_names_both_values(self):
+        # 改命令时忘了删旧的 --documents：以前悄悄用后一个，学生以为在读前一个文件
+        for args, said in ((["--documents", "a.json", "--documents=b.json"], "--documents 写了两次（a.json 和 b.json）"),
+                           (["--timeout", "5", "--timeout", "9"], "--timeout 写了两次（5 和 9）")):
+            with self.subTest(args=args):
+                code, out, err = run_kit(["--retrieve-only", "试用几天？", *args])
+                self.assertEqual((code, out), (2, ""))
+                self.assertTrue(err.startswith(f"错误：{said}，不知道该用哪一个：只留一个。"), err)
+        code, out, _ = run_kit(["--retrieve-only", "--trace", "--trace", "试用几天？"])   # 不带值的写两次没有歧义：照常
+        self.assertEqual((code, json.loads(out)["status"]), (0, "retrieved"))
+
     def test_mistyped_option_gets_a_suggestion(self):
         code, _, err = run_kit(["--retrive-only", "试用几天？"])
         self.assertEqual(code, 2)

@@ -499,6 +499,8 @@ class LoopbackOnlyTest(unittest.TestCase):
                   "设置了 LOCAL_MODEL_API_KEY、LOCAL_MODEL_NAME，却没有设置 LOCAL_MODEL_URL"),
                  # 地址变量拼错了（README：LOCAL_MODEL_ 开头的变量只要有一个设了）：以前照样发往官方地址
                  ({"LOCAL_MODEL_URI": "http://127.0.0.1:11434/v1"}, "设置了 LOCAL_MODEL_URI，却没有设置 LOCAL_MODEL_URL")]
+        if os.name != "nt":   # 只差大小写（Windows 的环境变量名不分大小写，那里它就是 LOCAL_MODEL_URL）
+            cases.append(({"local_model_url": "http://127.0.0.1:11434/v1"}, "设置了 local_model_url，却没有设置 LOCAL_MODEL_URL"))
         for env, named in cases:
             with self.subTest(env=env), mock.patch.object(model_reply_assistant, "send", side_effect=AssertionError):
                 code, out, err = run_main(retrieval_qa, ["试用几天？"], DEEPSEEK_API_KEY="sk-" + "a" * 32, **env)
