@@ -671,6 +671,8 @@ def parse_tool_options(argv, usage, help_text, flags=(), values=(), positionals=
             value = value if has_value else (pending.pop(0) if pending else "")
             if not value.strip():
                 raise ToolUsageError(f"{name} 后面要写一个值。{usage}；详见 --help。")
+            if options[name] is not None:   # 和三个脚本一样（model_reply_assistant.parse_options）：不悄悄用后一个
+                raise ToolUsageError(f"{name} 写了两次（{options[name]} 和 {value}），不知道该用哪一个：只留一个。{usage}；详见 --help。")
             options[name] = value
         elif arg.startswith("-") and arg != "-":
             from reply_assistant import closest   # 和三个脚本一样猜一猜拼错的选项
