@@ -1627,24 +1627,35 @@ IME_DASHES = "—–―－−‐‑﹣"
 
 
 def parse_options(argv, usage, flags=None, value_options=None):
-    """第 01 课的 parse_command_line，先认出用别的横线写的选项（—check-draft、－－trace）：以前它们被当成问题，
-    说“多了一个参数…请用引号”，学生找不到错在哪。选项后面的值、-- 之后的问题不看；有 --help 时照旧显示帮助。"""
+    """第 01 课的 parse_command_line，先认出两种它看不出的错：用别的横线写的选项（—check-draft、－－trace：以前被当成问题，
+    说“多了一个参数…请用引号”，学生找不到错在哪），和同一个带值的选项写了两次（改命令时忘了删旧的：以前悄悄用后一个）。
+    选项后面的值、-- 之后的问题不看；-h、--help 作为选项出现时照旧显示帮助，别的不管。"""
     names = ["-h", "--help", *(flags or {}), *(value_options or {})]
-    pending = iter([] if "-h" in argv or "--help" in argv else argv)   # 要看帮助：照旧显示帮助，别的不管
-    given = {}   # 带值的选项 -> 它的值：同一个写了两次（改命令时忘了删旧的），不悄悄用后一个
+    given, problems, pending = {}, [], iter(argv)
     for arg in pending:
         if arg == "--":
             break
         name, equals, value = arg.partition("=")
+        if arg in ("-h", "--help"):
+            return parse_command_line(argv, usage, flags, value_options)
         if name in (value_options or {}):
             value = value if equals else next(pending, "")   # 值在 = 后面，或者是下一个参数（文件名、秒数），不是选项
-            if name in given:
-                raise make_kit_error(f"{name} 写了两次（{one_line(given[name], 40)} 和 {one_line(value, 40)}），"
-                                     f"不知道该用哪一个：只留一个。{usage}")
+            problems.append(twice_problem(name, given.get(name), value))
             given[name] = value
-        elif dash_problem(arg, names):
-            raise make_kit_error(f"{dash_problem(arg, names)}。{usage}")
+        else:
+            problems.append(dash_problem(arg, names))
+    problem = next((problem for problem in problems if problem), None)
+    if problem:
+        raise make_kit_error(f"{problem}。{usage}")
     return parse_command_line(argv, usage, flags, value_options)
+
+
+def twice_problem(name, first, second):
+    """同一个带值的选项写了两次、两个值不一样时，返回一句说明（checks/ 里工具的外壳也用它）；不是时 None。
+    有一个值是空的（--timeout 后面没写）就不管：接着的解析会说“缺少一个值”。"""
+    if not (first and first.strip() and second.strip()) or first == second:
+        return None
+    return f"{name} 写了两次（{visible(first)} 和 {visible(second)}），不知道该用哪一个：只留一个"
 
 
 def dash_problem(arg, names):

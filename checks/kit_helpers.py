@@ -656,9 +656,9 @@ def parse_tool_options(argv, usage, help_text, flags=(), values=(), positionals=
     """工具共用的小解析器。flags 是开关，values 后面跟一个值（也可以写成 --name=值），positionals 是最多几个位置参数。
     -h / --help：打印 help_text（工具的模块说明），退出码 0。
     返回 {各选项名: …, "args": [位置参数]}；不认识的选项、缺值、多余的参数都抛出 ToolUsageError。"""
-    from model_reply_assistant import dash_problem
+    from model_reply_assistant import dash_problem, twice_problem
     options = {"args": [], **{flag: False for flag in flags}, **{name: None for name in values}}
-    names, pending = ["--help", *flags, *values], list(argv)
+    names, pending, twice = ["--help", *flags, *values], list(argv), None
     while pending:
         arg = pending.pop(0)
         name, has_value, value = arg.partition("=")
@@ -671,8 +671,7 @@ def parse_tool_options(argv, usage, help_text, flags=(), values=(), positionals=
             value = value if has_value else (pending.pop(0) if pending else "")
             if not value.strip():
                 raise ToolUsageError(f"{name} 后面要写一个值。{usage}；详见 --help。")
-            if options[name] is not None:   # 和三个脚本一样（model_reply_assistant.parse_options）：不悄悄用后一个
-                raise ToolUsageError(f"{name} 写了两次（{options[name]} 和 {value}），不知道该用哪一个：只留一个。{usage}；详见 --help。")
+            twice = twice or twice_problem(name, options[name], value)   # 和三个脚本一样不悄悄用后一个；后面有 --help 时先显示帮助
             options[name] = value
         elif arg.startswith("-") and arg != "-":
             from reply_assistant import closest   # 和三个脚本一样猜一猜拼错的选项
@@ -683,6 +682,8 @@ def parse_tool_options(argv, usage, help_text, flags=(), values=(), positionals=
             if problem:
                 raise ToolUsageError(f"{problem}。{usage}；详见 --help。")
             options["args"].append(arg)
+    if twice:
+        raise ToolUsageError(f"{twice}。{usage}；详见 --help。")
     return options
 
 

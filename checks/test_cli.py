@@ -142,8 +142,19 @@ class UsageTest(unittest.TestCase):
                 code, out, err = run_kit(["--retrieve-only", "试用几天？", *args])
                 self.assertEqual((code, out), (2, ""))
                 self.assertTrue(err.startswith(f"错误：{said}，不知道该用哪一个：只留一个。"), err)
-        code, out, _ = run_kit(["--retrieve-only", "--trace", "--trace", "试用几天？"])   # 不带值的写两次没有歧义：照常
-        self.assertEqual((code, json.loads(out)["status"]), (0, "retrieved"))
+        code, out, err = run_kit(["--retrieve-only", "--documents", "a.json", "--documents", "b.json", "--", "-h"])   # -h 是问题
+        self.assertEqual((code, out), (2, ""))
+        self.assertIn("--documents 写了两次", err)
+        for args in (["--trace", "--trace"], ["--timeout=5", "--timeout", "5"]):   # 不带值的、两个值一样的：没有歧义，照常
+            with self.subTest(args=args):
+                code, out, _ = run_kit(["--retrieve-only", *args, "试用几天？"])
+                self.assertEqual((code, json.loads(out)["status"]), (0, "retrieved"))
+        code, out, _ = run_kit(["--timeout", "5", "--timeout", "6", "-h"])   # 要看帮助：照旧显示帮助
+        self.assertEqual(code, 0)
+        self.assertIn("用法：python3 retrieval_qa.py", out)
+        code, _, err = run_kit(["--timeout", "5", "--retrieve-only", "--timeout="])   # 第二个的值是空的：说空值，不说写了两次
+        self.assertEqual(code, 2)
+        self.assertIn("--timeout 的值是空的", err)
 
     def test_mistyped_option_gets_a_suggestion(self):
         code, _, err = run_kit(["--retrive-only", "试用几天？"])

@@ -508,6 +508,12 @@ class LoopbackOnlyTest(unittest.TestCase):
                 self.assertIn(f"错误：{named}：要用本机模型，请写上地址", err)
                 self.assertIn("资料和密钥都没有发出", err)
 
+    def test_the_checks_own_environment_drops_every_local_model_variable(self):
+        # 开发者的 shell 里留着 local_model_url、LOCAL_MODEL_FOO：检查的子进程和进程内运行都不能带着它们（否则官方地址那几项会失败）
+        from kit_helpers import clean_env
+        with mock.patch.dict(os.environ, {"local_model_url": "http://127.0.0.1:9/v1", "LOCAL_MODEL_FOO": "x"}):
+            self.assertEqual([name for name in clean_env() if name.upper().startswith("LOCAL_MODEL_")], [])
+
     def test_local_url_without_a_model_name(self):
         with mock.patch.object(model_reply_assistant, "send", side_effect=AssertionError):
             code, _, err = run_main(retrieval_qa, ["试用几天？"], LOCAL_MODEL_URL="http://127.0.0.1:1/v1")
