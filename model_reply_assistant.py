@@ -849,6 +849,7 @@ JSON_ERRORS = {
     "Invalid control character at": "字符串里直接出现了换行或控制字符",
     "Extra data": "JSON 内容结束后还有多余的文字",
     "Invalid \\escape": "反斜杠「\\」后面的转义写法不合法",
+    "Unexpected UTF-8 BOM": "文件开头多了一个看不见的 BOM（\\ufeff）",
 }
 
 
@@ -882,6 +883,8 @@ def describe_json_error(text, error):
         what, hint = "这里多了一个逗号", "两项之间只要一个逗号，数组开头也不能有逗号，删掉它"
     elif char == "{" and message.startswith("Expecting property name"):
         hint = "上一条记录可能少了结尾的「}」"
+    elif message.startswith("Expecting ',' delimiter") and char in "]}":   # 右括号来得不是时候：看还没关上的括号，照实说
+        what, hint = describe_unmatched(text, pos, char)
     elif message.startswith("Expecting ',' delimiter") and text[pos - 1:pos] == '"':
         hint = "可能是上一项少了逗号「,」；如果是正文里写了英文双引号，请写成 \\\" 或换成中文引号“”"
     elif message.startswith("Expecting ',' delimiter"):
@@ -892,9 +895,40 @@ def describe_json_error(text, error):
                 else "检查字符串结尾是否漏了双引号「\"」；正文里要换行请写 \\n")
     elif message.startswith("Invalid \\escape"):
         hint = "要写反斜杠本身，请写成 \\\\"
+    elif message.startswith("Unexpected UTF-8 BOM"):
+        hint = "在编辑器里把文件另存为“UTF-8”（不带 BOM），或删掉开头那个看不见的字符"
     line = text.count("\n", 0, pos) + 1
     column = pos - (text.rfind("\n", 0, pos) + 1) + 1
     return line, column, what, hint
+
+
+def open_brackets(text, end):
+    """text[:end] 里还没关上的「[」「{」，从外到里：[(括号, 位置)]。字符串里的括号不算（跳过 "…" 和其中的 \\"）。"""
+    opened, inside, escaped = [], False, False
+    for index, char in enumerate(text[:end]):
+        if inside:
+            inside, escaped = (escaped or char != '"'), (not escaped and char == "\\")
+        elif char == '"':
+            inside = True
+        elif char in "[{":
+            opened.append((char, index))
+        elif char in "]}" and opened:
+            opened.pop()
+    return opened
+
+
+def describe_unmatched(text, pos, char):
+    """pos 处的右括号 char 关不上最里面那个还开着的括号（json 说这里要逗号）。照括号实际的样子说：
+    它能关上外面的某一个，就是中间那些少了右括号；一个也关不上，就是它多余。返回 (what, hint)。"""
+    opened = open_brackets(text, pos)
+    pair = {"]": "[", "}": "{"}[char]
+    inner = opened[-1] if opened else None
+    closer = {"[": "]", "{": "}"}[inner[0]] if inner else None
+    where = (lambda index: f"第 {text.count(chr(10), 0, index) + 1} 行第 {index - (text.rfind(chr(10), 0, index) + 1) + 1} 列")
+    if any(bracket == pair for bracket, _ in opened):
+        return (f"这里之前少了「{closer}」",
+                f"{where(inner[1])}的「{inner[0]}」还没有关上，就先写了「{char}」：在它前面补上「{closer}」")
+    return (f"这里多了一个「{char}」", f"前面没有还开着的「{pair}」要它来关：删掉它" + (f"；要接着写，就写逗号「,」或「{closer}」" if closer else ""))
 
 
 def describe_redirect(status, location, target):

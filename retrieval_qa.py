@@ -1644,7 +1644,8 @@ def mark_grounding(result, hits, library=None):
     if verdict["status"] == "draft":
         checked = "每条依据的引文都在片段里，每句话和自己的引文对得上" if result.get("evidence") is not None else \
             "数量、链接、引文和句子都能在引用的片段里找到"
-        print(f"核对出处：{checked}，没有发现说反的地方。", file=sys.stderr)
+        print(f"核对出处：{checked}，没有发现说反的地方。" if not verdict["hints"] else   # 有提示时不说“都找得到”：提示正说有一处找不到
+              "核对出处：可靠的规则没有发现问题，状态仍是 draft；下面的提示来自不够可靠的规则，请再看一眼。", file=sys.stderr)
     else:
         print(f"核对出处：{len(verdict['problems'])} 处需要人工复核。", *(f"  - {p}" for p in verdict["problems"]),
               sep="\n", file=sys.stderr)
@@ -1790,6 +1791,7 @@ NOTES = {
     "retrieved": "只做了检索（--retrieve-only）：没有调用模型，也没有读取密钥。",
     "no_hits": "没有命中任何片段，所以没有调用模型。零命中不等于资料里没有答案，也可能是问法和关键词对不上。",
     "draft": "这是草稿，不会自动发送；数量、链接、引文和句子都能在引用的片段里找到，发出前仍请人工核对。",
+    "draft_with_hints": "这是草稿，不会自动发送；可靠的规则没有发现问题，hints 里的几处请再看一眼，发出前仍请人工核对。",
     "needs_review": "草稿里有和引用片段对不上的地方，见 problems；请人工核对后再决定用不用。草稿不会自动发送。",
     "missing": "模型认为命中的片段回答不了这个问题；draft 是它的说明，没有核对出处，不要当作回复发出。"
                "这不证明资料库里没有答案，先检查检索。",
@@ -1867,7 +1869,7 @@ def run(argv):
             code = failure.exit_code
         first = f"：{one_line(result['problems'][0], 41)}" if result["problems"] else ""
         trace("核对", started, f"{result['status']}，{len(result['problems'])} 个问题{first}")
-    result["note"] = NOTES[result["status"]]
+    result["note"] = NOTES["draft_with_hints" if result["status"] == "draft" and result.get("hints") else result["status"]]
     if result["status"] == "error" and not result["model_called"]:
         result["note"] = "没有调用模型：请求还没有发出就停下了，原因见 problems。"
     if args["web"] and result["status"] == "no_hits":

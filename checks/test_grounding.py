@@ -420,6 +420,17 @@ class AppendedClauseTest(unittest.TestCase):
         verdict = check_grounding("新注册的团队可以开通体验版，试用期 7 天，另外赠送专属客户经理服务。", ["T1"], [TRIAL])
         self.assertEqual((verdict["status"], verdict["hints"]), ("draft", ["这个分句在引用的片段里找不到依据：「另外赠送专属客户经理服务」"]))
 
+    def test_a_draft_with_hints_is_not_called_fully_found(self):
+        # 状态是 draft、却有一处提示“找不到依据”：以前 stderr 和 note 都说“句子都能在引用的片段里找到”，和提示自相矛盾
+        with tempfile.TemporaryDirectory() as directory:
+            path = write_temp(directory, "hint.json", json.dumps(
+                {"status": "draft", "draft": "体验版可以免费试用 7 天，另外赠送专属客户经理服务。", "sources": ["D01#1"]}, ensure_ascii=False))
+            code, out, err = run_kit(["试用几天？", "--check-draft", str(path), *ON_SHIPPED])
+        result = json.loads(out)
+        self.assertEqual((code, result["status"], len(result["hints"])), (0, "draft", 1), err)
+        self.assertNotIn("都能在引用的片段里找到", err + result["note"])
+        self.assertIn("hints 里的几处请再看一眼", result["note"])
+
     def test_courtesy_and_echoing_the_question_are_not_facts(self):
         self.assertEqual(problems_of("您好，体验版的试用期是 7 天。如果还有其他问题，欢迎随时咨询。", ["T1"], [TRIAL]), [])
         self.assertEqual(problems_of("部署以后也不会自动发送，每一条回复都要由客服人员检查后亲手发出。", ["S1"], [SENDING],

@@ -142,6 +142,23 @@ class SyntaxHintTest(LoaderCase):
         self.assertEqual(self.error_for(content),
                          " 第 3 行第 3 列：JSON 格式不对，这里应当是逗号「,」。提示：上一项的末尾可能漏了逗号「,」。")
 
+    def test_a_missing_or_extra_closing_bracket_is_named_from_the_brackets_still_open(self):
+        # 以前两种都说“上一项的末尾可能漏了逗号”，照着补了逗号又说“多了一个逗号”，学生来回打转；括号是开是关，数一数就知道
+        missing = '[\n  {"id": "A1", "keywords": ["试用", "几天"\n  },\n  {"id": "A2"}\n]\n'
+        self.assertEqual(self.error_for(missing), " 第 3 行第 3 列：JSON 格式不对，这里之前少了「]」。"
+                                                   "提示：第 2 行第 28 列的「[」还没有关上，就先写了「}」：在它前面补上「]」。")
+        extra = '[\n  {"id": "A1", "keywords": ["试用"]}},\n  {"id": "A2"}\n]\n'
+        self.assertEqual(self.error_for(extra), " 第 2 行第 35 列：JSON 格式不对，这里多了一个「}」。"
+                                                 "提示：前面没有还开着的「{」要它来关：删掉它；要接着写，就写逗号「,」或「]」。")
+        quoted = '[{"id": "A]}", "keywords": ["试用"\n}]'   # 字符串里的括号不算
+        self.assertIn("这里之前少了「]」。提示：第 1 行第 28 列的「[」还没有关上", self.error_for(quoted))
+
+    def test_a_second_bom_is_named_in_chinese(self):
+        # 存了两次 BOM：读的时候去掉一个，剩下的以前原样报出 json 的英文“Unexpected UTF-8 BOM”
+        self.assertEqual(self.error_for("\ufeff\ufeff" + json.dumps([GOOD])),
+                         " 第 1 行第 1 列：JSON 格式不对，文件开头多了一个看不见的 BOM（\\ufeff）。"
+                         "提示：在编辑器里把文件另存为“UTF-8”（不带 BOM），或删掉开头那个看不见的字符。")
+
     def test_full_width_comma_is_named_and_shown(self):
         content = '[{"id": "A1"，"title": "标题"}]'
         self.assertEqual(self.error_for(content),
