@@ -188,7 +188,7 @@ def checked_answer(reply, allowed_ids):
     if not isinstance(answer, dict):
         raise make_rejection("回答不是单个 JSON 对象", raw=reply["content"])
     status, draft, sources = answer.get("status"), answer.get("draft"), answer.get("sources")
-    problems = [f"缺少字段 {field}" for field in ("status", "draft", "sources") if field not in answer]
+    problems = [f"缺少字段 {field}{misspelt_field(answer, field)}" for field in ("status", "draft", "sources") if field not in answer]
     problems += [f"字段 {one_line(key, 40)} 写了 {len(values)} 次，不知道该信哪一个" for key, values in answer.duplicates.items()]
     if "status" in answer and status not in ANSWER_STATUSES:
         problems.append(f"status 是{describe_value(status)}，只允许 draft 或 missing")
@@ -391,6 +391,12 @@ def how_it_starts(content):
         return "外面包了 ``` 代码块"
     start = visible(content[:20], 30) + ("…" if len(content) > 20 else "")
     return f"开头是「{start}」，不是「{{」：JSON 之外还写了别的话"
+
+
+def misspelt_field(answer, field):
+    """回答里缺 field，却有一个很像它的字段（drfat、source）时，说出来（资料文件的字段拼错时第 03 课也这样说）；没有时是空字符串。"""
+    close = closest(field, [key for key in answer if key not in ("status", "draft", "sources", "evidence")])
+    return f"（有一个 {visible(close)}，是不是想写 {field}？）" if close else ""
 
 
 def describe_value(value):

@@ -317,6 +317,11 @@ class RefusalTest(StandInCase):
     def test_missing_fields_are_named(self):
         self.assert_rejected({"status": "draft", "draft": "试用期 7 天。"}, "缺少字段 sources")
         self.assert_rejected({"draft": "试用期 7 天。", "sources": ["D01#1"]}, "缺少字段 status")
+        # 手写草稿时拼错的字段名：和资料文件一样猜一个（不认识的别的字段照旧不管）
+        self.assert_rejected({"status": "draft", "drfat": "试用期 7 天。", "source": ["D01#1"], "why": "x"},
+                             "缺少字段 draft（有一个 drfat，是不是想写 draft？）")
+        self.assert_rejected({"status": "draft", "draft": "试用期 7 天。", "source": ["D01#1"]},
+                             "缺少字段 sources（有一个 source，是不是想写 sources？）")
 
     def test_a_field_written_twice(self):
         self.assert_rejected('{"status": "send", "status": "draft", "draft": "试用期 7 天。", "sources": ["D01#1"]}',
