@@ -188,7 +188,7 @@ def checked_answer(reply, allowed_ids):
     if not isinstance(answer, dict):
         raise make_rejection("回答不是单个 JSON 对象", raw=reply["content"])
     status, draft, sources = answer.get("status"), answer.get("draft"), answer.get("sources")
-    problems = [f"缺少字段 {field}{misspelt_field(answer, field)}" for field in ("status", "draft", "sources") if field not in answer]
+    problems = [f"缺少字段 {field}{misspelt_answer_field(answer, field)}" for field in ("status", "draft", "sources") if field not in answer]
     problems += [f"字段 {one_line(key, 40)} 写了 {len(values)} 次，不知道该信哪一个" for key, values in answer.duplicates.items()]
     if "status" in answer and status not in ANSWER_STATUSES:
         problems.append(f"status 是{describe_value(status)}，只允许 draft 或 missing")
@@ -393,8 +393,8 @@ def how_it_starts(content):
     return f"开头是「{start}」，不是「{{」：JSON 之外还写了别的话"
 
 
-def misspelt_field(answer, field):
-    """回答里缺 field，却有一个很像它的字段（drfat、source）时，说出来（资料文件的字段拼错时第 03 课也这样说）；没有时是空字符串。"""
+def misspelt_answer_field(answer, field):
+    """回答里缺 field，却有一个很像它的字段（drfat、source）时，说出来（资料文件的字段拼错时，第 03 课的 misspelt_field 也这样猜）；没有时是空字符串。"""
     close = closest(field, [key for key in answer if key not in ("status", "draft", "sources", "evidence")])
     return f"（有一个 {visible(close)}，是不是想写 {field}？）" if close else ""
 
@@ -903,9 +903,12 @@ def describe_json_error(text, error):
         hint = "要写反斜杠本身，请写成 \\\\"
     elif message.startswith("Unexpected UTF-8 BOM"):
         hint = "在编辑器里把文件另存为“UTF-8”（不带 BOM），或删掉开头那个看不见的字符"
-    line = text.count("\n", 0, pos) + 1
-    column = pos - (text.rfind("\n", 0, pos) + 1) + 1
-    return line, column, what, hint
+    return (*line_and_column(text, pos), what, hint)
+
+
+def line_and_column(text, pos):
+    """text 里第 pos 个字符在第几行第几列（都从 1 数起，列按字符算）。"""
+    return text.count("\n", 0, pos) + 1, pos - (text.rfind("\n", 0, pos) + 1) + 1
 
 
 def open_brackets(text, end):
@@ -930,10 +933,10 @@ def describe_unmatched(text, pos, char):
     pair = {"]": "[", "}": "{"}[char]
     inner = opened[-1] if opened else None
     closer = {"[": "]", "{": "}"}[inner[0]] if inner else None
-    where = (lambda index: f"第 {text.count(chr(10), 0, index) + 1} 行第 {index - (text.rfind(chr(10), 0, index) + 1) + 1} 列")
     if any(bracket == pair for bracket, _ in opened):
+        line, column = line_and_column(text, inner[1])
         return (f"这里之前少了「{closer}」",
-                f"{where(inner[1])}的「{inner[0]}」还没有关上，就先写了「{char}」：在它前面补上「{closer}」")
+                f"第 {line} 行第 {column} 列的「{inner[0]}」还没有关上，就先写了「{char}」：在它前面补上「{closer}」")
     return (f"这里多了一个「{char}」", f"前面没有还开着的「{pair}」要它来关：删掉它" + (f"；要接着写，就写逗号「,」或「{closer}」" if closer else ""))
 
 
@@ -1038,7 +1041,6 @@ def response_text(headers, data):
     return text
 
 
-
 def is_utf8(charset):
     """utf-8、UTF8、utf_8 都是 UTF-8；ASCII 是它的一部分，也算。"""
     try:
@@ -1097,6 +1099,7 @@ class JsonObject(dict):
 
 # 学生的文件不是 UTF-8 时怎么说（回答文件、第 07 课的域名名单、练习自查读的文件共用）：中文 Windows 的记事本“ANSI”就是 GBK
 NOT_UTF8 = "不是 UTF-8 编码（可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存"
+
 
 def read_saved_reply(path):
     """--check-draft：读一份保存的回答，包装成和模型的回复（generate() 的返回值）一样的样子
