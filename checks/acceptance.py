@@ -18,11 +18,11 @@ import os
 import re
 import sys
 
-from kit_helpers import parse_tool_options, run_tool
+from kit_helpers import parse_tool_options, run_tool, write_out
 
 import retrieval_qa
 from reply_assistant import KitError
-from model_reply_assistant import describe_os_error, one_line
+from model_reply_assistant import one_line
 
 COLUMNS = ["问题", "命中编号", "是否调用模型", "期望事实", "实际草稿", "是否通过"]
 TRIAL = {"required": ["D01#1"], "fact": "试用期 7 天，引用 D01#1",
@@ -115,16 +115,12 @@ def main(argv):
     if out is None:
         sys.stdout.write(markdown(rows))
         return 1 if failed else 0
-    try:
-        with open(out, "w", encoding="utf-8-sig" if out.lower().endswith(".csv") else "utf-8", newline="") as handle:
-            if out.lower().endswith(".csv"):   # 带 BOM，Windows 的 Excel 才认得中文
-                csv.writer(handle).writerows([COLUMNS] + rows)
-            else:
-                handle.write(markdown(rows))
-    except OSError as error:
-        reason = "它所在的文件夹不存在" if isinstance(error, FileNotFoundError) else describe_os_error(error)
-        print(f"错误：写不了 {out}（{reason}）。", file=sys.stderr)
-        return 2
+    if out.lower().endswith(".csv"):
+        lost = write_out(out, lambda handle: csv.writer(handle).writerows([COLUMNS] + rows))
+    else:
+        lost = write_out(out, lambda handle: handle.write(markdown(rows)))
+    if lost:   # 写不出去：退出码 5
+        return lost
     pending = sum(1 for row in rows if "待测" in row[-1])   # 只检索时要模型回答的几行：没判，不能算通过
     print(f"已写入 {out}：{len(rows)} 行，{len(rows) - failed - pending} 行通过，{pending} 行草稿待测，{failed} 行没通过。")
     return 1 if failed else 0

@@ -23,14 +23,14 @@ import stat
 import sys
 from pathlib import Path
 
-from kit_helpers import ROOT, SHIPPED_FILES, is_linked, link_description, parse_tool_options, python_would_use, run_tool
+from kit_helpers import ROOT, SHIPPED_FILES, is_linked, link_description, parse_tool_options, python_would_use, run_tool, write_out
 
 import acceptance
 import evaluate
 import exercise
 import retrieval_qa
 import transcripts
-from model_reply_assistant import one_line, describe_os_error, visible
+from model_reply_assistant import one_line, visible
 from reply_assistant import KitError
 
 USAGE = "用法：python3 checks/grade.py 学生的套件文件夹 … [--out FILE.md | FILE.csv] [--details]"
@@ -566,19 +566,16 @@ def main(argv):
     rows = rows_for(options["args"])
     if len(rows) < len(options["args"]):   # 作业/李四 和 作业/李四/ 是同一个文件夹：只判一次，说一声，免得老师数行数对不上
         print(f"提醒：有 {len(options['args']) - len(rows)} 个参数和前面的是同一个文件夹（写法不同），只判一次。", file=sys.stderr)
+    text = markdown(rows) + (details(rows, options["args"]) if options["--details"] else "")
     if out is None:
-        sys.stdout.write(markdown(rows) + (details(rows, options["args"]) if options["--details"] else ""))
+        sys.stdout.write(text)
         return 0
-    try:
-        if out.lower().endswith(".csv"):
-            with open(out, "w", encoding="utf-8-sig", newline="") as handle:   # 带 BOM，Windows 的 Excel 才认得中文
-                csv.writer(handle).writerows(csv_rows(rows))
-        else:
-            Path(out).write_text(markdown(rows) + (details(rows, options["args"]) if options["--details"] else ""), encoding="utf-8")
-    except OSError as error:
-        reason = "它所在的文件夹不存在" if isinstance(error, FileNotFoundError) else describe_os_error(error)
-        print(f"错误：写不了 {out}（{reason}）。", file=sys.stderr)
-        return 2
+    if out.lower().endswith(".csv"):
+        lost = write_out(out, lambda handle: csv.writer(handle).writerows(csv_rows(rows)))
+    else:
+        lost = write_out(out, lambda handle: handle.write(text))
+    if lost:   # 写不出去：退出码 5
+        return lost
     print(f"已写入 {out}：{len(rows)} 行（每个参数一行）。{summary(rows)}")
     return 0
 

@@ -687,6 +687,21 @@ def parse_tool_options(argv, usage, help_text, flags=(), values=(), positionals=
     return options
 
 
+def write_out(out, write):
+    """把工具的结果写进 --out 给的文件：write(handle) 往里写；.csv 带 BOM（Windows 的 Excel 才认得中文），换行原样。
+    写不了时和三个脚本的结果写不出去一样：stderr 上一行中文，返回退出码 5（见 README 的命令行约定）；写好了返回 None。"""
+    from model_reply_assistant import describe_os_error
+    from reply_assistant import EXIT_OUTPUT
+    try:
+        with open(out, "w", encoding="utf-8-sig" if out.lower().endswith(".csv") else "utf-8", newline="") as handle:
+            write(handle)
+    except OSError as error:
+        reason = "它所在的文件夹不存在" if isinstance(error, FileNotFoundError) else describe_os_error(error)
+        print(f"错误：写不了 {out}（{reason}）。", file=sys.stderr)
+        return EXIT_OUTPUT
+    return None
+
+
 def run_tool(main, argv=None):
     """工具共用的入口，就是三个脚本的 run_cli（reply_assistant.py），外加写出去的一切经过 ShownSafely：
     输出用 UTF-8；用法错误一行中文、退出码 2；结果写不出去（stdout 被关掉、> /dev/full、… | head）退出码 5；

@@ -591,6 +591,11 @@ class AcceptanceTest(unittest.TestCase):
         self.assertEqual(len(rows), 5)
         # 只检索时两行要等模型回答：既不算通过也不算没通过（新手试读：以前说“0 行没通过”，读起来像全过了）
         self.assertIn("4 行，2 行通过，2 行草稿待测，0 行没通过。", out)
+        missing = Path(directory.name) / "没有这个文件夹" / "record.md"   # 写不出去：退出码 5，和三个脚本一样
+        out, err = io.StringIO(), io.StringIO()
+        with mock.patch.dict(os.environ, clean_env(), clear=True), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = acceptance.main(["--out", str(missing), "--documents", str(SHIPPED_DOCUMENTS)])
+        self.assertEqual((code, out.getvalue(), err.getvalue()), (5, "", f"错误：写不了 {missing}（它所在的文件夹不存在）。\n"))
 
     def with_model(self, answer):
         """假服务对每个请求都给同一份回答。"""
@@ -1186,6 +1191,9 @@ class GradeTest(unittest.TestCase):
             code, out, _ = kit.tool("grade.py", [str(kit.path), directory, "--out", str(markdown_path)])
         self.assertIn("：2 行（每个参数一行）。总结：1 个副本", out)
         self.assertTrue(markdown_path.read_text(encoding="utf-8").startswith("列的说明："))
+        missing = kit.path / "没有这个文件夹" / "grades.csv"   # 结果写不出去：和三个脚本一样退出码 5，不是用法错误的 2
+        code, out, err = kit.tool("grade.py", [str(kit.path), "--out", str(missing)])
+        self.assertEqual((code, out, err.splitlines()[-1]), (5, "", f"错误：写不了 {missing}（它所在的文件夹不存在）。"))
         code, _, err = kit.tool("grade.py", [str(kit.path), "--out", str(kit.path / "grades.xlsx")])
         self.assertEqual(code, 2)
         self.assertIn("要以 .csv 或 .md 结尾", err)
