@@ -144,7 +144,7 @@ def parse_response(status, headers, data, target):
              for key in part.duplicates if key in ("choices", "message", "content", "finish_reason")]
     if twice:   # 同一个字段两个值：不知道该信哪一个，整份响应都不用
         raise BadResponse(f"服务器的响应里 {twice[0].lstrip('.')} 写了不止一次，不知道该信哪一个")
-    finish_reason = choice.get("finish_reason")
+    finish_reason = reported_finish_reason(choice)
     if finish_reason == "insufficient_system_resource":   # DeepSeek：服务器资源不够，回答没写完，不是模型的错
         raise BadResponse("服务器资源不足，回答没有写完（finish_reason：insufficient_system_resource），请稍后手动重试")
     content = message.get("content")
@@ -927,17 +927,38 @@ def open_brackets(text, end):
 
 
 def describe_unmatched(text, pos, char):
-    """pos 处的右括号 char 关不上最里面那个还开着的括号（json 说这里要逗号）。照括号实际的样子说：
-    它能关上外面的某一个，就是中间那些少了右括号；一个也关不上，就是它多余。返回 (what, hint)。"""
+    """pos 处的右括号 char 关不上最里面那个还开着的括号（json 说这里要逗号）。不猜是哪种手误：三种改法——在它前面补上
+    缺的右括号、把它换成该写的那个、删掉它——各在文件上试一遍，哪一种让文件读得最远就说哪一种（一样远时按这个顺序）；
+    改完能读通的，提示里说一声。以前只看括号开没开，多写的「]」被说成“少了「}」”，照着补了又报别处，学生来回打转。
+    返回 (what, hint)。"""
     opened = open_brackets(text, pos)
     pair = {"]": "[", "}": "{"}[char]
     inner = opened[-1] if opened else None
     closer = {"[": "]", "{": "}"}[inner[0]] if inner else None
-    if any(bracket == pair for bracket, _ in opened):
+    fixes = []   # (改过的文字, what, hint)
+    if closer:
         line, column = line_and_column(text, inner[1])
-        return (f"这里之前少了「{closer}」",
-                f"第 {line} 行第 {column} 列的「{inner[0]}」还没有关上，就先写了「{char}」：在它前面补上「{closer}」")
-    return (f"这里多了一个「{char}」", f"前面没有还开着的「{pair}」要它来关：删掉它" + (f"；要接着写，就写逗号「,」或「{closer}」" if closer else ""))
+        if any(bracket == pair for bracket, _ in opened):   # 它能关上外面的某一个：中间那个可能少了右括号
+            fixes.append((text[:pos] + closer + text[pos:], f"这里之前少了「{closer}」",
+                          f"第 {line} 行第 {column} 列的「{inner[0]}」还没有关上，就先写了「{char}」：在它前面补上「{closer}」"))
+        fixes.append((text[:pos] + closer + text[pos + 1:], f"这里应当是「{closer}」，写成了「{char}」",
+                      f"它要关上第 {line} 行第 {column} 列的「{inner[0]}」：把「{char}」换成「{closer}」"))
+    fixes.append((text[:pos] + text[pos + 1:], f"这里多了一个「{char}」", "删掉它"))
+    best = max(fixes, key=lambda fix: how_far_it_reads(fix[0]))
+    if how_far_it_reads(best[0]) > len(best[0]):
+        return best[1], best[2] + "（试过了：这样改完，整个文件就能读通）"
+    return best[1], best[2] + (f"；要接着写，就写逗号「,」或「{closer}」" if best[2] == "删掉它" and closer else "")
+
+
+def how_far_it_reads(text):
+    """json 读 text 能读到第几个字符才出错；整个读通时是 len(text) + 1。"""
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as error:
+        return error.pos
+    except RecursionError:
+        return 0
+    return len(text) + 1
 
 
 def describe_redirect(status, location, target):
@@ -961,6 +982,7 @@ HTTP_ERRORS = {
     401: "密钥无效（HTTP 401）：检查 DEEPSEEK_API_KEY 是否完整，或到平台重新创建密钥",
     402: "账户余额不足（HTTP 402）：请到 DeepSeek 平台充值后再试",
     404: "接口地址不存在（HTTP 404）",
+    408: "服务器等得太久，自己放弃了这次请求（HTTP 408）：稍等片刻后手动重试",
     422: "请求参数无效（HTTP 422）：常见原因是模型名不存在，用 DEEPSEEK_MODEL 改成平台当前列出的型号",
     429: "请求太频繁（HTTP 429）：达到了速率或并发上限，请稍后手动重试",
     500: "服务器内部错误（HTTP 500）：稍等片刻后手动重试",
@@ -975,6 +997,7 @@ LOCAL_HTTP_ERRORS = {
     401: "本机服务要求认证（HTTP 401）：用 LOCAL_MODEL_API_KEY 设置它要的密钥",
     403: "本机服务拒绝了请求（HTTP 403）：检查 LOCAL_MODEL_API_KEY 是否正确",
     404: "本机服务上找不到地址或模型（HTTP 404）：LOCAL_MODEL_URL 通常以 /v1 结尾；确认 LOCAL_MODEL_NAME 的模型已下载",
+    408: "本机服务等它后面的模型等得太久，自己放弃了（HTTP 408）：--timeout 管不到它，调大本机服务（代理）自己的超时设置",
     422: "请求参数无效（HTTP 422）：核对 LOCAL_MODEL_NAME",
     500: "本机服务内部出错（HTTP 500）：看看运行本机服务的窗口里的报错",
     502: "本机的代理没能从它后面的模型服务拿到回答（HTTP 502）：看看代理窗口里的报错，确认模型服务已经启动",
@@ -1013,6 +1036,15 @@ def describe_http_failure(status, headers, data, target):
         seconds = retry_after.isascii() and retry_after.isdigit()
         what += f"；服务器建议等 {retry_after} 秒" if seconds else f"；服务器建议在 {retry_after} 之后再试"
     return what + (f"。服务器说：{detail}" if detail else "")
+
+
+def reported_finish_reason(choice):
+    """choices[0] 的 finish_reason。LiteLLM 代理把它不认识的值改写成 stop，原话留在 provider_specific_fields 的
+    native_finish_reason 里（1.108.7 实测）；DeepSeek 的 insufficient_system_resource 就是这样被改掉的：原话是它时以原话为准，
+    否则资源不足、没写完的回答会当成写完了。别的原话（比如 Anthropic 的 end_turn）本来就是写完了，照用代理给的 stop。"""
+    extra = choice.get("provider_specific_fields")
+    native = extra.get("native_finish_reason") if isinstance(extra, dict) else None
+    return native if native == "insufficient_system_resource" else choice.get("finish_reason")
 
 
 STREAMING_TYPES = ("text/event-stream", "application/x-ndjson")   # SSE（OpenAI 兼容接口的流式）和 Ollama 自己接口的流式

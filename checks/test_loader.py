@@ -144,15 +144,24 @@ class SyntaxHintTest(LoaderCase):
 
     def test_a_missing_or_extra_closing_bracket_is_named_from_the_brackets_still_open(self):
         # 以前两种都说“上一项的末尾可能漏了逗号”，照着补了逗号又说“多了一个逗号”，学生来回打转；括号是开是关，数一数就知道
+        read_through = "（试过了：这样改完，整个文件就能读通）"
         missing = '[\n  {"id": "A1", "keywords": ["试用", "几天"\n  },\n  {"id": "A2"}\n]\n'
         self.assertEqual(self.error_for(missing), " 第 3 行第 3 列：JSON 格式不对，这里之前少了「]」。"
-                                                   "提示：第 2 行第 28 列的「[」还没有关上，就先写了「}」：在它前面补上「]」。")
+                                                   f"提示：第 2 行第 28 列的「[」还没有关上，就先写了「}}」：在它前面补上「]」{read_through}。")
         extra = '[\n  {"id": "A1", "keywords": ["试用"]}},\n  {"id": "A2"}\n]\n'
-        self.assertEqual(self.error_for(extra), " 第 2 行第 35 列：JSON 格式不对，这里多了一个「}」。"
-                                                 "提示：前面没有还开着的「{」要它来关：删掉它；要接着写，就写逗号「,」或「]」。")
+        self.assertEqual(self.error_for(extra), f" 第 2 行第 35 列：JSON 格式不对，这里多了一个「}}」。提示：删掉它{read_through}。")
         quoted = '[{"id": "A]}", "keywords": ["试用"\n}]'   # 字符串里的括号不算
         self.assertIn("这里之前少了「]」。提示：第 1 行第 28 列的「[」还没有关上", self.error_for(quoted))
-
+        # 学生做练习一时真写出来的两种（新手试读）：多敲一个「]」，以前说“少了「}」”，照着补了又报“多余的文字”；
+        # 「]」敲成「}」，以前说“补上「]」”，补了又说后面的「}」多余。三种改法在文件上各试一遍，说那个真能读通的
+        twice = '[\n  {"id": "A1", "keywords": ["试用", "免费用多久"]],\n  "title": "t"},\n  {"id": "A2"}\n]\n'
+        self.assertEqual(self.error_for(twice), f" 第 2 行第 43 列：JSON 格式不对，这里多了一个「]」。提示：删掉它{read_through}。")
+        swapped = '[\n  {"id": "A1", "keywords": ["试用", "免费用多久"},\n  "title": "t"},\n  {"id": "A2"}\n]\n'
+        self.assertEqual(self.error_for(swapped), " 第 2 行第 42 列：JSON 格式不对，这里应当是「]」，写成了「}」。"
+                                                  f"提示：它要关上第 2 行第 28 列的「[」：把「}}」换成「]」{read_through}。")
+        for text in (missing, extra, twice, swapped):   # 后面还有别的错：哪种改法都读不通，就不许说“能读通”
+            with self.subTest(text=text):
+                self.assertNotIn("试过了", self.error_for(text + "x"))
     def test_a_second_bom_is_named_in_chinese(self):
         # 存了两次 BOM：读的时候去掉一个，剩下的以前原样报出 json 的英文“Unexpected UTF-8 BOM”
         self.assertEqual(self.error_for("\ufeff\ufeff" + json.dumps([GOOD])),

@@ -355,7 +355,7 @@ class FailureTest(StandInCase):
         return result
 
     def test_every_documented_http_error(self):
-        for status in (400, 401, 402, 422, 429, 500, 502, 503, 504):
+        for status in (400, 401, 402, 408, 422, 429, 500, 502, 503, 504):
             with self.subTest(status=status):
                 self.server.requests.clear()
                 self.server.respond(status, {"error": {"message": "stand-in error", "type": "x"}})
@@ -363,6 +363,8 @@ class FailureTest(StandInCase):
                 self.assertNotIn(f"服务器返回 HTTP {status}", result["problems"][0])   # 表里有它的原因，不是只报个数字
                 if status in (502, 504):   # 本机多半是 LiteLLM 这样的代理：说它后面的模型服务，不说官方的网关
                     self.assertIn("本机的代理", result["problems"][0])
+                if status == 408:   # LiteLLM 等它后面的模型超时（实测）：调大 --timeout 没用，要说清是本机服务自己的超时
+                    self.assertIn("本机服务（代理）自己的超时", result["problems"][0])
                 self.assertEqual(len(self.server.requests), 1)   # 不自动重试
 
     def test_429_shows_retry_after(self):

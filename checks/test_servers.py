@@ -699,7 +699,7 @@ class RealServerHabitsTest(ServerCase):
 
     def test_official_http_errors_say_why_not_just_the_number(self):
         # 官方地址的每个错误码都有原因和该做什么；502、504 是网关和代理常回的（以前只说“服务器返回 HTTP 502”）
-        for status in (400, 401, 402, 422, 429, 500, 502, 503, 504):
+        for status in (400, 401, 402, 408, 422, 429, 500, 502, 503, 504):
             with self.subTest(status=status):
                 self.server.respond(status, {"error": {"message": "stand-in error"}})
                 code, result, _ = self.ask_official()
@@ -740,6 +740,19 @@ class RealServerHabitsTest(ServerCase):
         self.server.reply(GOOD, finish_reason="insufficient_system_resource")
         code, result, _ = self.ask_official()
         self.assert_failed(result, code, "insufficient_system_resource", "稍后手动重试")
+
+    def test_insufficient_system_resource_rewritten_to_stop_by_a_litellm_proxy_is_still_a_failed_call(self):
+        # LiteLLM 1.108.7 实测：它不认识的 finish_reason 改写成 stop，原话放进 provider_specific_fields.native_finish_reason
+        def through_proxy(native):
+            payload = completion(GOOD, "stop")
+            payload["choices"][0]["provider_specific_fields"] = {"native_finish_reason": native}
+            return payload
+        self.server.respond(200, through_proxy("insufficient_system_resource"))
+        code, result, _ = self.ask(LOCAL_MODEL_API_KEY=LOCAL_KEY)
+        self.assert_failed(result, code, "insufficient_system_resource", "稍后手动重试")
+        self.server.respond(200, through_proxy("end_turn"))   # 别的后端写完时的原话：代理说的 stop 照用，回答照常检查
+        code, result, _ = self.ask(LOCAL_MODEL_API_KEY=LOCAL_KEY)
+        self.assertEqual((code, result["status"]), (0, "draft"))
 
     def test_local_500_suggests_the_local_key_only_when_none_was_sent(self):
         for key in (None, LOCAL_KEY):
