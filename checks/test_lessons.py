@@ -1,10 +1,14 @@
 """课文记录必须是真实命令的真实输出：执行 lessons/*.md 和 README.md 里的每个 console 块。"""
+import contextlib
+import io
 import json
+import shlex
 import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
-from kit_helpers import ROOT, SHIPPED_DOCUMENTS, write_temp
+from kit_helpers import ROOT, SHIPPED_DOCUMENTS, clean_env, run_kit, write_temp
 from transcripts import check_markdown, default_documents, parse_markdown
 
 
@@ -18,6 +22,28 @@ class LessonTranscriptTest(unittest.TestCase):
                 if path.name != "glossary.md":   # 术语表只有文字
                     self.assertGreater(commands, 0, f"{path.name} 没有可执行的 console 块")
                 self.assertEqual(failures, [], "\n\n".join(failures))
+
+
+class OneLinerTest(unittest.TestCase):
+    """课文里把结果接给 `python3 -c` 的一行程序，搜索失败时也不能冒出 traceback。新开的终端忘了设 SEARCH_API_URL，
+    stdout 上是 status 为 error 的 JSON，没有 cited、dropped 这些字段（新手试读：以前是 KeyError: 'cited'）。"""
+
+    def test_every_one_liner_prints_something_for_a_failed_search(self):
+        question = "请问记得笔记的免费试用期是多久？"
+        with tempfile.TemporaryDirectory() as directory:
+            answer = write_temp(directory, "answer.json", '{"status": "draft", "draft": "试用 14 天 [1]。", "sources": ["1"]}')
+            failures = [run_kit(["--web", *mode, question], documents=None)[1] for mode in (["--retrieve-only"], ["--check-draft", str(answer)])]
+        self.assertEqual([json.loads(out)["status"] for out in failures], ["error", "error"])   # 确实是搜索失败的样子
+        programs = [shlex.split(step[2].rpartition("| python3 -c ")[2])[0] for path in default_documents()
+                    for step in parse_markdown(path) if step[0] == "run" and "| python3 -c " in step[2]]
+        self.assertGreaterEqual(len(programs), 3)   # 第 07 课有三条；找不到说明课文的写法变了，这项检查要跟着改
+        for program in programs:
+            for out in failures:
+                with self.subTest(program=program, out=out[:40]):
+                    printed = io.StringIO()
+                    with mock.patch("sys.stdin", io.StringIO(out)), contextlib.redirect_stdout(printed):
+                        exec(program, {})   # 出了异常就是这项检查的错误，unittest 会把 traceback 报出来
+                    self.assertTrue(printed.getvalue().startswith("error"), printed.getvalue())
 
 
 class SameInAProcessTest(unittest.TestCase):
