@@ -1168,10 +1168,12 @@ def read_head(path, limit):
         return handle.read(limit + 1)
 
 
-def describe_os_error(error):
-    """把常见的文件错误说成中文；其他的保留系统原话。"""
-    reasons = {FileNotFoundError: "文件不存在", IsADirectoryError: "这是一个文件夹", PermissionError: "没有读取权限",
-               NotADirectoryError: "路径中间有一段不是文件夹"}
+def describe_os_error(error, writing=False):
+    """把常见的文件错误说成中文（writing=True：是在写文件时出的错）；其他的保留系统原话。"""
+    reasons = {FileNotFoundError: "它所在的文件夹不存在" if writing else "文件不存在", IsADirectoryError: "这是一个文件夹",
+               PermissionError: "没有写入权限" if writing else "没有读取权限", NotADirectoryError: "路径中间有一段不是文件夹"}
+    if error.errno == errno.ENOSPC:   # 和 stdout 写不出去时的说法一样（reply_assistant.output_lost）
+        return "设备或磁盘已满"
     return next((text for kind, text in reasons.items() if isinstance(error, kind)), error.strerror or str(error))
 
 

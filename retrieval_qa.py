@@ -1884,7 +1884,7 @@ def run(argv):
             write_html(args["html"], result)
             print(f"网页已写入 {args['html']}", file=sys.stderr)
         except OSError as error:   # 文件夹不存在、是个文件夹、没有权限：结果照样输出，退出码 5（结果没写全）
-            reason = "它所在的文件夹不存在" if isinstance(error, FileNotFoundError) else describe_os_error(error)
+            reason = describe_os_error(error, writing=True)
             print(error_line(f"写不了网页 {args['html']}（{reason}）。"), file=sys.stderr)
             code = EXIT_OUTPUT
     write_json(result)

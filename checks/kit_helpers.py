@@ -696,7 +696,7 @@ def write_out(out, write):
         with open(out, "w", encoding="utf-8-sig" if out.lower().endswith(".csv") else "utf-8", newline="") as handle:
             write(handle)
     except OSError as error:
-        reason = "它所在的文件夹不存在" if isinstance(error, FileNotFoundError) else describe_os_error(error)
+        reason = describe_os_error(error, writing=True)
         print(f"错误：写不了 {out}（{reason}）。", file=sys.stderr)
         return EXIT_OUTPUT
     return None

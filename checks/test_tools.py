@@ -1194,6 +1194,11 @@ class GradeTest(unittest.TestCase):
         missing = kit.path / "没有这个文件夹" / "grades.csv"   # 结果写不出去：和三个脚本一样退出码 5，不是用法错误的 2
         code, out, err = kit.tool("grade.py", [str(kit.path), "--out", str(missing)])
         self.assertEqual((code, out, err.splitlines()[-1]), (5, "", f"错误：写不了 {missing}（它所在的文件夹不存在）。"))
+        folder = kit.path / "成绩.md"   # 同名的是个文件夹：也说中文（Windows 上打开文件夹来写是“没有权限”）
+        folder.mkdir()
+        code, out, err = kit.tool("grade.py", [str(kit.path), "--out", str(folder)])
+        reason = "没有写入权限" if os.name == "nt" else "这是一个文件夹"
+        self.assertEqual((code, out, err.splitlines()[-1]), (5, "", f"错误：写不了 {folder}（{reason}）。"))
         code, _, err = kit.tool("grade.py", [str(kit.path), "--out", str(kit.path / "grades.xlsx")])
         self.assertEqual(code, 2)
         self.assertIn("要以 .csv 或 .md 结尾", err)

@@ -446,8 +446,12 @@ class CommandLineTest(unittest.TestCase):
             code, out, err = self.run_web(server, ["--retrieve-only", "--html", os.path.join("no-such-folder", "x.html"), QUESTION])
         self.assertEqual(code, 5)
         self.assertEqual(json.loads(out)["status"], "retrieved")
-        self.assertIn("错误：写不了网页", err)
+        self.assertIn(f"错误：写不了网页 {os.path.join('no-such-folder', 'x.html')}（它所在的文件夹不存在）。", err)
         self.assertNotIn("Traceback", err)
+        if os.path.exists("/dev/full"):   # 盘满了：和 stdout 写不出去时一样说中文，不是系统的英文原话（新手试读）
+            with StandInSearch() as server:
+                code, out, err = self.run_web(server, ["--retrieve-only", "--html", "/dev/full", QUESTION])
+            self.assertEqual((code, err.splitlines()[-1]), (5, "错误：写不了网页 /dev/full（设备或磁盘已满）。"))
 
     def test_titles_from_the_web_are_terminal_safe(self):
         with StandInSearch() as server:
