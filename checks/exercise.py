@@ -220,6 +220,14 @@ def exercise_6(documents, path):
     given = {(pair["a"]["snippet"], pair["b"]["snippet"]) for pair in json.loads(web_eval.PAIRS.read_text(encoding="utf-8"))}
     if any((pair["a"]["snippet"], pair["b"]["snippet"]) in given for pair in pairs):
         return False, ["pairs.json 里有照抄 checks/dedupe_pairs.json 的结果对：练习要你自己找（或自己写）两对。"]
+    for number, pair in enumerate(pairs, 1):   # 摘要太短的结果在过滤那一步就去掉了，轮不到去重：这样的一对判了也不算数
+        for side in ("a", "b"):
+            snippet = pair[side]["snippet"].strip()
+            words = len(re.findall(r"\w", snippet))   # 和第 07 课的过滤数法一样（web.MIN_SNIPPET）
+            if words < web.MIN_SNIPPET:
+                what = "还是课文里的占位「…」" if snippet == "…" else f"只有 {words} 个字（字母、数字、汉字）"
+                return False, [f'第 {number} 对的 "{side}" 的 snippet {what}：不到 {web.MIN_SNIPPET} 个字的摘要在过滤时就去掉了，'
+                               "轮不到去重。换成你找到（或自己写）的一段真摘要。"]
     if {pair["same"] for pair in pairs} != {True, False}:
         return False, ["至少要一对 same 为 true（同一篇）、一对为 false（不同的来源）。"]
     missed, merged = web_eval.dedupe_errors(pairs, web.DUPLICATE)

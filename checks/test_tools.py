@@ -380,6 +380,16 @@ class ExerciseCommandTest(unittest.TestCase):
         code, out = self.judge(6)
         self.assertEqual(code, 0, out)
         self.assertIn("漏合并 0 对、误合并 0 对", out)
+        # 照抄课文的格式行、没换掉占位的「…」：以前一对 true 一对 false 就算做完（新手试读）
+        placeholder = {"title": "…", "url": "https://…", "snippet": "…"}
+        pairs.write_text(json.dumps([dict(reprint, b=placeholder), {"a": placeholder, "b": placeholder, "same": False}],
+                                    ensure_ascii=False), encoding="utf-8")
+        code, out = self.judge(6)
+        self.assertEqual(code, 1)
+        self.assertIn('第 1 对的 "b" 的 snippet 还是课文里的占位「…」：不到 20 个字的摘要在过滤时就去掉了', out)
+        short = dict(reprint["b"], snippet="青川新馆开放。")
+        pairs.write_text(json.dumps([reprint, dict(template, a=short)], ensure_ascii=False), encoding="utf-8")
+        self.assertIn('第 2 对的 "a" 的 snippet 只有 6 个字（字母、数字、汉字）', self.judge(6)[1])
 
     def test_exercise_6_names_the_pair_and_the_field_that_is_wrong(self):
         # 以前只重复一遍整体的格式：学生找不到是哪一对、哪个字段
