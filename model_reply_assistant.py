@@ -1129,8 +1129,21 @@ class JsonObject(dict):
 
 # ---------- 没有密钥也能练：检查一份保存的回答（--check-draft） ----------
 
-# 学生的文件不是 UTF-8 时怎么说（回答文件、第 07 课的域名名单、练习自查读的文件共用）：中文 Windows 的记事本“ANSI”就是 GBK
-NOT_UTF8 = "不是 UTF-8 编码（可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存"
+def decode_student_file(data):
+    """学生自己存的小文件（--check-draft 的回答、--domains 的名单、练习写的 JSON）：字节 → (文字, None)；
+    编码不对时是 (None, 中文原因)。记事本的“Unicode”（UTF-16）和“ANSI”（GBK）各说各的，和资料文件的说法一样；
+    存了两次 BOM 也说清（读的时候只去掉一个）。"""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None, "是 UTF-16 或 UTF-32 编码（记事本里叫“Unicode”），请在编辑器里选择“UTF-8”重新保存"
+    try:
+        text = data.decode("utf-8-sig")   # utf-8-sig：记事本写的一个 BOM 也接受
+    except UnicodeDecodeError:   # 中文 Windows 的记事本“ANSI”就是 GBK
+        return None, "不是 UTF-8 编码（可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存"
+    if "\x00" in text:   # 没有 BOM 的 UTF-16 也能“解码”成 UTF-8，只是满是 NUL
+        return None, "不是 UTF-8 编码（里面有 NUL 字符，像是 UTF-16），请在编辑器里选择“UTF-8”重新保存"
+    if text.startswith("\ufeff"):
+        return None, "开头存了两个看不见的 BOM（\\ufeff），请在编辑器里另存为“UTF-8”（不带 BOM）"
+    return text, None
 
 
 def read_saved_reply(path):
@@ -1146,12 +1159,9 @@ def read_saved_reply(path):
         raise make_rejection(f"读不了回答文件 {path}（{describe_os_error(error)}{where}）") from None
     if len(data) > MAX_RESPONSE_BYTES:
         raise make_rejection(f"回答文件 {path} 超过 1 MiB")
-    try:
-        content = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise make_rejection(f"回答文件 {path} {NOT_UTF8}") from None
-    if "\x00" in content:   # 没有 BOM 的 UTF-16 也能“解码”成 UTF-8，只是满是 NUL
-        raise make_rejection(f"回答文件 {path} 不是 UTF-8 编码（里面有 NUL 字符，像是 UTF-16）")
+    content, problem = decode_student_file(data)
+    if problem:
+        raise make_rejection(f"回答文件 {path} {problem}")
     return {"content": content, "finish_reason": "stop"}
 
 
@@ -1590,16 +1600,22 @@ def read_domains(path):
     if path is None:
         return {}
     try:
-        policy = parse_json(read_head(path, 64 * 1024).decode("utf-8-sig"))
+        text, problem = decode_student_file(read_head(path, 64 * 1024))
+        if problem:
+            raise make_kit_error(f"域名名单 {path} {problem}。")
+        policy = parse_json(text, object_pairs_hook=JsonObject)   # 记下写了两遍的 deny：json 只留后一个，前一个悄悄没了
     except OSError as error:
         raise make_kit_error(f"读不了域名名单 {path}（{describe_os_error(error)}）。") from None
-    except UnicodeDecodeError:
-        raise make_kit_error(f"域名名单 {path} {NOT_UTF8}。") from None
     except JsonProblem as problem:
         where = f"第 {problem.line} 行第 {problem.column} 列：" if problem.line else ""
         raise make_kit_error(f"域名名单 {path} {where}{problem.what}。" + (f"提示：{problem.hint}。" if problem.hint else "")) from None
     if not isinstance(policy, dict):
         raise make_kit_error(f'域名名单 {path} 应当是对象 {{"deny": [域名, …], "allow": [域名, …]}}，实际是{describe_value(policy)}。')
+    for name, values in policy.duplicates.items():   # 常见的手误：又加了一行 "deny"，而不是往原来的数组里添
+        merged = [item for value in values if isinstance(value, list) for item in value][:5]
+        example = f"，比如 {one_line(json.dumps({name: merged}, ensure_ascii=False), 200)}" if merged else ""
+        raise make_kit_error(f"域名名单 {path} 里 {visible(name)} 写了 {len(values)} 次：JSON 只会留下最后一个，"
+                             f"前面的名单悄悄没了。把它们合成一个数组{example}。")
     for name, items in policy.items():
         if name not in ("deny", "allow"):
             raise make_kit_error(f"域名名单 {path} 只认得 deny 和 allow，{visible(name)} 是拼错了吗？")

@@ -198,12 +198,11 @@ def student_json(path):
         data = read_head(path, STUDENT_FILE_LIMIT)
         if len(data) > STUDENT_FILE_LIMIT:   # 读了开头的一截：别拿截断的内容去报“编码不对”或 JSON 错误
             return None, f"{path.name} 超过 {STUDENT_FILE_LIMIT // 1024} KB：练习自己写的文件只有几行，是不是放错了文件？"
-        return parse_json(data.decode("utf-8-sig")), None
+        text, problem = web.decode_student_file(data)   # 记事本的“ANSI”（GBK）、“Unicode”（UTF-16）各说各的
+        return (parse_json(text), None) if problem is None else (None, f"{path.name} {problem}。")
     except JsonProblem as problem:
         where = f"第 {problem.line} 行第 {problem.column} 列：" if problem.line else ""
         return None, f"{path.name} 不是合法的 JSON（{where}{problem.what}）。" + (f"{problem.hint}。" if problem.hint else "")
-    except UnicodeDecodeError:   # 记事本“另存为 ANSI”、中文 Windows 的默认编码
-        return None, f"{path.name} {web.NOT_UTF8}。"
     except OSError as error:
         return None, f"读不了 {path.name}（{describe_os_error(error)}）。"
 

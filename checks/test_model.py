@@ -260,8 +260,13 @@ class BaselineSavedAnswerTest(unittest.TestCase):
         # 学生在 lessons/ 里运行 ../retrieval_qa.py --check-draft trick.json；记事本把回答存成了 GBK
         with tempfile.TemporaryDirectory() as directory:
             Path(directory, "gbk.json").write_bytes('{"status": "draft", "draft": "试用期 7 天"}'.encode("gbk"))
+            # 记事本的“Unicode”是 UTF-16，以前也被说成 GBK；存了两个 BOM 的，以前说“JSON 之外还写了别的话”（新手试读）
+            Path(directory, "utf16.json").write_bytes('{"status": "draft", "draft": "试用期 7 天"}'.encode("utf-16"))
+            Path(directory, "bom2.json").write_bytes('\ufeff\ufeff{"status": "draft", "draft": "试用期 7 天"}'.encode("utf-8"))
             for name, expected in (("trick.json", "读不了回答文件 trick.json（文件不存在；相对路径从当前文件夹算起）"),
-                                   ("gbk.json", "回答文件 gbk.json 不是 UTF-8 编码（可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存")):
+                                   ("gbk.json", "回答文件 gbk.json 不是 UTF-8 编码（可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存"),
+                                   ("utf16.json", "回答文件 utf16.json 是 UTF-16 或 UTF-32 编码（记事本里叫“Unicode”），请在编辑器里选择“UTF-8”重新保存"),
+                                   ("bom2.json", "回答文件 bom2.json 开头存了两个看不见的 BOM（\\ufeff），请在编辑器里另存为“UTF-8”（不带 BOM）")):
                 with self.subTest(name=name):
                     code, out, _ = run_kit(["试用几天？", "--check-draft", name], script=ROOT / "model_reply_assistant.py",
                                            cwd=directory)
