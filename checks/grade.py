@@ -91,12 +91,18 @@ def kit_files(folder):
     不跟着链接走，什么都不打开。"""
     found = {}
     for directory, names, files in os.walk(folder):
-        names[:] = sorted(name for name in names if name not in SKIPPED_NAMES)
+        names[:] = sorted(name for name in names if name not in SKIPPED_NAMES and not is_virtual_environment(Path(directory) / name))
         for name in files + [name for name in names if os.path.islink(os.path.join(directory, name))]:
             if name not in SKIPPED_NAMES and not name.startswith(APPLE_DOUBLE):
                 path = Path(directory) / name
                 found[path.relative_to(folder).as_posix()] = os.lstat(path)
     return found
+
+
+def is_virtual_environment(folder):
+    """python3 -m venv 建的文件夹（不管叫 env、.venv 还是别的）：顶层有 pyvenv.cfg（PEP 405），和作业无关，套件也不从里面导入。
+    是链接的不算：链接另有一条。"""
+    return not folder.is_symlink() and (folder / "pyvenv.cfg").is_file()
 
 
 @functools.lru_cache(maxsize=None)   # 老师这一份只看一次，不是每个副本看一次
@@ -188,8 +194,7 @@ def compare_with_teacher(folder, bytecode):
                 concerns.append(("改了 Python 文件", name))
             elif name.startswith(("checks/", "lessons/")):   # 改了检查的数据或课文：检查和练习的结论可能跟着变
                 concerns.append(("改了检查或课文", name))
-    if len(differences) > MAX_LISTED:   # 整个副本是旧版本、带着一堆别的文件时，一格写不下
-        differences = differences[:MAX_LISTED] + [f"……另有 {len(differences) - MAX_LISTED} 处"]
+    differences = shortened(differences)   # 整个副本是旧版本、带着一堆别的文件时，一格写不下
     if older:   # 旧版本的文件另起一条：早克隆的副本有二十几个，不能把真正的改动挤出这一格
         differences.append(f"（另有旧版本的文件 {len(older)} 个：{'、'.join(older[:3])}{'……' if len(older) > 3 else ''}）")
     kept = sorted(name for name in theirs if name in lesson_files())
@@ -488,11 +493,17 @@ def markdown(rows):
 
 
 def looks(row):
-    """“要看一眼”这一格：同一种原因并成一条，例如“改了 Python 文件：a.py、b.py”。"""
+    """“要看一眼”这一格：同一种原因并成一条，例如“改了 Python 文件：a.py、b.py”；一种原因最多点名 MAX_LISTED 处，
+    其余只说个数（副本里带了一整个虚拟环境时，以前一格写了几万字）。"""
     kinds = {}
     for kind, detail in row["要看"]:
         kinds.setdefault(kind, []).extend([detail] if detail else [])
-    return "；".join(kind + (f"：{'、'.join(details)}" if details else "") for kind, details in kinds.items())
+    return "；".join(kind + (f"：{'、'.join(shortened(details))}" if details else "") for kind, details in kinds.items())
+
+
+def shortened(details):
+    """最多 MAX_LISTED 条，多出来的只说个数。"""
+    return details if len(details) <= MAX_LISTED else details[:MAX_LISTED] + [f"……另有 {len(details) - MAX_LISTED} 处"]
 
 
 def summary(rows):

@@ -1059,6 +1059,12 @@ class GradeTest(unittest.TestCase):
         (linked_dir.path / "checks" / ".exercise-done").symlink_to(real, target_is_directory=True)   # 文件夹是链接
         (venv.path / ".venv" / "lib").mkdir(parents=True)
         (venv.path / ".venv" / "lib" / "site.py").write_text("# 虚拟环境里的文件\n", encoding="utf-8")
+        (venv.path / "env" / "lib").mkdir(parents=True)   # 不叫 venv 的虚拟环境：认 pyvenv.cfg，不认名字
+        (venv.path / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+        for number in range(20):
+            (venv.path / "env" / "lib" / f"pip{number}.py").write_text("", encoding="utf-8")
+            (nester.path / "草稿" / f"试验{number}.py").parent.mkdir(exist_ok=True)
+            (nester.path / "草稿" / f"试验{number}.py").write_text("", encoding="utf-8")   # 真加了 20 个：一格只点名 15 个
         (venv.path / ".git").mkdir()   # 副本里的 git 仓库（手写它的设置：检查不要求机器上装了 git）
         (venv.path / ".git" / "config").write_text("[core]\n\tfsmonitor = touch /tmp/pwned\n", encoding="utf-8")
         with tempfile.TemporaryDirectory() as directory:
@@ -1080,6 +1086,10 @@ class GradeTest(unittest.TestCase):
         self.assertEqual(sixth["练习2"], "")   # 存档的文件夹是链接
         self.assertIn("有链接", sixth["要看一眼"])
         self.assertNotIn(".venv", seventh["和老师的套件不同"])
+        self.assertNotIn("env/", seventh["和老师的套件不同"])
+        self.assertNotIn("pip", seventh["要看一眼"])
+        added = fifth["要看一眼"].split("加了 Python 文件：")[1].split("；")[0].split("、")
+        self.assertEqual((len(added), added[-1]), (16, "……另有 5 处"))   # 以前一个虚拟环境能让这一格有几万字
         self.assertIn("git 设置会执行命令：fsmonitor", seventh["要看一眼"])
         self.assertEqual(eighth["和老师的套件不同"], f"整个文件夹是链接 → {honest.path}")
         self.assertIn("trick.json 读不了", out)   # --details 里嵌套几千层的 trick.json 只是一句
