@@ -30,7 +30,7 @@ import evaluate
 import exercise
 import retrieval_qa
 import transcripts
-from model_reply_assistant import one_line, visible
+from model_reply_assistant import one_line, read_head, visible
 from reply_assistant import KitError
 
 USAGE = "用法：python3 checks/grade.py 学生的套件文件夹 … [--out FILE.md | FILE.csv] [--details]"
@@ -310,12 +310,18 @@ def lesson_files():
 
 
 def find_kit(folder):
-    """(套件所在的文件夹, 备注)。文件夹本身像套件就是它；不像，而下一层正好有一个像的，就用那一个。"""
+    """(套件所在的文件夹, 备注)。文件夹本身像套件就是它；不像，就往下找一层、再找一层（压缩包解开两次，
+    kit-main/kit-main/ 很常见），正好找到一份就用它；找到不止一份，说出是哪几个，不替老师挑。"""
     if looks_like_kit(folder):
         return folder, ""
-    inside = [child for child in sorted(folder.iterdir()) if child.is_dir() and not child.is_symlink() and looks_like_kit(child)]
-    if len(inside) == 1:
-        return inside[0], f"套件在 {inside[0].name}/ 里"
+    for depth in (1, 2):
+        found = [kit for kit in sorted(folder.glob("/".join(["*"] * depth)))   # 链接过去的文件夹不进：那是别人的东西
+                 if kit.is_dir() and not kit.is_symlink() and not kit.parent.is_symlink() and looks_like_kit(kit)]
+        if len(found) == 1:
+            return found[0], f"套件在 {found[0].relative_to(folder).as_posix()}/ 里"
+        if found:
+            shown = "、".join(f"{kit.relative_to(folder).as_posix()}/" for kit in found[:5])
+            return None, f"里面有 {len(found)} 份套件（{shown}），不知道判哪一份：删掉多余的，或分开交"
     return None, "文件夹里没有 retrieval_documents.json，也没有 retrieval_qa.py"
 
 
@@ -338,7 +344,7 @@ def grade_copy(folder, forged):
     row = {"资料": "", "练习": {}, "recall": None, "precision": None, "验收": None, "不同": [], "要看": []}
     kit, note = find_kit(folder)
     if kit is None:
-        row.update(资料="—", 要看=[("不像套件", note)])
+        row.update(资料="—", 要看=[("不止一份套件" if "份套件" in note else "不像套件", note)])   # 见 find_kit 的两种说明
         return row
     if note:
         row["要看"].append(("放深了一层", note))
@@ -403,6 +409,8 @@ def rows_for(arguments):
         elif path.name in SKIPPED_NAMES or path.name.startswith(APPLE_DOUBLE):   # 作业/* 也会选中班级文件夹里的这些
             made_by = "macOS 打包时留下的" if path.name == "__MACOSX" or path.name.startswith(APPLE_DOUBLE) else "系统或工具自动生成的"
             result.append((name, {"资料": "—", "要看": [("跳过", f"{made_by}，不是谁的作业")]}))
+        elif is_zip(path):   # 交来的是压缩包：说清要先解开，不要只说“不是文件夹”
+            result.append((name, {"资料": "—", "要看": [("跳过", "是 zip 压缩包：先解压，再把解开的文件夹交给 grade.py")]}))
         elif not path.is_dir():
             result.append((name, {"资料": "—", "要看": [("跳过", "不是文件夹（比如上次写出的成绩表）")]}))
         else:
@@ -410,6 +418,14 @@ def rows_for(arguments):
     same_as_another(result, paths)
     same_file_as_another(result, paths)
     return result
+
+
+def is_zip(path):
+    """普通文件，开头是 zip 的标记 PK\\x03\\x04（看内容，不看扩展名）。命名管道、设备不打开。"""
+    try:
+        return path.is_file() and not path.is_symlink() and read_head(path, 4)[:4] == b"PK\x03\x04"
+    except OSError:
+        return False
 
 
 def same_file_as_another(result, paths):

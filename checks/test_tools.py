@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import zipfile
 from pathlib import Path
 from unittest import mock
 
@@ -1182,13 +1183,27 @@ class GradeTest(unittest.TestCase):
             shutil.copytree(kit.path, klass / "nested" / "kit")   # 多套了一层文件夹
             (klass / "empty").mkdir()
             (klass / "成绩.csv").write_text("上次的成绩表\n", encoding="utf-8")
-            rows, out = self.grade(klass / "nested", klass / "empty", klass / "成绩.csv", klass / "nobody")
-        self.assertEqual(list(rows), ["nested", "empty", "成绩.csv", "nobody"])   # 相对于共同的文件夹
+            # 老师真收到过的（issue 25 之后的试用）：压缩包解开两次、同一份交了两遍、直接交 zip
+            deeper = klass / "deeper" / "kit-main" / "kit-main"
+            deeper.mkdir(parents=True)
+            shutil.copyfile(kit.documents, deeper / "retrieval_documents.json")
+            for copy in ("kit-main", "kit-main (1)"):
+                (klass / "twice" / copy).mkdir(parents=True)
+                (klass / "twice" / copy / "retrieval_qa.py").write_text("", encoding="utf-8")
+            with zipfile.ZipFile(klass / "作业.zip", "w") as archive:
+                archive.writestr("kit-main/retrieval_qa.py", "")
+            rows, out = self.grade(klass / "nested", klass / "empty", klass / "成绩.csv", klass / "nobody", klass / "deeper",
+                                   klass / "twice", klass / "作业.zip")
+        self.assertEqual(list(rows), ["nested", "empty", "成绩.csv", "nobody", "deeper", "twice", "作业.zip"])   # 相对于共同的文件夹
         self.assertEqual(rows["nested"]["资料"], "能读")
         self.assertIn("放深了一层：套件在 kit/ 里", rows["nested"]["要看一眼"])
         self.assertIn("不像套件", rows["empty"]["要看一眼"])
         self.assertIn("跳过", rows["成绩.csv"]["要看一眼"])
         self.assertIn("找不到", rows["nobody"]["要看一眼"])
+        self.assertEqual(rows["deeper"]["资料"], "能读")
+        self.assertIn("放深了一层：套件在 kit-main/kit-main/ 里", rows["deeper"]["要看一眼"])
+        self.assertEqual(rows["twice"]["要看一眼"], "不止一份套件：里面有 2 份套件（kit-main/、kit-main (1)/），不知道判哪一份：删掉多余的，或分开交")
+        self.assertEqual(rows["作业.zip"]["要看一眼"], "跳过：是 zip 压缩包：先解压，再把解开的文件夹交给 grade.py")
 
     def test_the_same_folder_given_twice_is_graded_once_and_said_so(self):
         kit, = self.copies(1)
