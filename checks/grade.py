@@ -375,6 +375,10 @@ def grade_copy(folder, forged):
             row["练习"][number] = "做完，已改回" if restored else "做完（有存档）"
         elif number in exercise.RESTORE and number in claimed and exercise.restored(number, documents):
             row["练习"][number] = "自报已改回"
+    unreadable = [name for number, name in OWN_FILES.items()   # 做了练习、文件却存坏了（GBK、语法错）：不能只是空着一格
+                  if number not in linked and (kit / name).is_file() and exercise.student_json(kit / name)[1]]
+    if unreadable:
+        row["要看"].append(("练习的文件读不了", "、".join(unreadable) + "（--details 或 exercise.py 说原因）"))
     reported = [str(number) for number, state in row["练习"].items() if state == "自报已改回"]
     if reported:   # 谁都能手写进度文件：老师问一句，或看看副本
         row["要看"].append(("练习只有自报", "、".join(f"练习{number}" for number in reported)))

@@ -1091,6 +1091,9 @@ class GradeTest(unittest.TestCase):
         self.assertNotIn("pip", seventh["要看一眼"])
         added = fifth["要看一眼"].split("加了 Python 文件：")[1].split("；")[0].split("、")
         self.assertEqual((len(added), added[-1]), (16, "……另有 5 处"))   # 以前一个虚拟环境能让这一格有几万字
+        # 做了练习、文件却读不了（嵌套几千层；学生存成 GBK 也一样）：以前这一格空着，像是没做
+        self.assertIn("练习的文件读不了：trick.json（--details 或 exercise.py 说原因）", fifth["要看一眼"])
+        self.assertNotIn("练习的文件读不了", first["要看一眼"])
         self.assertIn("git 设置会执行命令：fsmonitor", seventh["要看一眼"])
         self.assertEqual(eighth["和老师的套件不同"], f"整个文件夹是链接 → {honest.path}")
         self.assertIn("trick.json 读不了", out)   # --details 里嵌套几千层的 trick.json 只是一句
