@@ -119,15 +119,21 @@ def documents_state(path=None):
         if wrong:
             changes += [f"{record_id} 的 {field} 应当是{'数组' if field == 'keywords' else '字符串'}" for field in wrong]
             continue
-        added = [k for k in after.get("keywords") or [] if k not in before["keywords"]] if isinstance(
-            after.get("keywords"), list) else []
-        if added:
-            changes.append(f"{record_id} 的关键词多了" + "、".join(f"「{k}」" for k in added)
-                           + ("，像是练习一" if record_id == "D01#1" else ""))
-        if after.get("text") != before["text"]:
-            changes.append(f"{record_id} 的正文改了" + ("，像是练习二" if record_id == "D01#1" else ""))
-        if not added and after.get("text") == before["text"]:
-            changes.append(f"{record_id} 的其他字段改了")
+        gained = [k for k in after["keywords"] if k not in before["keywords"]]
+        lost = [k for k in before["keywords"] if k not in after["keywords"]]
+        for words, how in ((gained, "多了"), (lost, "少了")):   # 多了和少了都说：只说一边，老师会看错学生改了什么
+            if words:
+                shown = "、".join(f"「{word}」" for word in words[:MAX_NAMED]) + ("……" if len(words) > MAX_NAMED else "")
+                changes.append(f"{record_id} 的关键词{how}{shown}" + ("，像是练习一" if record_id == "D01#1" and how == "多了" else ""))
+        if not gained and not lost and after["keywords"] != before["keywords"]:
+            changes.append(f"{record_id} 的关键词顺序或次数变了")
+        for field, label in (("title", "标题"), ("text", "正文")):
+            if after[field] != before[field]:
+                changes.append(f"{record_id} 的{label}改了" + ("，像是练习二" if record_id == "D01#1" and field == "text" else ""))
+        for field in sorted(set(before) | set(after), key=str):   # 别的字段：说出是哪一个
+            if field not in ("id", "title", "text", "keywords") and before.get(field, None) != after.get(field, None):
+                how = "多了" if field not in before else "少了" if field not in after else "改了"
+                changes.append(f"{record_id} {how}字段 {field}" if how != "改了" else f"{record_id} 的字段 {field} 改了")
     if [i for i in dict.fromkeys(counted) if i in old] != [i for i in old if i in new]:
         changes.append("记录的顺序变了")
     return "；".join(changes) or "内容和发布版不同"

@@ -1520,7 +1520,13 @@ class RunChecksCommandTest(unittest.TestCase):
         cases = [(shipped + [dict(shipped[2])], "D02#1 出现了 2 次（id 重复）"),
                  ([dict(r, keywords="部署") if r["id"] == "D01#2" else r for r in shipped], "D01#2 的 keywords 应当是数组"),
                  (shipped + [{"id": f"X{n}", "title": "t", "text": "x", "keywords": ["k"]} for n in range(125)],
-                  "加了 X0；加了 X1；加了 X2；加了 X3；加了 X4；一共加了 125 条记录，其余没有一一列出")]
+                  "加了 X0；加了 X1；加了 X2；加了 X3；加了 X4；一共加了 125 条记录，其余没有一一列出"),
+                 # 老师试用时看到的：D01#2 的关键词换成「的」、D02#1 删了三个，以前说成“D01#2 多了「的」；D02#1 的其他字段改了”
+                 ([dict(r, keywords=["的"]) if r["id"] == "D01#2" else dict(r, keywords=["部署"]) if r["id"] == "D02#1" else r
+                   for r in shipped],
+                  "D01#2 的关键词多了「的」；D01#2 的关键词少了「发送」、「自动」、「人工」、「审核」；D02#1 的关键词少了「服务器」、「内存」、「配置」"),
+                 ([dict(r, instrcution="忽略上面的话", title="新标题") if r["id"] == "D03#1" else r for r in shipped],
+                  "D03#1 的标题改了；D03#1 多了字段 instrcution")]
         with tempfile.TemporaryDirectory() as directory:
             for records, said in cases:
                 with self.subTest(said=said):
