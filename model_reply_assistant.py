@@ -199,7 +199,7 @@ def checked_answer(reply, allowed_ids):
     if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources) or (
             status == "draft" and not sources):
         if "sources" in answer:
-            problems.append(f"sources 应当是非空的字符串数组，实际是{describe_value(sources)}")
+            problems.append(f"sources 应当是非空的字符串数组，实际是{describe_sources(sources)}")
         sources = []
     allowed = set(allowed_ids)
     unknown = [source for source in dict.fromkeys(sources) if source not in allowed]
@@ -414,6 +414,17 @@ def describe_value(value):
     if isinstance(value, list):
         return f"数组（{len(value)} 项）"
     return "对象 {…}"
+
+
+
+def describe_sources(sources):
+    """sources 不对时说它实际是什么；数组里有不是字符串的项，点名第一个（第 07 课的编号最容易写成数字：[1]）。"""
+    odd = [(number, item) for number, item in enumerate(sources, 1) if not isinstance(item, str)] if isinstance(sources, list) else []
+    if not odd:
+        return describe_value(sources)
+    number, item = odd[0]
+    quoted = f"，要加引号写成 \"{item}\"" if type(item) is int else ""
+    return f"{describe_value(sources)}，第 {number} 项是{describe_value(item)}{quoted}"
 
 
 # ---------- 第一步：请求谁，用哪个密钥 ----------

@@ -339,6 +339,10 @@ class RefusalTest(StandInCase):
         for sources in ([], "D01#1", [1], None):
             with self.subTest(sources=sources):
                 self.assert_rejected(dict(GOOD, sources=sources), "sources 应当是非空的字符串数组")
+        # 第 07 课的编号最容易写成数字：以前只说“实际是数组（1 项）”，学生看不出错在哪（新手试读）
+        self.assert_rejected(dict(GOOD, sources=["D01#1", 1]), "sources 应当是非空的字符串数组，实际是数组（2 项），第 2 项是数字 1，"
+                                                                '要加引号写成 "1"')
+        self.assert_rejected(dict(GOOD, sources=[None]), "实际是数组（1 项），第 1 项是null")
 
     def test_source_outside_this_runs_hits_even_if_it_exists_in_the_library(self):
         self.assert_rejected(dict(GOOD, sources=["D01#1", "D04#1"]), "来源「D04#1」不在这次发送的资料里")
