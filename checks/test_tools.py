@@ -15,7 +15,7 @@ from pathlib import Path
 from unittest import mock
 
 from kit_helpers import (KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, KitCopy, assert_same_in_a_process, borrowed, can_symlink,
-                         clean_env, documents_state, link_description, needs_symlinks, run_kit, write_temp)
+                         clean_env, documents_state, link_description, needs_symlinks, run_kit, run_tool, write_temp)
 from stand_in_model import StandIn
 
 import acceptance
@@ -649,6 +649,18 @@ class AcceptanceTest(unittest.TestCase):
         self.assertEqual(code, 2)   # 资料读不了是用法错误：先说它，不先问 DeepSeek 的密钥
         asked.assert_not_called()
         self.assertIn("没有这个文件.json", err.getvalue())
+
+    def test_the_help_lists_the_exit_code_for_a_missing_key_or_search_service(self):
+        # 新手试读：acceptance.py --with-model 没有密钥、web_eval.py --live 没有搜索接口时退出码是 3，--help 里却只写了 0、1、2
+        import web_eval
+        for tool, args in ((acceptance, ["--with-model"]), (web_eval, ["--live"])):
+            with self.subTest(tool=tool.__name__):
+                with mock.patch.dict(os.environ, clean_env(), clear=True), mock.patch("sys.stdin", io.StringIO("")), \
+                        contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+                    code = run_tool(tool.main, args)   # 和命令行一样：NoAnswer 这类失败由 run_tool 换成退出码
+                self.assertEqual(code, 3, err.getvalue())
+                self.assertIn(f"{args[0]} ", tool.__doc__.split("退出码")[-1])   # 说明退出码的那一段里提到了这个选项
+                self.assertIn("为 3", tool.__doc__.split("退出码")[-1])
 
     def test_unreadable_data_is_one_line_and_exit_2_like_evaluate(self):
         kit = KitCopy()

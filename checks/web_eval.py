@@ -7,7 +7,7 @@
 
 数据都是没看过程序的人写的：checks/dedupe_pairs.json（两条结果是不是同一篇，same 为真就该合并），
 checks/web_questions.json（问题，和真正回答得了它的网址 answers_in），网页在 checks/web_pages.json（假搜索接口也用它）。
-不联网，不需要密钥。退出码 0；用法不对为 2。
+不联网，不需要密钥（--live 除外）。退出码 0；用法不对为 2；--live 请求不了搜索接口（没设置、连不上）为 3。
 """
 import contextlib
 import io
