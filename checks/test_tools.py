@@ -296,13 +296,25 @@ class ExerciseCommandTest(unittest.TestCase):
         self.assertEqual(self.judge(2)[0], 0)
 
     def test_exercise_1_warns_about_a_keyword_that_is_too_broad(self):
-        self.edit(lambda records: records[0]["keywords"].append("多久"))
+        # 点名是哪个新词太宽；已经有“免费用多久”了，就不再建议它（新手试读：以前只说“新关键词太宽了，比如免费用多久”）
+        self.edit(lambda records: records[0]["keywords"].extend(["免费用多久", "多久"]))
         code, out = self.judge(1)
         self.assertEqual(code, 0)
-        self.assertIn("新关键词太宽了", out)
+        self.assertIn("新关键词「多久」太宽了", out)
         self.assertIn("本不该命中 D01#1", out)
-        self.edit(lambda records: records[0]["keywords"].__setitem__(-1, "免费用多久"))
+        self.assertIn("换一个更具体的词。", out)
+        self.edit(lambda records: records[0]["keywords"].__setitem__(-1, "免费试用"))
         self.assertNotIn("太宽", self.judge(1)[1])
+
+    def test_exercise_1_repeats_the_warnings_about_d01_1_s_keywords(self):
+        # retrieval_qa.py 读资料时会警告，exercise.py 以前把警告吞了，只说“还没有命中”（新手试读）
+        self.edit(lambda records: records[0]["keywords"].append("免费用多久,可以免费用多久"))
+        code, out = self.judge(1)
+        self.assertEqual(code, 1)
+        self.assertIn("读资料时的警告：", out)
+        self.assertIn("的关键词「免费用多久,可以免费用多久」里有分隔符：一个关键词只能是一个词，请拆开写。", out)
+        self.edit(lambda records: records[0]["keywords"].__setitem__(-1, "免费用多久"))
+        self.assertNotIn("警告", self.judge(1)[1])
 
     def test_done_then_restored_is_reported_as_such(self):
         for number, change in self.DONE.items():
