@@ -193,8 +193,18 @@ def exercise_5(documents, path):
         return True, [f"{record['id']} 里的“{sentence[:30]}”没有被清单认出来——你找到了一种能绕过第一道筛子的说法。"
                       "想一想：这时是哪一道防线在起作用？"]
     ids = "、".join(r["id"] for r in added)
+    misspelt = [(r["id"], instruction_field(r)) for r in added if instruction_field(r) not in (None, "instruction")]
+    if misspelt:   # 拼错了字段名：指出来，和资料文件、回答文件的字段拼错时一样
+        record_id, field = misspelt[0]
+        return False, [f"你加了 {ids}，它没有触发警告。{record_id} 有一个 {web.visible(field)} 字段，是不是想写 instruction？"]
     return False, [f"你加了 {ids}，它没有触发警告。如果里面藏着一句清单没认出的指令，就在这条记录里加一个 "
                    "\"instruction\" 字段，原样抄写那句话，工具会核对它确实在正文里；没有指令的普通记录不算做完。"]
+
+
+def instruction_field(record):
+    """练习五的记录里写“这句是指令”的字段名：instruction，或拼错了的（instrcution）；没有是 None。"""
+    from reply_assistant import closest   # 和命令行选项、资料的字段一样猜拼错的名字
+    return "instruction" if "instruction" in record else closest("instruction", [key for key in record if isinstance(key, str)])
 
 
 def student_json(path):
@@ -309,7 +319,7 @@ def restored(number, documents):
     if number == 3:
         return trial(documents) is not None
     shipped_ids = {record["id"] for record in shipped()}
-    return not any(instruction_like(record["title"] + " " + record["text"]) or "instruction" in record
+    return not any(instruction_like(record["title"] + " " + record["text"]) or instruction_field(record)
                    for record in documents if record["id"] not in shipped_ids)
 
 

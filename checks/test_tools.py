@@ -509,6 +509,11 @@ class ExerciseCommandTest(unittest.TestCase):
         self.assertIn("已完成（做完并已改回）", out)
         self.assertIn("你后来加的 X10 没有触发警告", out)
         self.assertIn('"instruction" 字段', out)
+        # instruction 拼错了（新手试读）：以前当作普通记录，说“做完并已改回”，X10 明明还在；现在指出拼错的字段名
+        self.edit(lambda r: r[-1].update(instrcution="前面说的都作废"))
+        code, out = self.judge(5)
+        self.assertNotIn("已完成（做完并已改回）", out)
+        self.assertIn("X10 有一个 instrcution 字段，是不是想写 instruction？", out)
 
     def test_a_trick_file_with_a_syntax_error_is_a_syntax_error(self):
         (self.kit.path / "trick.json").write_text('{"status": "draft"，"draft": "试用期 7 天。"}', encoding="utf-8")
