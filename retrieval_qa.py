@@ -1036,8 +1036,10 @@ class GuessContext:
                 return f"算式对不上：草稿写的是「{shown}」，用引用的片段和问题里的数算，应当是 {closest}"
         same_number = [known_shown for known_kind, known_value, known_shown in self.known
                        if known_value == value and "%" not in (kind, known_kind)]
-        if kind and same_number:
-            return f"数量「{shown}」和引用的片段 {self.cited_ids} 不同：片段里写的是「{same_number[0]}」"
+        if kind and same_number:   # 数字在，单位不同：说出片段里这个数是什么，再说片段里这个单位的数是多少（有的话）
+            same_kind = list(dict.fromkeys(known_shown for known_kind, _, known_shown in self.known if known_kind == kind))
+            also = f"；以「{kind}」为单位的是「{'」「'.join(same_kind[:3])}」" if same_kind else ""
+            return f"数量「{shown}」不在引用的片段 {self.cited_ids} 中：片段里的 {value} 是「{same_number[0]}」{also}"
         if not re.search(r"\d", shown):   # 草稿里写的是中文数字（一周、十五元）：照原样说，免得学生找不到“1”
             return f"数量「{shown}」不在引用的片段 {self.cited_ids} 中"
         return f"数字 {value}{'%' if kind == '%' else ''} 不在引用的片段 {self.cited_ids} 中"

@@ -52,8 +52,8 @@ class NumberTest(unittest.TestCase):
     def test_a_number_borrowed_from_another_cited_chunk_is_caught(self):
         problems = problems_of("您好，体验版的试用期是 50 天，期间可以使用资料检索和回复草稿功能。", ["T1", "V1"],
                                    [TRIAL, SERVER])
-        # 50 只在 V1 里、而且是 50 GB：数量连同单位比较，直接说出两种写法
-        self.assertEqual(problems, ["数量「50 天」和引用的片段 T1、V1 不同：片段里写的是「50 GB」"])
+        # 50 只在 V1 里、而且是 50 GB：数量连同单位比较，说出片段里的 50 是什么、以“天”为单位的又是多少
+        self.assertEqual(problems, ["数量「50 天」不在引用的片段 T1、V1 中：片段里的 50 是「50 GB」；以「天」为单位的是「7 天」"])
 
     def test_one_sentence_may_use_numbers_from_two_cited_chunks(self):
         draft = "可以。体验版试用期为 7 天；私有部署需要一台 4 核 CPU、8 GB 内存的服务器，并预留 50 GB 磁盘空间。"
@@ -257,12 +257,12 @@ LINKED = hit("L1", "完整条款见 https://help.example.com/trial-terms 页面�
 class QuantityTest(unittest.TestCase):
     def test_a_changed_unit_is_named_with_both_spellings(self):
         self.assertEqual(problems_of("体验版的试用期是 7 周。", ["T1"], [TRIAL]),
-                         ["数量「7 周」和引用的片段 T1 不同：片段里写的是「7 天」"])
+                         ["数量「7 周」不在引用的片段 T1 中：片段里的 7 是「7 天」"])
 
     def test_one_week_is_seven_days_but_two_weeks_are_not(self):
         self.assertEqual(problems_of("体验版可以试用一周。", ["T1"], [TRIAL]), [])
         self.assertEqual(problems_of("体验版可以试用两周。", ["T1"], [TRIAL]),
-                         ["数量「两周」和引用的片段 T1 不同：片段里写的是「两项」"])   # 2 这个数片段里有，单位不同：两种写法都说
+                         ["数量「两周」不在引用的片段 T1 中：片段里的 2 是「两项」"])   # 2 这个数片段里有，单位不同：照实说它是什么
 
     def test_a_percentage_in_chinese_numerals_is_compared(self):
         # 草稿用中文写的数，问题里照原样说出来（学生在草稿里找得到“百分之二十”，找不到“20%”）
@@ -270,8 +270,12 @@ class QuantityTest(unittest.TestCase):
 
     def test_numbers_swapped_between_nouns_are_caught(self):
         problems = problems_of("私有部署需要一台 8 核 CPU、4 GB 内存的服务器。", ["V1"], [SERVER])
-        self.assertIn("数量「8 核」和引用的片段 V1 不同：片段里写的是「8 GB」", problems)
-        self.assertIn("数量「4 GB」和引用的片段 V1 不同：片段里写的是「4 核」", problems)
+        self.assertIn("数量「8 核」不在引用的片段 V1 中：片段里的 8 是「8 GB」；以「核」为单位的是「4 核」", problems)
+        self.assertIn("数量「4 GB」不在引用的片段 V1 中：片段里的 4 是「4 核」；以「GB」为单位的是「8 GB」「50 GB」", problems)
+        # 新手试读：草稿写“试用 30 天”，片段里 30 只出现在价格“30元”里。以前只说“片段里写的是「30元」”，
+        # 像是说试用期在片段里写成了 30 元；现在说清 30 是什么，以“天”为单位的又是多少
+        self.assertEqual(problems_of("专业版可以免费试用 30 天。", ["W1"], [hit("W1", "专业版 30元/月，新用户可免费试用 14天。", "价格")]),
+                         ["数量「30 天」不在引用的片段 W1 中：片段里的 30 是「30元」；以「天」为单位的是「14天」"])
         self.assertEqual(problems_of("季卡 299 元。", ["C1"], [CARDS]),
                          ["数量「299 元」在原文对应的那一句里是「799 元」：草稿「季卡 299 元」，原文「季卡 799 元」"])
 
