@@ -89,6 +89,16 @@ class LengthTest(unittest.TestCase):
         self.assertEqual(han_count(text), 5)
 
 
+class TraceTimingTest(unittest.TestCase):
+    def test_a_lesson_that_shows_trace_timings_says_they_vary(self):
+        # 课文检查不比 trace 的毫秒数；学生却会逐行对照。第 07 课以前没说，学生以为自己的输出不对（新手试读）
+        showing = [path for path in LESSONS if re.search(r"^\[trace\] .* \d+(\.\d+)? ms", path.read_text(encoding="utf-8-sig"), re.M)]
+        self.assertGreaterEqual(len(showing), 2)   # 第 05、07 课都有
+        for path in showing:
+            with self.subTest(lesson=path.name):
+                self.assertRegex(prose(path.read_text(encoding="utf-8-sig")), r"耗时每次不同")
+
+
 class ShapeTest(unittest.TestCase):
     def test_each_lesson_opens_with_what_you_will_be_able_to_do(self):
         for path in LESSONS:
