@@ -458,6 +458,11 @@ def model_target(environ=None):
 BRACKETS = "LOCAL_MODEL_URL 写得不对：方括号要配对，里面只能写 IPv6 地址（例如 [::1]），IPv4 地址直接写 127.0.0.1"
 
 
+def odd_character(url):
+    """网址里第一个不该有的字符：空格、反斜杠、全角或中文、看不见的字符（解析网址和真正连接时可能读成两样）；没有是 None。"""
+    return next((char for char in url if not (char.isascii() and char.isprintable()) or char in " \\"), None)
+
+
 def local_base_url(url):
     """检查 LOCAL_MODEL_URL，返回用检查过的主机和端口重新拼出来的地址：urllib 连接的正是这里检查过的地方。
 
@@ -466,8 +471,9 @@ def local_base_url(url):
     """
     import urllib.parse
     example = "例如 http://127.0.0.1:11434/v1"
-    if not (url.isascii() and url.isprintable()) or any(char in url for char in " \\"):
-        raise make_kit_error(f"LOCAL_MODEL_URL 里有空格、反斜杠、全角或看不见的字符，请只写普通的网址，{example}。")
+    odd = odd_character(url)
+    if odd:
+        raise make_kit_error(f"LOCAL_MODEL_URL 里有「{visible(odd)}」：只写普通的半角网址，不要空格、反斜杠、全角或看不见的字符，{example}。")
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError:   # 方括号没配对，或方括号里写了 IPv4 地址（新版 Python 在这里就拒绝）
@@ -1468,11 +1474,13 @@ def search_target(environ=None):
     if not url:
         return {"provider": provider, "url": SEARCH_PROVIDERS[provider]["url"], "official": True}
     import urllib.parse
-    parts = urllib.parse.urlsplit(url) if url.isascii() and url.isprintable() and " " not in url else None
+    odd = odd_character(url)
+    parts = None if odd else urllib.parse.urlsplit(url)
     host, port = split_host_port(parts.netloc, 443 if parts.scheme == "https" else 80) if parts and parts.netloc else (None, None)
     if not parts or parts.scheme not in ("http", "https") or "@" in parts.netloc or not host or not port or not is_loopback(host) \
             or host == "localhost":
-        raise make_kit_error(f"SEARCH_API_URL 只能是本机的地址，写成 http://127.0.0.1:端口/路径（第 07 课的假搜索接口会打印它），"
+        why = f"（里面有「{visible(odd)}」，要用半角的普通字符）" if odd else ""   # 全角的冒号、句点最常见：点名它
+        raise make_kit_error(f"SEARCH_API_URL 只能是本机的地址{why}，写成 http://127.0.0.1:端口/路径（第 07 课的假搜索接口会打印它），"
                              f"现在是 {visible(url, 60)}。")
     return {"provider": provider, "url": url, "official": False}
 

@@ -642,6 +642,7 @@ class LocalUrlTest(unittest.TestCase):
                     "http://127.0.0.1:11434/v1\r\nHost: evil", "http://１２７.0.0.1:11434/v1", "http://127.0.0.1\t/v1"):
             with self.subTest(url=url):
                 self.assertIn("空格、反斜杠、全角或看不见的字符", self.refused(url))
+        self.assertIn("LOCAL_MODEL_URL 里有「１」：只写普通的半角网址", self.refused("http://１２７.0.0.1:11434/v1"))   # 点名是哪个字
 
     def test_query_and_fragment_are_refused(self):
         for url in ("http://127.0.0.1:11434/v1?key=1", "http://127.0.0.1:11434/v1#x"):

@@ -525,6 +525,10 @@ class CommandLineTest(unittest.TestCase):
         code, _, err = run_kit(["--web", QUESTION], env=clean_env(SEARCH_API_URL="http://example.com/search"), documents=None)
         self.assertEqual(code, 2)
         self.assertIn("SEARCH_API_URL 只能是本机的地址", err)
+        # 全角冒号（新手试读）：以前只说“只能是本机的地址”，学生看着地址明明是 127.0.0.1；点名那个全角字符，和 LOCAL_MODEL_URL 一样
+        code, _, err = run_kit(["--web", QUESTION], env=clean_env(SEARCH_API_URL="http://127.0.0.1：8765/search"), documents=None)
+        self.assertEqual(code, 2)
+        self.assertIn("SEARCH_API_URL 只能是本机的地址（里面有「：」，要用半角的普通字符）", err)
 
 
 
