@@ -1471,6 +1471,10 @@ def search_target(environ=None):
     if provider not in SEARCH_PROVIDERS:
         raise make_kit_error(f"SEARCH_PROVIDER 只能是 {'、'.join(SEARCH_PROVIDERS)} 之一，现在是 {visible(provider)}。")
     url = environ.get("SEARCH_API_URL", "").strip()
+    others = sorted(name for name in environ if name.upper().startswith("SEARCH_API_") and name not in ("SEARCH_API_URL", "SEARCH_API_KEY"))
+    if not url and others:   # 拼错的（SEARCH_API_ULR）、小写的：想用假搜索接口，不能悄悄改去请求真的（要花钱、带着密钥）
+        raise make_kit_error(f"设置了 {'、'.join(visible(name) for name in others)}，却没有设置 SEARCH_API_URL：要用第 07 课的"
+                             "假搜索接口，请改正变量名；要用真的搜索接口，请把它删掉（unset）。请求没有发出。")
     if not url:
         return {"provider": provider, "url": SEARCH_PROVIDERS[provider]["url"], "official": True}
     import urllib.parse

@@ -371,8 +371,11 @@ def clean_env(**extra):
     .gitignore 忽略），第二个子进程起就不必再编译导入的模块，标准库也用 Python 装好的字节码。
     这次运行共用的临时目录（KIT_CHECK_RUN_DIR，见 run_dir）也在里面。"""
     run_dir()
-    env = {key: value for key, value in os.environ.items()   # LOCAL_MODEL_ 开头的（拼错的、小写的也算）都去掉：套件见了就不走官方地址
-           if key not in SCRUBBED and not key.upper().startswith("LOCAL_MODEL_") and key not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    # LOCAL_MODEL_ 开头的（拼错的、小写的也算）都去掉：套件见了就不走官方地址。SEARCH_ 开头的也去掉：照第 07 课设过
+    # SEARCH_API_KEY 的人跑检查时，哪一项漏写了 SEARCH_API_URL，都不能因此去请求真的搜索接口
+    env = {key: value for key, value in os.environ.items()
+           if key not in SCRUBBED and not key.upper().startswith(("LOCAL_MODEL_", "SEARCH_"))
+           and key not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
     env.update(extra)
     return env
 

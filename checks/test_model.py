@@ -529,6 +529,9 @@ class LoopbackOnlyTest(unittest.TestCase):
         from kit_helpers import clean_env
         with mock.patch.dict(os.environ, {"local_model_url": "http://127.0.0.1:9/v1", "LOCAL_MODEL_FOO": "x"}):
             self.assertEqual([name for name in clean_env() if name.upper().startswith("LOCAL_MODEL_")], [])
+        # 照第 07 课设过搜索的密钥：漏写了 SEARCH_API_URL 的检查也不能去请求真的搜索接口（检查从不联网）
+        with mock.patch.dict(os.environ, {"SEARCH_API_KEY": "real-key", "SEARCH_PROVIDER": "brave", "search_api_url": "x"}):
+            self.assertEqual([name for name in clean_env() if name.upper().startswith("SEARCH_")], [])
 
     def test_local_url_without_a_model_name(self):
         with mock.patch.object(model_reply_assistant, "send", side_effect=AssertionError):

@@ -525,6 +525,13 @@ class CommandLineTest(unittest.TestCase):
         code, _, err = run_kit(["--web", QUESTION], env=clean_env(SEARCH_API_URL="http://example.com/search"), documents=None)
         self.assertEqual(code, 2)
         self.assertIn("SEARCH_API_URL 只能是本机的地址", err)
+        # 变量名拼错了（新手试读）：以前直接去找真的搜索接口、问 SEARCH_API_KEY；设了真密钥的人就悄悄花了钱
+        for name in ("SEARCH_API_ULR",) + (("search_api_url",) if os.name != "nt" else ()):   # Windows 的变量名不分大小写
+            with self.subTest(name=name):
+                code, out, err = run_kit(["--web", QUESTION], env=clean_env(**{name: "http://127.0.0.1:8765/search",
+                                                                               "SEARCH_API_KEY": "real-key"}), documents=None)
+                self.assertEqual((code, out), (2, ""))
+                self.assertIn(f"设置了 {name}，却没有设置 SEARCH_API_URL", err)
         # 全角冒号（新手试读）：以前只说“只能是本机的地址”，学生看着地址明明是 127.0.0.1；点名那个全角字符，和 LOCAL_MODEL_URL 一样
         code, _, err = run_kit(["--web", QUESTION], env=clean_env(SEARCH_API_URL="http://127.0.0.1：8765/search"), documents=None)
         self.assertEqual(code, 2)
