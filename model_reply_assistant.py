@@ -1158,6 +1158,8 @@ def decode_student_file(data):
         return None, "不是 UTF-8 编码（可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存"
     if "\x00" in text:   # 没有 BOM 的 UTF-16 也能“解码”成 UTF-8，只是满是 NUL
         return None, "不是 UTF-8 编码（里面有 NUL 字符，像是 UTF-16），请在编辑器里选择“UTF-8”重新保存"
+    if not text.strip():   # 以前说“文件在这里意外结束，可能少了「]」”，像是写坏了一半
+        return None, "是空的：还没有写内容，或保存时没存上"
     if text.startswith("\ufeff"):
         return None, "开头存了两个看不见的 BOM（\\ufeff），请在编辑器里另存为“UTF-8”（不带 BOM）"
     return text, None
@@ -1627,8 +1629,9 @@ def read_domains(path):
         if problem:
             raise make_kit_error(f"域名名单 {path} {problem}。")
         policy = parse_json(text, object_pairs_hook=JsonObject)   # 记下写了两遍的 deny：json 只留后一个，前一个悄悄没了
-    except OSError as error:
-        raise make_kit_error(f"读不了域名名单 {path}（{describe_os_error(error)}）。") from None
+    except OSError as error:   # 和 --check-draft、--documents 一样：相对路径从当前文件夹算起（在 checks/ 里运行最常见）
+        where = "；相对路径从当前文件夹算起" if isinstance(error, FileNotFoundError) and not os.path.isabs(path) else ""
+        raise make_kit_error(f"读不了域名名单 {path}（{describe_os_error(error)}{where}）。") from None
     except JsonProblem as problem:
         where = f"第 {problem.line} 行第 {problem.column} 列：" if problem.line else ""
         raise make_kit_error(f"域名名单 {path} {where}{problem.what}。" + (f"提示：{problem.hint}。" if problem.hint else "")) from None

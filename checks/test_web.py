@@ -201,15 +201,20 @@ class DomainFileTest(unittest.TestCase):
             gbk = write_temp(directory, "gbk.json", '{"deny": ["论坛.test"]}'.encode("gbk"))
             utf16 = write_temp(directory, "utf16.json", '{"deny": ["论坛.test"]}'.encode("utf-16"))
             twice = write_temp(directory, "twice.json", '{"deny": ["bbs.efficiency-club.test"],\n "deny": ["download-soft.test"]}')
+            empty = write_temp(directory, "empty.json", "\n")
             for path, expected in ((comma, "第 1 行第 37 列：这里多了一个逗号。提示：数组或对象的最后一项后面不能再写逗号，删掉它。"),
                                    (gbk, "不是 UTF-8 编码（可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存。"),
                                    (utf16, "是 UTF-16 或 UTF-32 编码（记事本里叫“Unicode”），请在编辑器里选择“UTF-8”重新保存。"),
                                    # 又加了一行 deny：以前只留下后一个，论坛悄悄还在，练习 7 还说“你没去掉它”（新手试读）
                                    (twice, "里 deny 写了 2 次：JSON 只会留下最后一个，前面的名单悄悄没了。把它们合成一个数组，"
-                                           '比如 {"deny": ["bbs.efficiency-club.test", "download-soft.test"]}。')):
+                                           '比如 {"deny": ["bbs.efficiency-club.test", "download-soft.test"]}。'),
+                                   (empty, "是空的：还没有写内容，或保存时没存上。")):   # 以前说“意外结束，可能少了「]」”
                 with self.subTest(path=path.name), self.assertRaises(web.KitError) as caught:
                     web.read_domains(str(path))
                 self.assertEqual(str(caught.exception), f"错误：域名名单 {path} {expected}")
+            with self.assertRaises(web.KitError) as caught:   # 在 checks/ 里运行、名单在上一层：说清相对路径从哪里算
+                web.read_domains("没有这个名单.json")
+            self.assertIn("（文件不存在；相对路径从当前文件夹算起）", str(caught.exception))
 
 
 class ResilienceTest(unittest.TestCase):
