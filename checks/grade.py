@@ -455,7 +455,7 @@ def same_file_as_another(result, paths):
 
 def same_as_another(result, paths):
     """几个副本里改了的同一个套件文件一模一样，或练习四、六自己写的 trick.json、pairs.json 意思一样（空白、字段顺序不算），
-    或练习四的草稿、练习五的存档一样：在“要看一眼”里点名另一个副本。加的文件（验收记录 记录.csv 这种输出、.venv……）、
+    或练习四的草稿、练习五的存档、资料里自己加的记录的正文一样：在“要看一眼”里点名另一个副本。加的文件（验收记录 记录.csv 这种输出、.venv……）、
     资料文件和照课文存的文件不算：大家照着同一篇课文做练习，本来就一样。"""
     owners = {}
     for (name, row), path in zip(result, paths):
@@ -472,12 +472,30 @@ def same_as_another(result, paths):
         saved = exercise.saved_copy(5, kit / "checks")   # 练习五的存档里有学生自己写的那句指令
         if saved.is_file() and not saved.is_symlink():
             keys.append((saved.relative_to(kit).as_posix(), fingerprint(saved)))
+        keys += [(f"{DATA} 里加的记录", text) for text in own_records(kit / DATA)]   # 还在资料里的那一条，也比
         for key in keys:
             owners.setdefault(key, []).append(name)
     for (file, _), names in owners.items():
         for name, row in result:
             if name in names and len(names) > 1:
                 row["要看"].append(("和别的副本一模一样", f"{file}（{'、'.join(other for other in names if other != name)}）"))
+
+
+@functools.lru_cache(maxsize=None)   # 老师的课文：全班只读一次
+def teacher_lesson_examples():
+    return exercise.lesson_examples()
+
+
+def own_records(data):
+    """资料文件里学生自己加的记录的正文（去掉标点空白，练习五那句藏着的指令就在这里）：发布版的、照抄课文示范的不算——
+    大家照课文贴的示范本来就一样。资料是链接、读不了的，没有。"""
+    if is_linked(data):
+        return []
+    documents, _ = exercise.load(data)
+    shipped = {record["id"] for record in exercise.shipped()}
+    examples = teacher_lesson_examples()
+    return [retrieval_qa.plain(record["text"]) for record in documents or []
+            if record["id"] not in shipped and retrieval_qa.plain(record["text"]) not in examples]
 
 
 def own_json(path):
