@@ -144,6 +144,9 @@ def exercise_4(documents, path):
     if result["status"] != "draft":
         reason = (result["problems"] or [result["note"]])[0]
         return False, [f"检查没被骗过：结果是 {result['status']}。程序说：{reason}"]
+    copied = lesson_drafts().get(retrieval_qa.plain(result["draft"]))
+    if copied:   # 课文里的草稿（对的、或课文自己演示盲区的）：不是自己写的
+        return False, [f"检查判它为 draft，可这份草稿照抄的是课文里的 {copied}：要自己写一份错了、又能骗过检查的草稿。"]
     sent = " ".join(hit["text"] for hit in result["hits"])
     facts = [part for part in re.split(r"[。！？!?\n]", result["draft"]) if retrieval_qa.plain(part)]
     if facts and all(retrieval_qa.plain(part) in retrieval_qa.plain(sent) for part in facts):   # 每句都照抄原文：本来就对
@@ -153,6 +156,24 @@ def exercise_4(documents, path):
         return False, ["检查判它为 draft。可程序分不出一份草稿是“骗过了检查”还是“本来就对”：请在 trick.json 里加一个 "
                        "\"why\" 字段，写明它错在哪里、属于第 04 课“这些检查不能证明什么”一节的哪一种盲区。"]
     return True, [f"检查判它为 draft，而你说它错在：{why.strip()[:60]}", "对照第 04 课“这些检查不能证明什么”一节，这正是出处核对证明不了的地方。"]
+
+
+def lesson_drafts():
+    """课文里 file= 块写好的回答的草稿（去掉标点空白）-> “第 NN 课的 文件名”。照抄它们交练习四不算。"""
+    drafts = {}
+    for lesson in sorted((ROOT / "lessons").glob("*.md")):
+        try:
+            steps = transcripts.parse_markdown(lesson)
+        except (OSError, UnicodeDecodeError):
+            continue
+        for step in (step for step in steps if step[0] == "file"):   # ("file", 行号, 文件名, 内容)
+            try:
+                draft = json.loads(step[3]).get("draft")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(draft, str) and retrieval_qa.plain(draft):
+                drafts.setdefault(retrieval_qa.plain(draft), f"第 {lesson.name[:2]} 课的 {step[2]}")
+    return drafts
 
 
 def lesson_examples():

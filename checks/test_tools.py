@@ -515,6 +515,17 @@ class ExerciseCommandTest(unittest.TestCase):
         self.assertNotIn("已完成（做完并已改回）", out)
         self.assertIn("X10 有一个 instrcution 字段，是不是想写 instruction？", out)
 
+    def test_exercise_4_a_draft_copied_from_a_lesson_is_not_credited(self):
+        # 老师试用时：第 03 课的 answer.json（对的草稿）加个 why 就算“做完”；课文里写好的草稿一律不算自己写的
+        for draft, lesson in (("您好，体验版的试用期是 7 天。", "第 03 课的 answer.json"),
+                              ("您好，体验版可以试用 7 天，试用期间能使用资料检索和回复草稿功能。", "第 04 课的 good.json")):
+            with self.subTest(lesson=lesson):
+                (self.kit.path / "trick.json").write_text(json.dumps({"status": "draft", "draft": draft, "sources": ["D01#1"],
+                                                                      "why": "它其实是错的"}, ensure_ascii=False), encoding="utf-8")
+                code, out = self.judge(4)
+                self.assertEqual(code, 1, out)
+                self.assertIn(f"这份草稿照抄的是课文里的 {lesson}", out)
+
     def test_a_trick_file_with_a_syntax_error_is_a_syntax_error(self):
         (self.kit.path / "trick.json").write_text('{"status": "draft"，"draft": "试用期 7 天。"}', encoding="utf-8")
         code, out = self.judge(4)
