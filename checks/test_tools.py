@@ -743,6 +743,12 @@ class GradeTest(unittest.TestCase):
             self.addCleanup(kit.close)
         return kits
 
+    def test_the_readme_shows_the_legend_as_grade_prints_it(self):
+        # README 里贴着一份 grade.py 的输出样例（不执行的 text 块）：图例改了，样例要跟着改，不然老师读到的是旧的说法
+        import grade
+        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+        self.assertEqual([line for line in grade.LEGEND if f"- {line}\n" not in readme], [])
+
     def test_one_row_per_copy_with_a_legend_and_a_summary(self):
         plain, busy, broken = self.copies(3)
         script = plain.path / "retrieval_qa.py"   # Windows 克隆：换行符和 BOM 变了，内容没变
