@@ -1097,6 +1097,7 @@ class GradeTest(unittest.TestCase):
         (saved / "exercise-2.json").write_text('[{"id": "D01#1", "title": "t", "text": "试用 14 天", "keywords": ["试用", "几天"]}]',
                                                encoding="utf-8")   # 随手写的存档：发布版的别的记录都没有
         (forger.path / "checks" / ".exercise-progress.json").write_text("[" * 3000, encoding="utf-8")   # 嵌套几千层
+        (forger.path / "pairs.json").write_bytes('[{"a": {"title": "论坛"}}]'.encode("gbk"))   # 记事本存成了 ANSI
         (nester.path / "trick.json").write_text("[" * 5000 + "]" * 5000, encoding="utf-8")
         records = linked_dir.records()
         records[0]["text"] = records[0]["text"].replace("7 天", "14 天")
@@ -1137,8 +1138,9 @@ class GradeTest(unittest.TestCase):
         self.assertNotIn("pip", seventh["要看一眼"])
         added = fifth["要看一眼"].split("加了 Python 文件：")[1].split("；")[0].split("、")
         self.assertEqual((len(added), added[-1]), (16, "……另有 5 处"))   # 以前一个虚拟环境能让这一格有几万字
-        # 做了练习、文件却读不了（嵌套几千层；学生存成 GBK 也一样）：以前这一格空着，像是没做
-        self.assertIn("练习的文件读不了：trick.json（--details 或 exercise.py 说原因）", fifth["要看一眼"])
+        # 做了练习、文件却读不了（存成了 GBK）：以前这一格空着，像是没做。（嵌套几千层的 trick.json 不拿来查这个：
+        # Python 3.13 的 json 读得了五千层）
+        self.assertIn("练习的文件读不了：pairs.json（--details 或 exercise.py 说原因）", fourth["要看一眼"])
         self.assertNotIn("练习的文件读不了", first["要看一眼"])
         self.assertIn("git 设置会执行命令：fsmonitor", seventh["要看一眼"])
         self.assertEqual(eighth["和老师的套件不同"], f"整个文件夹是链接 → {honest.path}")
