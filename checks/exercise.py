@@ -9,6 +9,7 @@
 练习二、三、五做完要改回去。判你自己的套件时，工具会在 checks/.exercise-progress.json 里记下“见过做完的样子”，
 并把练习一、二、三、五做完时的资料原样存进 checks/.exercise-done/（进度文件不进 git，存档要交）：改回去以后这里显示“做完并已改回”
 （资料又改成别的样子时显示“之前做完过”），老师的 grade.py 也能用可信的检查重判那份存档，不必只凭你自己的记录。
+老师用 --documents 判学生副本里的资料时也一样：进度文件不认，只用那个副本 checks/.exercise-done/ 里的存档重判。
 """
 import contextlib
 import io
@@ -465,7 +466,13 @@ def main(argv):
     if error:
         print(f"还没完成：资料文件现在读不了。{error}")
         return 1
-    remembered = remembered_done(track) | {number for number in SAVED if track and shown_by_saved_copy(number, PROGRESS.parent)}
+    if track:
+        remembered = remembered_done(track) | {number for number in SAVED if shown_by_saved_copy(number, PROGRESS.parent)}
+    elif path.parent.resolve() != ROOT.resolve():   # 老师判学生副本里的资料：不信它的进度文件（谁都能手写），
+        # 只认那个副本 checks/ 里做完时的存档，和 grade.py 一样重判。学生的文件放在老师自己的套件里时，旁边的存档是老师的，不认
+        remembered = {number for number in SAVED if shown_by_saved_copy(number, path.parent / "checks", documents)}
+    else:
+        remembered = set()
     results = {number: (not track and borrowed_own_file(number, path)) or judge(number, documents, path, remembered)
                for number in numbers}
     remember([number for number, (state, _) in results.items() if state == "done"], track)

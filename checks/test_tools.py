@@ -563,6 +563,22 @@ class ExerciseCommandTest(unittest.TestCase):
         self.assertFalse((kit.path / "checks" / ".exercise-progress.json").exists())   # 判别人的文件不记进度
         self.assertFalse((kit.path / "checks" / ".exercise-done").exists())   # 也不存档
 
+    def test_documents_in_a_students_copy_uses_its_saved_done_states_like_grade(self):
+        # 老师试用时：练习二做完、存了档、资料改回了。grade.py 说“做完，已改回”，README 里判一份资料的命令
+        # （run_checks.py --documents，它再调 exercise.py all --documents）却说“还没完成”
+        student = KitCopy()
+        self.addCleanup(student.close)
+        records = student.records()
+        records[0]["text"] = records[0]["text"].replace("7 天", "14 天")
+        saved = student.path / "checks" / ".exercise-done" / "exercise-2.json"
+        saved.parent.mkdir(parents=True)
+        saved.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
+        code, out, _ = run_kit(["all", "--documents", str(student.documents)], script=ROOT / "checks" / "exercise.py")
+        self.assertTrue([line for line in out.splitlines() if line.startswith("| 2 |")][0].startswith("| 2 | 已完成（做完并已改回） |"), out)
+        (student.path / "checks" / ".exercise-progress.json").write_text('{"done": [3]}', encoding="utf-8")   # 手写的进度：不认
+        code, out, _ = run_kit(["all", "--documents", str(student.documents)], script=ROOT / "checks" / "exercise.py")
+        self.assertTrue([line for line in out.splitlines() if line.startswith("| 3 |")][0].startswith("| 3 | 还没完成 |"), out)
+
     def test_unknown_options_are_named(self):
         _, (code, _, err) = self.tool(["1", "--documnets", "x.json"])
         self.assertEqual(code, 2)
