@@ -858,9 +858,12 @@ def refuse_constant(name):
     raise JsonProblem(f"里面有 {name}，JSON 不允许 NaN 和 Infinity")
 
 
-# 学生最常敲错的全角标点，以及 JSON 需要的半角写法
-FULL_WIDTH = {"“": '"', "”": '"', "‘": "'", "’": "'", "，": ",", "：": ":",
-              "［": "[", "］": "]", "｛": "{", "｝": "}", "；": ","}
+# 中文输入法打出来的标点（拼音输入法里 [ ] \ 是【】、），以及 JSON 要的半角写法。引号不管单双、直角都换成 "：JSON 不认单引号
+FULL_WIDTH = {"“": '"', "”": '"', "‘": '"', "’": '"', "「": '"', "」": '"', "『": '"', "』": '"', "＂": '"',
+              "，": ",", "、": ",", "；": ",", "：": ":", "［": "[", "］": "]", "【": "[", "】": "]", "｛": "{", "｝": "}"}
+FULL_WIDTH_QUOTES = "".join(char for char, plain in FULL_WIDTH.items() if plain == '"')
+# 看不见、JSON 又不当作空白的字符：列的位置上“什么也没有”，要说出它是什么
+SPACE_LOOKALIKES = {"\u3000": "全角空格", "\u00a0": "不换行空格", "\u200b": "零宽空格"}   # 开头的 BOM 另有一条说明
 
 # json 模块的英文报错 → 给学生看的中文说明
 JSON_ERRORS = {
@@ -892,8 +895,17 @@ def describe_json_error(text, error):
         what, hint = "文件在这里意外结束", "可能少了结尾的「]」或「}」"
     elif char in FULL_WIDTH:
         hint = f"这里是全角字符「{char}」，JSON 的标点要用半角的「{FULL_WIDTH[char]}」（切换到英文输入法再输入）"
-    elif message.startswith(("Expecting ':'", "Expecting ','")) and any(q in line_text for q in "“”"):
-        quote = next(q for q in line_text if q in "“”")   # "title”: 这样的全角引号被当成了字符串的一部分
+    elif char in SPACE_LOOKALIKES:
+        hint = f"这里有一个看不见的{SPACE_LOOKALIKES[char]}（\\u{ord(char):04x}），JSON 只认半角空格：删掉它，要空开就敲一个半角空格"
+    elif char.isalpha() and message.startswith(("Expecting value", "Expecting property name")):   # 值不会以字开头（true/false/null 除外）
+        hint = "字符串和字段名都要用双引号「\"」括起来：这里的文字前面少了「\"」"
+    elif char == ":" and message.startswith("Expecting ',' delimiter") and open_brackets(text, pos)[-1:] and \
+            open_brackets(text, pos)[-1][0] == "[":   # 数组里出现了“字段名: 值”：这一项开头的「{」删掉了
+        what, hint = "这里在数组「[」里，却写了「字段名: 值」", "这条记录开头的「{」可能删掉了：补上它"
+    elif message.startswith("Extra data") and char == ",":   # 最外层的值已经结束，又接着写：开头的「[」删掉了
+        hint = "最外层只能有一个值，这里却接着写了「,」：文件开头的「[」可能删掉了（资料文件是一个数组：[ {…}, {…} ]）"
+    elif message.startswith(("Expecting ':'", "Expecting ','")) and any(q in line_text for q in FULL_WIDTH_QUOTES):
+        quote = next(q for q in line_text if q in FULL_WIDTH_QUOTES)   # "title”: 这样的全角引号被当成了字符串的一部分
         hint = f"这一行有全角引号「{quote}」，字段名或字符串结尾的引号可能写成了全角，要用半角的「\"」"
     elif char == "'":
         hint = "JSON 的字段名和字符串要用双引号「\"」，不能用单引号「'」"
@@ -913,7 +925,7 @@ def describe_json_error(text, error):
     elif message.startswith("Expecting ',' delimiter"):
         hint = "上一项的末尾可能漏了逗号「,」"
     elif message.startswith(("Unterminated string", "Invalid control character")):
-        quote = next((c for c in line_text if c in "“”"), None)
+        quote = next((c for c in line_text if c in FULL_WIDTH_QUOTES), None)
         hint = (f"这一行有全角引号「{quote}」，字符串结尾的引号可能写成了全角" if quote
                 else "检查字符串结尾是否漏了双引号「\"」；正文里要换行请写 \\n")
     elif message.startswith("Invalid \\escape"):

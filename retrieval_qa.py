@@ -841,13 +841,6 @@ def shown_like(part, piece, normal):
     return piece[start:start + len(part.strip())] if start >= 0 and len(normal) == len(piece) else part
 
 
-def is_claim(clause):
-    """分句里有没有要核对的事实：去掉客套话以后还剩字，而且不是“资料里没有提到……”“建议咨询人工客服”这类话。"""
-    if re.search(NO_CLAIM, clause) and not re.search(r"\d", clause):
-        return False
-    return bool(re.search(r"[^\W_]", re.sub(COURTESY, "", clause)))
-
-
 def unsupported_number(sentence, cited, context):
     """每个数量（数字连同单位；日期、时间、星期按值）都要在引用的片段里找得到，或者是客户在问题里给的数，
     或者是用这些数一步算出来的（总价、差价、打折后的价钱……，见 computed）。算错了，就把该有的算式写出来。"""

@@ -99,6 +99,19 @@ class LessonOrderTest(unittest.TestCase):
         last_divider = max(text.count("\n", 0, m.start()) + 1 for m in DIVIDER.finditer(text))
         self.assertGreater(top_level_names(parsed("retrieval_qa.py"))["run"], last_divider)
 
+    def test_no_top_level_name_is_defined_twice(self):
+        # 后一个定义悄悄盖掉前一个：retrieval_qa.py 里曾有两份一样的 is_claim；新加的 INVISIBLE 差点盖掉抹密钥用的那个
+        for script in SCRIPTS:
+            names = []
+            for node in parsed(script).body:
+                if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                    names.append(node.name)
+                elif isinstance(node, ast.Assign):
+                    names += [name.id for target in node.targets for name in ast.walk(target) if isinstance(name, ast.Name)]
+            with self.subTest(script=script):
+                self.assertGreater(len(names), 20)
+                self.assertEqual(sorted({name for name in names if names.count(name) > 1}), [])
+
     def test_retired_names_are_gone(self):
         for script in SCRIPTS:
             names = top_level_names(parsed(script))

@@ -162,6 +162,27 @@ class SyntaxHintTest(LoaderCase):
         for text in (missing, extra, twice, swapped):   # 后面还有别的错：哪种改法都读不通，就不许说“能读通”
             with self.subTest(text=text):
                 self.assertNotIn("试过了", self.error_for(text + "x"))
+    def test_what_a_chinese_input_method_types_is_named(self):
+        # 新手试读：拼音输入法里 [ ] \ 是【】、，引号是「」＂‘’，还有看不见的全角空格；以前多半只说“这里缺少一个值”，
+        # ‘’ 还被指点成单引号「'」（照做了又说不能用单引号）
+        record = '[{"id": "A1", "title": "t", "text": "x", "keywords": %s}]'
+        for typed, char, plain in (('【"试用"]', "【", "["), ('["试用"】', "】", "]"), ('["试用"、"几天"]', "、", ","),
+                                   ('[＂试用＂]', "＂", '"'), ("[‘试用’]", "‘", '"'), ('["试用",「几天」]', "「", '"')):
+            with self.subTest(typed=typed):
+                self.assertIn(f"提示：这里是全角字符「{char}」，JSON 的标点要用半角的「{plain}」", self.error_for(record % typed))
+        for typed, name, code in (('["试用",\u3000"几天"]', "全角空格", "3000"), ('["试用",\u00a0"几天"]', "不换行空格", "00a0")):
+            with self.subTest(name=name):
+                self.assertIn(f"提示：这里有一个看不见的{name}（\\u{code}），JSON 只认半角空格", self.error_for(record % typed))
+        self.assertIn("提示：字符串和字段名都要用双引号「\"」括起来：这里的文字前面少了「\"」", self.error_for(record % '["试用", 几天"]'))
+
+    def test_a_record_or_the_file_that_lost_its_opening_bracket(self):
+        # 练习三删记录时多删了一点（新手试读）：下一条的「{」、或文件开头的「[」跟着删掉了；以前都说“可能少了逗号”或没有提示
+        lost_brace = '[\n  {"id": "A1", "keywords": ["k"]},\n  "id": "A2", "keywords": ["k"]}\n]\n'
+        self.assertEqual(self.error_for(lost_brace), " 第 3 行第 7 列：JSON 格式不对，这里在数组「[」里，却写了「字段名: 值」。"
+                                                     "提示：这条记录开头的「{」可能删掉了：补上它。")
+        lost_bracket = '{"id": "A1", "keywords": ["k"]},\n{"id": "A2", "keywords": ["k"]}\n]\n'
+        self.assertIn("提示：最外层只能有一个值，这里却接着写了「,」：文件开头的「[」可能删掉了", self.error_for(lost_bracket))
+
     def test_a_second_bom_is_named_in_chinese(self):
         # 存了两次 BOM：读的时候去掉一个，剩下的以前原样报出 json 的英文“Unexpected UTF-8 BOM”
         self.assertEqual(self.error_for("\ufeff\ufeff" + json.dumps([GOOD])),
