@@ -74,8 +74,15 @@ def shipped():
 def missing_trial(documents):
     """资料里找不到 D01#1 时说明可能的原因：id 被改成了全角的样子，或者练习三删掉以后没有恢复。"""
     twin = next((record["id"] for record in documents if retrieval_qa.normalize(record["id"]) == "d01#1"), None)
-    if twin is not None:
-        return f"资料里没有 D01#1，却有一条 id 是 {json.dumps(twin, ensure_ascii=False)}：它只是看着像，请改回半角的 D01#1。"
+    if twin is not None:   # 说清差在哪里：以前一律说“改回半角的”，可 d01#1、"D01#1 " 本来就是半角
+        import unicodedata
+        bare = "".join(char for char in twin.strip() if unicodedata.category(char) != "Cf")   # Cf：零宽字符这类看不见的
+        differences = [why for why, differs in (("首尾多了空格", twin != twin.strip()), ("夹着看不见的字符", bare != twin.strip()),
+                                                ("有全角字符", unicodedata.normalize("NFKC", bare) != bare),
+                                                ("大小写不同", unicodedata.normalize("NFKC", bare) != "D01#1")) if differs]
+        shown = json.dumps(twin, ensure_ascii=False).encode("ascii", "backslashreplace").decode("ascii") if bare != twin.strip() \
+            else json.dumps(twin, ensure_ascii=False)
+        return f"资料里没有 D01#1，却有一条 id 是 {shown}：它只是看着像（{'、'.join(differences)}），请改成 D01#1。"
     return "资料里没有 D01#1（是不是还停在练习三，删掉以后没有恢复？）。"
 
 
@@ -369,7 +376,10 @@ def judge(number, documents, path, remembered):
                          "就给它加 \"instruction\" 字段，原样抄写那句话，再运行一次。")
         return "restored", lines
     if number in SAVED and number in remembered:   # 做过了，资料后来又改了（练习一的关键词撤掉了、正在做练习三……）：做过的仍算数
-        return "earlier", ["之前见过它做完的样子；资料后来又改了，现在的样子是：" + lines[0]]
+        lines = ["之前见过它做完的样子；资料后来又改了，现在的样子是：" + lines[0]]
+        if number == 2 and trial(documents) is not None and not restored(2, documents):   # 改回时敲错了（17 天）：提醒改回成什么
+            lines.append(f"提醒：这个练习做完要改回去（{RESTORE[2]}），现在还没改回：正文是「{trial(documents)['text'][:30]}…」。")
+        return "earlier", lines
     if number in RESTORE:
         lines = lines + ["（如果你已经做完、又改回去了，那就对了：这个练习做完就该改回去。）"]
     return "todo", lines

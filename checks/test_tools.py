@@ -190,8 +190,13 @@ class ExerciseCommandTest(unittest.TestCase):
             with self.subTest(number=number):
                 code, out = self.judge(number)
                 self.assertEqual(code, 1)
-                self.assertIn('有一条 id 是 "Ｄ01＃1"：它只是看着像，请改回半角的 D01#1', out)
+                self.assertIn('有一条 id 是 "Ｄ01＃1"：它只是看着像（有全角字符），请改成 D01#1', out)
                 self.assertNotIn("练习三", out)
+        # 不是全角的问题，就别说“改回半角”（新手试读）：说出差在哪里
+        for twin, why in (("d01#1", "大小写不同"), ("D01#1 ", "首尾多了空格")):
+            with self.subTest(twin=twin):
+                self.edit(lambda records: records[0].update(id=twin))
+                self.assertIn(f'有一条 id 是 "{twin}"：它只是看着像（{why}），请改成 D01#1', self.judge(1)[1])
 
     def test_exercise_3_broken_json_is_explained(self):
         self.kit.documents.write_text('[{"id": "D01#2",}]', encoding="utf-8")
@@ -337,6 +342,11 @@ class ExerciseCommandTest(unittest.TestCase):
         self.assertEqual(code, 0, out)
         self.assertIn("已完成（之前做完过）", out)
         self.assertIn("资料里没有 D01#1", out)
+        self.assertNotIn("还没改回", out)   # 练习二已经改回了：现在是在做练习三
+        self.kit.restore()   # 改回时敲错了（新手试读）：以前只说“还不是 14 天”，像是要学生改成 14，也没有改回的提醒
+        self.edit(lambda r: r[0].update(text=r[0]["text"].replace("7 天", "17 天")))
+        code, out = self.judge(2)
+        self.assertIn("提醒：这个练习做完要改回去（把 D01#1 正文里的 14 天改回 7 天），现在还没改回：正文是「", out)
 
     def test_exercise_1_keeps_its_credit_after_the_keyword_is_removed(self):
         self.edit(lambda r: r[0]["keywords"].append("免费用多久"))
