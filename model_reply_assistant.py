@@ -356,8 +356,8 @@ def ask_question(prompt="问题："):
         sys.stderr.write("\n")
         raise make_kit_error("从标准输入读到的问题不是 UTF-8 文本。提示：把问题直接写在命令后面，例如 … 试用几天？") from None
     if sys.stdin is None or not sys.stdin.isatty() or not line:   # 管道输入或 Ctrl-D：补上回显和换行
-        echoed = line.rstrip("\r\n")   # 超过上限的（把文件整个灌进来了）只回显开头：接着的用法错误会说它有多长
-        too_long = len(echoed.lstrip("\ufeff").strip()) > MAX_QUESTION_CHARS   # 和 checked_question 量的一样：去掉 BOM 和首尾空白
+        echoed = line.rstrip("\r\n").lstrip("\ufeff")   # Windows 管道开头的 BOM 不回显：和 JSON 里的 question 一样去掉
+        too_long = len(echoed.strip()) > MAX_QUESTION_CHARS   # 超过上限的（把文件整个灌进来了）只回显开头；量法和 checked_question 一样
         sys.stderr.write((one_line(echoed, 40) if too_long else echoed) + "\n")
     return line.lstrip("\ufeff")
 

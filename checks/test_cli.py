@@ -78,8 +78,9 @@ class PromptTest(unittest.TestCase):
         self.assertTrue(err.startswith("问题：试用几天？\n"), err)
 
     def test_windows_line_ending_and_bom_from_a_pipe(self):
-        code, result, _ = run_json(["--retrieve-only"], stdin="\ufeff试用几天？\r\n")
+        code, result, err = run_json(["--retrieve-only"], stdin="\ufeff试用几天？\r\n")
         self.assertEqual((code, result["question"]), (0, "试用几天？"))
+        self.assertTrue(err.startswith("问题：试用几天？\n"), err)   # 回显也不带 BOM（以前显示成 \ufeff试用几天？）
 
     def test_blank_question_exits_2(self):
         for args, stdin in ((["--retrieve-only", "   "], ""), (["--retrieve-only"], "\n"), (["--retrieve-only"], "")):
