@@ -3,9 +3,11 @@
 篇幅的量法：课文里代码块（``` 围起来的）和 HTML 注释以外的文字里，有多少个汉字（U+4E00–U+9FFF）。
 """
 import re
+import subprocess
+import tempfile
 import unittest
 
-from kit_helpers import ROOT
+from kit_helpers import KIT_PYTHON, ROOT
 
 LESSONS = sorted((ROOT / "lessons").glob("0[1-7]-*.md"))   # 第 07 课是选读，规矩一样
 GLOSSARY = ROOT / "lessons" / "glossary.md"
@@ -87,6 +89,19 @@ class LengthTest(unittest.TestCase):
     def test_the_count_ignores_code_and_comments(self):
         text = "# 题\n\n正文四字\n\n```console\n$ python 代码里的字\n输出里的字\n```\n<!-- 注释里的字 -->\n"
         self.assertEqual(han_count(text), 5)
+
+
+class WrongFolderTest(unittest.TestCase):
+    def test_lesson_01_quotes_what_python_really_says_for_a_missing_script(self):
+        # 第 01 课说在 lessons/ 里运行会看到 Python 的英文报错（新手试读：第一个撞上的就是它，以前没有一课提到）；
+        # 引的那两段必须是这个 Python 真会打印的
+        with tempfile.TemporaryDirectory() as directory:
+            done = subprocess.run(KIT_PYTHON + ["reply_assistant.py"], cwd=directory, capture_output=True, text=True)
+        lesson = (ROOT / "lessons" / "01-reply-assistant.md").read_text(encoding="utf-8")
+        for quoted in ("can't open file", "[Errno 2] No such file or directory"):
+            with self.subTest(quoted=quoted):
+                self.assertIn(quoted, done.stderr)
+                self.assertIn(quoted, lesson)
 
 
 class TraceTimingTest(unittest.TestCase):
