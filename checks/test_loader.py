@@ -162,6 +162,13 @@ class SyntaxHintTest(LoaderCase):
         for text in (missing, extra, twice, swapped):   # 后面还有别的错：哪种改法都读不通，就不许说“能读通”
             with self.subTest(text=text):
                 self.assertNotIn("试过了", self.error_for(text + "x"))
+        # 后面还有 parse_json 才拒绝的毛病（5000 位的整数、NaN）：试改法时不能冒出 traceback，也不能说“改完就能读通”（审阅时发现）
+        from model_reply_assistant import JsonProblem, parse_json
+        for tail in ("1" * 5000, "NaN"):
+            with self.subTest(tail=tail[:5]), self.assertRaises(JsonProblem) as caught:
+                parse_json('{"sources": ["D01"}, "n": ' + tail + "}")
+            self.assertEqual((caught.exception.what, caught.exception.hint),
+                             ("这里应当是「]」，写成了「}」", "它要关上第 1 行第 13 列的「[」：把「}」换成「]」"))
     def test_what_a_chinese_input_method_types_is_named(self):
         # 新手试读：拼音输入法里 [ ] \ 是【】、，引号是「」＂‘’，还有看不见的全角空格；以前多半只说“这里缺少一个值”，
         # ‘’ 还被指点成单引号「'」（照做了又说不能用单引号）

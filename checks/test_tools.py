@@ -709,7 +709,10 @@ class AcceptanceTest(unittest.TestCase):
         import web_eval
         for tool, args in ((acceptance, ["--with-model", "--documents", str(SHIPPED_DOCUMENTS)]), (web_eval, ["--live"])):   # 不读学生改过的资料
             with self.subTest(tool=tool.__name__):
+                # getpass 在 Unix 上直接打开 /dev/tty：开发者在终端里跑检查时它会等人输入（错误输出被收起来，看着像卡住了），
+                # 输入了还会真的去请求。换成什么也不输入：和没有终端时一样拿不到密钥
                 with mock.patch.dict(os.environ, clean_env(), clear=True), mock.patch("sys.stdin", io.StringIO("")), \
+                        mock.patch("getpass.getpass", return_value=""), \
                         contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
                     code = run_tool(tool.main, args)   # 和命令行一样：NoAnswer 这类失败由 run_tool 换成退出码
                 self.assertEqual(code, 3, err.getvalue())
