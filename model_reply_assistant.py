@@ -199,7 +199,7 @@ def checked_answer(reply, allowed_ids):
     if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources) or (
             status == "draft" and not sources):
         if "sources" in answer:
-            problems.append(f"sources 应当是非空的字符串数组，实际是{describe_sources(sources)}")
+            problems.append(f"sources 应当是非空的字符串数组，实际是{describe_sources(sources, allowed_ids)}")
         sources = []
     allowed = set(allowed_ids)
     unknown = [source for source in dict.fromkeys(sources) if source not in allowed]
@@ -417,13 +417,14 @@ def describe_value(value):
 
 
 
-def describe_sources(sources):
-    """sources 不对时说它实际是什么；数组里有不是字符串的项，点名第一个（第 07 课的编号最容易写成数字：[1]）。"""
+def describe_sources(sources, allowed_ids):
+    """sources 不对时说它实际是什么；数组里有不是字符串的项，点名第一个。第 07 课的编号最容易写成数字 [1]：
+    加上引号正是这次发送的编号时，才说“要加引号”（第 02–05 课的编号是 D01#1 这样的，加了引号也不对）。"""
     odd = [(number, item) for number, item in enumerate(sources, 1) if not isinstance(item, str)] if isinstance(sources, list) else []
     if not odd:
         return describe_value(sources)
     number, item = odd[0]
-    quoted = f"，要加引号写成 \"{item}\"" if type(item) is int else ""
+    quoted = f"，要加引号写成 \"{item}\"" if type(item) is int and str(item) in allowed_ids else ""
     return f"{describe_value(sources)}，第 {number} 项是{describe_value(item)}{quoted}"
 
 
@@ -1488,8 +1489,10 @@ def search_target(environ=None):
     url = environ.get("SEARCH_API_URL", "").strip()
     others = sorted(name for name in environ if name.upper().startswith("SEARCH_API_") and name not in ("SEARCH_API_URL", "SEARCH_API_KEY"))
     if not url and others:   # 拼错的（SEARCH_API_ULR）、小写的：想用假搜索接口，不能悄悄改去请求真的（要花钱、带着密钥）
-        raise make_kit_error(f"设置了 {'、'.join(visible(name) for name in others)}，却没有设置 SEARCH_API_URL：要用第 07 课的"
-                             "假搜索接口，请改正变量名；要用真的搜索接口，请把它删掉（unset）。请求没有发出。")
+        meant = {name: closest(name.upper(), ["SEARCH_API_URL", "SEARCH_API_KEY"]) or "SEARCH_API_URL" for name in others}
+        guesses = [f"{visible(name)}（是不是想写 {meant[name]}？）" for name in others]
+        raise make_kit_error(f"设置了 {'、'.join(guesses)}，却没有设置 SEARCH_API_URL：环境变量名要全大写、拼对；"
+                             "不打算用第 07 课的假搜索接口，就把它删掉（unset）。请求没有发出。")
     if not url:
         return {"provider": provider, "url": SEARCH_PROVIDERS[provider]["url"], "official": True}
     import urllib.parse
@@ -1498,7 +1501,7 @@ def search_target(environ=None):
     host, port = split_host_port(parts.netloc, 443 if parts.scheme == "https" else 80) if parts and parts.netloc else (None, None)
     if not parts or parts.scheme not in ("http", "https") or "@" in parts.netloc or not host or not port or not is_loopback(host) \
             or host == "localhost":
-        why = f"（里面有「{visible(odd)}」，要用半角的普通字符）" if odd else ""   # 全角的冒号、句点最常见：点名它
+        why = f"（里面有「{visible(odd)}」：网址里不能有空格、反斜杠、全角或看不见的字符）" if odd else ""   # 全角的冒号最常见：点名它
         raise make_kit_error(f"SEARCH_API_URL 只能是本机的地址{why}，写成 http://127.0.0.1:端口/路径（第 07 课的假搜索接口会打印它），"
                              f"现在是 {visible(url, 60)}。")
     return {"provider": provider, "url": url, "official": False}

@@ -154,7 +154,7 @@ def exercise_4(documents, path):
         return False, [f"检查没被骗过：结果是 {result['status']}。程序说：{reason}"]
     copied = lesson_drafts().get(retrieval_qa.plain(result["draft"]))
     if copied:   # 课文里的草稿（对的、或课文自己演示盲区的）：不是自己写的
-        return False, [f"检查判它为 draft，可这份草稿照抄的是课文里的 {copied}：要自己写一份错了、又能骗过检查的草稿。"]
+        return False, [f"检查判它为 draft，可这份草稿照抄的是{copied}里的草稿：要自己写一份错了、又能骗过检查的草稿。"]
     sent = " ".join(hit["text"] for hit in result["hits"])
     facts = [part for part in re.split(r"[。！？!?\n]", result["draft"]) if retrieval_qa.plain(part)]
     if facts and all(retrieval_qa.plain(part) in retrieval_qa.plain(sent) for part in facts):   # 每句都照抄原文：本来就对
@@ -167,20 +167,21 @@ def exercise_4(documents, path):
 
 
 def lesson_drafts():
-    """课文里 file= 块写好的回答的草稿（去掉标点空白）-> “第 NN 课的 文件名”。照抄它们交练习四不算。"""
+    """课文里出现过的每一份草稿（file= 块、命令输出里的、说明里举的例子，去掉标点空白）-> “第 NN 课”。照抄它们交练习四不算。
+    不只看 file= 块：第 03 课的输出里也有一份对的草稿，照抄它以前也算“做完”。"""
     drafts = {}
     for lesson in sorted((ROOT / "lessons").glob("*.md")):
         try:
-            steps = transcripts.parse_markdown(lesson)
+            text = lesson.read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError):
             continue
-        for step in (step for step in steps if step[0] == "file"):   # ("file", 行号, 文件名, 内容)
+        for quoted in re.findall(r'"draft":\s*("(?:[^"\\\n]|\\.)*")', text):   # JSON 里 "draft" 后面的那个字符串
             try:
-                draft = json.loads(step[3]).get("draft")
-            except (ValueError, AttributeError):
+                draft = json.loads(quoted)
+            except ValueError:
                 continue
-            if isinstance(draft, str) and retrieval_qa.plain(draft):
-                drafts.setdefault(retrieval_qa.plain(draft), f"第 {lesson.name[:2]} 课的 {step[2]}")
+            if retrieval_qa.plain(draft):
+                drafts.setdefault(retrieval_qa.plain(draft), f"第 {lesson.name[:2]} 课")
     return drafts
 
 
@@ -231,9 +232,27 @@ def exercise_5(documents, path):
 
 
 def instruction_field(record):
-    """练习五的记录里写“这句是指令”的字段名：instruction，或拼错了的（instrcution）；没有是 None。"""
-    from reply_assistant import closest   # 和命令行选项、资料的字段一样猜拼错的名字
-    return "instruction" if "instruction" in record else closest("instruction", [key for key in record if isinstance(key, str)])
+    """练习五的记录里写“这句是指令”的字段名：instruction，或拼错了的（instrcution、Instruction）；没有是 None。
+    只认差一两个字母的（相似度 ≥ 0.8：拼错的都在 0.9 左右）：section、direction 这样的别的字段不是它。"""
+    import difflib
+    if "instruction" in record:
+        return "instruction"
+    return next(iter(difflib.get_close_matches("instruction", [key for key in record if isinstance(key, str)], n=1, cutoff=0.8)), None)
+
+
+def own_file_problem(number, kit):
+    """练习 number 自己写的文件（OWN_FILES）在 kit 里、却读不了时的原因；读得了、或没有这个文件时是 None。
+    用的是那个练习自己的读法：domains.json 按 --domains 的规矩读（deny 写了两次也算读不了），别的按 student_json。"""
+    path = kit / OWN_FILES[number]
+    if not path.is_file():
+        return None
+    if number == 7:
+        try:
+            web.read_domains(str(path))
+        except KitError as error:
+            return str(error).removeprefix("错误：")
+        return None
+    return student_json(path)[1]
 
 
 def student_json(path):

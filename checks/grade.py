@@ -4,12 +4,12 @@
     $ python3 checks/grade.py 作业/* --out 成绩.csv           # CSV（带 BOM，Excel 能直接打开；数字就是数字）
     $ python3 checks/grade.py 作业/* --out 成绩.md            # 同样的 Markdown 写进文件
 
-每个参数一行，从不因为一个副本不对就整张表作废：不是文件夹、不像套件的，那一行写明原因；套件放深了一层的，
-找到它照样判，并注明。学生副本里的代码一行也不运行、不导入：读的只是它的资料文件、trick.json、进度文件，
+每个参数一行，从不因为一个副本不对就整张表作废：不是文件夹、是 zip 压缩包、不像套件、里面有两份套件的，那一行写明原因；
+套件放深了一两层的（压缩包解开两次），找到它照样判，并注明。学生副本里的代码一行也不运行、不导入：读的只是它的资料文件、trick.json、进度文件，
 以及每个文件的内容（和老师的比，换行符 CRLF/LF、开头的 BOM 不算不同）。命名管道、设备一律不打开，不会卡住。
 练习只凭副本里查得到的证据算“做完”：现在的资料和 trick.json，以及练习一、二、三、五做完时 exercise.py 存下的资料
 （checks/.exercise-done/，用老师的检查重判）。进度文件 checks/.exercise-progress.json 是学生自己也能写的，
-只有它这么说的“做完又改回了”标成“自报”。不联网，不需要密钥，不修改学生的文件。正常出表时退出码为 0，用法不对为 2。
+只有它这么说的“做完又改回了”标成“自报”。不联网，不需要密钥，不修改学生的文件。正常出表时退出码为 0，用法不对为 2，--out 写不出去为 5。
 """
 import contextlib
 import csv
@@ -92,7 +92,8 @@ def kit_files(folder):
     不跟着链接走，什么都不打开。"""
     found = {}
     for directory, names, files in os.walk(folder):
-        names[:] = sorted(name for name in names if name not in SKIPPED_NAMES and not is_virtual_environment(Path(directory) / name))
+        names[:] = sorted(name for name in names
+                          if name not in SKIPPED_NAMES and not is_virtual_environment(Path(directory) / name, folder))
         for name in files + [name for name in names if os.path.islink(os.path.join(directory, name))]:
             if name not in SKIPPED_NAMES and not name.startswith(APPLE_DOUBLE):
                 path = Path(directory) / name
@@ -100,10 +101,16 @@ def kit_files(folder):
     return found
 
 
-def is_virtual_environment(folder):
-    """python3 -m venv 建的文件夹（不管叫 env、.venv 还是别的）：顶层有 pyvenv.cfg（PEP 405），和作业无关，套件也不从里面导入。
-    是链接的不算：链接另有一条。"""
-    return not folder.is_symlink() and (folder / "pyvenv.cfg").is_file()
+def is_virtual_environment(folder, copy):
+    """python3 -m venv 建的文件夹（不管叫 env、.venv 还是别的）：顶层有 pyvenv.cfg（PEP 405），还有 bin/ 或 Scripts/，
+    和作业无关，套件也不从里面导入。copy 是副本的根：老师的套件里也有的文件夹（checks/、lessons/）放一个 pyvenv.cfg
+    也不算，不然改过的检查就藏起来了。是链接的不算：链接另有一条。"""
+    if folder.is_symlink() or not (folder / "pyvenv.cfg").is_file():
+        return False
+    if not ((folder / "bin").is_dir() or (folder / "Scripts").is_dir()):
+        return False
+    relative = folder.relative_to(copy).as_posix() + "/"
+    return not any(name.startswith(relative) for name in teacher_files())
 
 
 @functools.lru_cache(maxsize=None)   # 老师这一份只看一次，不是每个副本看一次
@@ -225,7 +232,9 @@ def forged_bytecode(folders):
     import importlib.util
     found, candidates = {folder: [] for folder in folders}, []
     for folder in folders:
-        for cache in sorted(path for path in folder.rglob("__pycache__") if path.is_dir() and not path.is_symlink()):
+        caches = [path for path in folder.rglob("__pycache__") if path.is_dir() and not path.is_symlink()
+                  and not any(is_virtual_environment(parent, folder) for parent in path.parents if folder in parent.parents)]
+        for cache in sorted(caches):   # 虚拟环境里的不看：套件不从那里导入，一个新建的虚拟环境就有上千个字节码文件
             for pyc in sorted(cache.iterdir()):
                 name, source = pyc.relative_to(folder).as_posix(), cache.parent / (pyc.name.split(".")[0] + ".py")
                 if pyc.is_symlink() or not pyc.is_file():
@@ -348,7 +357,7 @@ def grade_copy(folder, forged):
         row.update(资料="—", 要看=[("不止一份套件" if "份套件" in note else "不像套件", note)])   # 见 find_kit 的两种说明
         return row
     if note:
-        row["要看"].append(("放深了一层", note))
+        row["要看"].append(("放深了一层" if kit.parent == folder else "放深了两层", note))
     row["不同"], concerns = compare_with_teacher(kit, forged[kit])
     row["要看"] += concerns
     data = kit / DATA
@@ -365,7 +374,7 @@ def grade_copy(folder, forged):
         row.update(资料="读不了：" + one_line(reason.lstrip("：:，, "), 60))
         row["要看"].append(("资料读不了", ""))
         return row
-    row["资料"] = "能读"
+    row["资料"], row["自己加的记录"] = "能读", own_records(documents)   # 后者给 same_as_another 比：资料每行只读一次
     claimed = exercise.remembered_done(True, kit / "checks" / exercise.PROGRESS.name)   # 学生自己写的进度：只当作自报
     for number in exercise.EXERCISES:
         done = False if number in linked else exercise.CHECKS[number](documents, data)[0]
@@ -377,7 +386,7 @@ def grade_copy(folder, forged):
         elif number in exercise.RESTORE and number in claimed and exercise.restored(number, documents):
             row["练习"][number] = "自报已改回"
     unreadable = [name for number, name in OWN_FILES.items()   # 做了练习、文件却存坏了（GBK、语法错）：不能只是空着一格
-                  if number not in linked and (kit / name).is_file() and exercise.student_json(kit / name)[1]]
+                  if number not in linked and exercise.own_file_problem(number, kit)]
     if unreadable:
         row["要看"].append(("练习的文件读不了", "、".join(unreadable) + "（--details 或 exercise.py 说原因）"))
     reported = [str(number) for number, state in row["练习"].items() if state == "自报已改回"]
@@ -426,9 +435,10 @@ def rows_for(arguments):
 
 
 def is_zip(path):
-    """普通文件，开头是 zip 的标记 PK\\x03\\x04（看内容，不看扩展名）。命名管道、设备不打开。"""
+    """交来的 .zip 压缩包：扩展名是 .zip、开头也真是 zip 的标记 PK\\x03\\x04。Excel、Word 的文件也是 zip 格式，
+    扩展名不同，不说它是压缩包。命名管道、设备不打开。"""
     try:
-        return path.is_file() and not path.is_symlink() and read_head(path, 4)[:4] == b"PK\x03\x04"
+        return path.suffix.lower() == ".zip" and path.is_file() and not path.is_symlink() and read_head(path, 4)[:4] == b"PK\x03\x04"
     except OSError:
         return False
 
@@ -473,7 +483,7 @@ def same_as_another(result, paths):
         saved = exercise.saved_copy(5, kit / "checks")   # 练习五的存档里有学生自己写的那句指令
         if saved.is_file() and not saved.is_symlink():
             keys.append((saved.relative_to(kit).as_posix(), fingerprint(saved)))
-        keys += [(f"{DATA} 里加的记录", text) for text in own_records(kit / DATA)]   # 还在资料里的那一条，也比
+        keys += [(f"{DATA} 里加的记录", text) for text in row.get("自己加的记录", [])]   # 还在资料里的那一条，也比
         for key in keys:
             owners.setdefault(key, []).append(name)
     for (file, _), names in owners.items():
@@ -487,15 +497,12 @@ def teacher_lesson_examples():
     return exercise.lesson_examples()
 
 
-def own_records(data):
-    """资料文件里学生自己加的记录的正文（去掉标点空白，练习五那句藏着的指令就在这里）：发布版的、照抄课文示范的不算——
-    大家照课文贴的示范本来就一样。资料是链接、读不了的，没有。"""
-    if is_linked(data):
-        return []
-    documents, _ = exercise.load(data)
+def own_records(documents):
+    """资料里学生自己加的记录的正文（去掉标点空白，练习五那句藏着的指令就在这里）：发布版的、照抄课文示范的不算——
+    大家照课文贴的示范本来就一样。"""
     shipped = {record["id"] for record in exercise.shipped()}
     examples = teacher_lesson_examples()
-    return [retrieval_qa.plain(record["text"]) for record in documents or []
+    return [retrieval_qa.plain(record["text"]) for record in documents
             if record["id"] not in shipped and retrieval_qa.plain(record["text"]) not in examples]
 
 

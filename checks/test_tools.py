@@ -524,17 +524,21 @@ class ExerciseCommandTest(unittest.TestCase):
         code, out = self.judge(5)
         self.assertNotIn("已完成（做完并已改回）", out)
         self.assertIn("X10 有一个 instrcution 字段，是不是想写 instruction？", out)
+        self.edit(lambda r: r[-1].pop("instrcution"))
+        self.edit(lambda r: r[-1].update(section="会员", direction="东"))   # 别的字段不是拼错的 instruction（审阅时发现）
+        self.assertNotIn("是不是想写 instruction", self.judge(5)[1])
 
     def test_exercise_4_a_draft_copied_from_a_lesson_is_not_credited(self):
         # 老师试用时：第 03 课的 answer.json（对的草稿）加个 why 就算“做完”；课文里写好的草稿一律不算自己写的
-        for draft, lesson in (("您好，体验版的试用期是 7 天。", "第 03 课的 answer.json"),
-                              ("您好，体验版可以试用 7 天，试用期间能使用资料检索和回复草稿功能。", "第 04 课的 good.json")):
+        for draft, lesson in (("您好，体验版的试用期是 7 天。", "第 03 课"),   # answer.json
+                              ("您好，体验版可以试用 7 天，试用期间能使用资料检索和回复草稿功能。", "第 04 课"),   # good.json
+                              ("您好，体验版的试用期是 7 天，期间可以使用资料检索和回复草稿功能。", "第 03 课")):   # 命令输出里的（审阅时发现）
             with self.subTest(lesson=lesson):
                 (self.kit.path / "trick.json").write_text(json.dumps({"status": "draft", "draft": draft, "sources": ["D01#1"],
                                                                       "why": "它其实是错的"}, ensure_ascii=False), encoding="utf-8")
                 code, out = self.judge(4)
                 self.assertEqual(code, 1, out)
-                self.assertIn(f"这份草稿照抄的是课文里的 {lesson}", out)
+                self.assertIn(f"这份草稿照抄的是{lesson}里的草稿", out)
 
     def test_a_trick_file_with_a_syntax_error_is_a_syntax_error(self):
         (self.kit.path / "trick.json").write_text('{"status": "draft"，"draft": "试用期 7 天。"}', encoding="utf-8")
@@ -1127,6 +1131,7 @@ class GradeTest(unittest.TestCase):
                                                encoding="utf-8")   # 随手写的存档：发布版的别的记录都没有
         (forger.path / "checks" / ".exercise-progress.json").write_text("[" * 3000, encoding="utf-8")   # 嵌套几千层
         (forger.path / "pairs.json").write_bytes('[{"a": {"title": "论坛"}}]'.encode("gbk"))   # 记事本存成了 ANSI
+        (forger.path / "domains.json").write_text('{"deny": ["a.test"],\n "deny": ["b.test"]}', encoding="utf-8")   # --domains 不收
         (nester.path / "trick.json").write_text("[" * 5000 + "]" * 5000, encoding="utf-8")
         records = linked_dir.records()
         records[0]["text"] = records[0]["text"].replace("7 天", "14 天")
@@ -1138,6 +1143,13 @@ class GradeTest(unittest.TestCase):
         (venv.path / ".venv" / "lib" / "site.py").write_text("# 虚拟环境里的文件\n", encoding="utf-8")
         (venv.path / "env" / "lib").mkdir(parents=True)   # 不叫 venv 的虚拟环境：认 pyvenv.cfg，不认名字
         (venv.path / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+        (venv.path / "env" / "bin").mkdir()
+        (venv.path / "env" / "lib" / "__pycache__").mkdir()   # 虚拟环境里的字节码也不看：没有源代码，以前会被点名
+        (venv.path / "env" / "lib" / "__pycache__" / "pip0.cpython-311.pyc").write_bytes(b"\0" * 16)
+        # 往套件自己的文件夹里放 pyvenv.cfg 和 bin/，想把改过的检查藏起来（审阅时试的）：不算虚拟环境
+        (forger.path / "checks" / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+        (forger.path / "checks" / "bin").mkdir()
+        (forger.path / "checks" / "test_layout.py").write_text("# 改过\n", encoding="utf-8")
         for number in range(20):
             (venv.path / "env" / "lib" / f"pip{number}.py").write_text("", encoding="utf-8")
             (nester.path / "草稿" / f"试验{number}.py").parent.mkdir(exist_ok=True)
@@ -1165,11 +1177,12 @@ class GradeTest(unittest.TestCase):
         self.assertNotIn(".venv", seventh["和老师的套件不同"])
         self.assertNotIn("env/", seventh["和老师的套件不同"])
         self.assertNotIn("pip", seventh["要看一眼"])
+        self.assertIn("改了 Python 文件：checks/test_layout.py", fourth["要看一眼"])
         added = fifth["要看一眼"].split("加了 Python 文件：")[1].split("；")[0].split("、")
         self.assertEqual((len(added), added[-1]), (16, "……另有 5 处"))   # 以前一个虚拟环境能让这一格有几万字
         # 做了练习、文件却读不了（存成了 GBK）：以前这一格空着，像是没做。（嵌套几千层的 trick.json 不拿来查这个：
         # Python 3.13 的 json 读得了五千层）
-        self.assertIn("练习的文件读不了：pairs.json（--details 或 exercise.py 说原因）", fourth["要看一眼"])
+        self.assertIn("练习的文件读不了：pairs.json、domains.json（--details 或 exercise.py 说原因）", fourth["要看一眼"])
         self.assertNotIn("练习的文件读不了", first["要看一眼"])
         self.assertIn("git 设置会执行命令：fsmonitor", seventh["要看一眼"])
         self.assertEqual(eighth["和老师的套件不同"], f"整个文件夹是链接 → {honest.path}")
@@ -1287,16 +1300,18 @@ class GradeTest(unittest.TestCase):
                 (klass / "twice" / copy / "retrieval_qa.py").write_text("", encoding="utf-8")
             with zipfile.ZipFile(klass / "作业.zip", "w") as archive:
                 archive.writestr("kit-main/retrieval_qa.py", "")
+            shutil.copyfile(klass / "作业.zip", klass / "名单.xlsx")   # Excel 的文件也是 zip 格式：不说它是压缩包（审阅时发现）
             rows, out = self.grade(klass / "nested", klass / "empty", klass / "成绩.csv", klass / "nobody", klass / "deeper",
-                                   klass / "twice", klass / "作业.zip")
-        self.assertEqual(list(rows), ["nested", "empty", "成绩.csv", "nobody", "deeper", "twice", "作业.zip"])   # 相对于共同的文件夹
+                                   klass / "twice", klass / "作业.zip", klass / "名单.xlsx")
+        self.assertEqual(list(rows), ["nested", "empty", "成绩.csv", "nobody", "deeper", "twice", "作业.zip", "名单.xlsx"])   # 相对于共同的文件夹
+        self.assertEqual(rows["名单.xlsx"]["要看一眼"], "跳过：不是文件夹（比如上次写出的成绩表）")
         self.assertEqual(rows["nested"]["资料"], "能读")
         self.assertIn("放深了一层：套件在 kit/ 里", rows["nested"]["要看一眼"])
         self.assertIn("不像套件", rows["empty"]["要看一眼"])
         self.assertIn("跳过", rows["成绩.csv"]["要看一眼"])
         self.assertIn("找不到", rows["nobody"]["要看一眼"])
         self.assertEqual(rows["deeper"]["资料"], "能读")
-        self.assertIn("放深了一层：套件在 kit-main/kit-main/ 里", rows["deeper"]["要看一眼"])
+        self.assertIn("放深了两层：套件在 kit-main/kit-main/ 里", rows["deeper"]["要看一眼"])
         self.assertEqual(rows["twice"]["要看一眼"], "不止一份套件：里面有 2 份套件（kit-main/、kit-main (1)/），不知道判哪一份：删掉多余的，或分开交")
         self.assertEqual(rows["作业.zip"]["要看一眼"], "跳过：是 zip 压缩包：先解压，再把解开的文件夹交给 grade.py")
 

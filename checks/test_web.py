@@ -536,11 +536,14 @@ class CommandLineTest(unittest.TestCase):
                 code, out, err = run_kit(["--web", QUESTION], env=clean_env(**{name: "http://127.0.0.1:8765/search",
                                                                                "SEARCH_API_KEY": "real-key"}), documents=None)
                 self.assertEqual((code, out), (2, ""))
-                self.assertIn(f"设置了 {name}，却没有设置 SEARCH_API_URL", err)
+                self.assertIn(f"设置了 {name}（是不是想写 SEARCH_API_URL？），却没有设置 SEARCH_API_URL", err)
+        if os.name != "nt":   # 小写的密钥变量：猜的是 SEARCH_API_KEY，不是叫人删掉（审阅时发现）
+            _, _, err = run_kit(["--web", QUESTION], env=clean_env(search_api_key="abc"), documents=None)
+            self.assertIn("设置了 search_api_key（是不是想写 SEARCH_API_KEY？）", err)
         # 全角冒号（新手试读）：以前只说“只能是本机的地址”，学生看着地址明明是 127.0.0.1；点名那个全角字符，和 LOCAL_MODEL_URL 一样
         code, _, err = run_kit(["--web", QUESTION], env=clean_env(SEARCH_API_URL="http://127.0.0.1：8765/search"), documents=None)
         self.assertEqual(code, 2)
-        self.assertIn("SEARCH_API_URL 只能是本机的地址（里面有「：」，要用半角的普通字符）", err)
+        self.assertIn("SEARCH_API_URL 只能是本机的地址（里面有「：」：网址里不能有空格、反斜杠、全角或看不见的字符）", err)
 
 
 
