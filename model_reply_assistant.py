@@ -899,14 +899,18 @@ def describe_json_error(text, error):
     elif char in SPACE_LOOKALIKES:
         hint = f"这里有一个看不见的{SPACE_LOOKALIKES[char]}（\\u{ord(char):04x}），JSON 只认半角空格：删掉它，要空开就敲一个半角空格"
     elif char.isalpha() and message.startswith(("Expecting value", "Expecting property name")):   # 值不会以字开头（true/false/null 除外）
-        hint = "字符串和字段名都要用双引号「\"」括起来：这里的文字前面少了「\"」"
+        word = re.match(r"\w*", text[pos:]).group().lower()
+        hint = ("JSON 里只有小写的 true、false、null：Python 的 True、False 要写成小写，None 写成 null" if word in ("true", "false", "none", "null")
+                else "字符串和字段名都要用双引号「\"」括起来：这里的文字前面少了「\"」")
     elif char == ":" and message.startswith("Expecting ',' delimiter") and open_brackets(text, pos)[-1:] and \
             open_brackets(text, pos)[-1][0] == "[":   # 数组里出现了“字段名: 值”：这一项开头的「{」删掉了
         what, hint = "这里在数组「[」里，却写了「字段名: 值」", "这条记录开头的「{」可能删掉了：补上它"
-    elif message.startswith("Extra data") and char == ",":   # 最外层的值已经结束，又接着写：开头的「[」删掉了
-        hint = "最外层只能有一个值，这里却接着写了「,」：文件开头的「[」可能删掉了（资料文件是一个数组：[ {…}, {…} ]）"
-    elif message.startswith(("Expecting ':'", "Expecting ','")) and any(q in line_text for q in FULL_WIDTH_QUOTES):
-        quote = next(q for q in line_text if q in FULL_WIDTH_QUOTES)   # "title”: 这样的全角引号被当成了字符串的一部分
+    elif message.startswith("Extra data") and char == ",":   # 最外层的值已经结束，后面又写了逗号：看后面和开头是什么
+        hint = ("最外层的值后面多了一个逗号：删掉它" if not text[pos + 1:].strip() else
+                "最外层只能有一个值，这里却接着写了「,」：文件开头的「[」可能删掉了（资料文件是一个数组：[ {…}, {…} ]）"
+                if text.lstrip("\ufeff \t\r\n").startswith("{") else "最外层的数组在这里之前就关上了：前面可能多写了一个「]」")
+    elif message.startswith(("Expecting ':'", "Expecting ','")) and misplaced_quote(line_text):
+        quote = misplaced_quote(line_text)   # "title”: 这样的全角引号被当成了字符串的一部分
         hint = f"这一行有全角引号「{quote}」，字段名或字符串结尾的引号可能写成了全角，要用半角的「\"」"
     elif char == "'":
         hint = "JSON 的字段名和字符串要用双引号「\"」，不能用单引号「'」"
@@ -926,7 +930,7 @@ def describe_json_error(text, error):
     elif message.startswith("Expecting ',' delimiter"):
         hint = "上一项的末尾可能漏了逗号「,」"
     elif message.startswith(("Unterminated string", "Invalid control character")):
-        quote = next((c for c in line_text if c in FULL_WIDTH_QUOTES), None)
+        quote = misplaced_quote(line_text)
         hint = (f"这一行有全角引号「{quote}」，字符串结尾的引号可能写成了全角" if quote
                 else "检查字符串结尾是否漏了双引号「\"」；正文里要换行请写 \\n")
     elif message.startswith("Invalid \\escape"):
@@ -934,6 +938,17 @@ def describe_json_error(text, error):
     elif message.startswith("Unexpected UTF-8 BOM"):
         hint = "在编辑器里把文件另存为“UTF-8”（不带 BOM），或删掉开头那个看不见的字符"
     return (*line_and_column(text, pos), what, hint)
+
+
+def misplaced_quote(line):
+    """这一行里像是敲错了的全角引号：紧挨着冒号、逗号、[（中间可以有空格），或在行尾——字段名、字符串的边上。
+    夹在正文里的（在「设置」里打开）是正常的中文标点，不算。没有时是 None。"""
+    for index, char in enumerate(line):
+        if char in FULL_WIDTH_QUOTES:
+            before, after = line[:index].rstrip(), line[index + 1:].lstrip()
+            if not after or after[0] in ":：,，]" or (before and before[-1] in ":：,，["):
+                return char
+    return None
 
 
 def line_and_column(text, pos):
@@ -1489,7 +1504,8 @@ def search_target(environ=None):
     url = environ.get("SEARCH_API_URL", "").strip()
     others = sorted(name for name in environ if name.upper().startswith("SEARCH_API_") and name not in ("SEARCH_API_URL", "SEARCH_API_KEY"))
     if not url and others:   # 拼错的（SEARCH_API_ULR）、小写的：想用假搜索接口，不能悄悄改去请求真的（要花钱、带着密钥）
-        meant = {name: closest(name.upper(), ["SEARCH_API_URL", "SEARCH_API_KEY"]) or "SEARCH_API_URL" for name in others}
+        known = ["SEARCH_API_URL", "SEARCH_API_KEY", "SEARCH_PROVIDER", "SEARCH_ENGINE_ID"]
+        meant = {name: closest(name.upper(), known) or "SEARCH_API_URL" for name in others}
         guesses = [f"{visible(name)}（是不是想写 {meant[name]}？）" for name in others]
         raise make_kit_error(f"设置了 {'、'.join(guesses)}，却没有设置 SEARCH_API_URL：环境变量名要全大写、拼对；"
                              "不打算用第 07 课的假搜索接口，就把它删掉（unset）。请求没有发出。")
@@ -1666,7 +1682,14 @@ def read_domains(path):
         for number, item in enumerate(items, 1):
             if not isinstance(item, str) or not item.strip():
                 raise make_kit_error(f"域名名单 {path} 的 {name} 第 {number} 项应当是域名，实际是{describe_value(item)}。")
-    return {name: [bare_domain(item) for item in items] for name, items in policy.items()}
+    domains = {name: [] for name in policy}
+    for name, items in policy.items():
+        for number, item in enumerate(items, 1):
+            try:
+                domains[name].append(bare_domain(item))
+            except ValueError:   # "http://[x/"：方括号没配对，urllib 读不了这个网址（以前是一段 traceback）
+                raise make_kit_error(f"域名名单 {path} 的 {name} 第 {number} 项「{visible(item, 60)}」不是网址，也不是域名。") from None
+    return domains
 
 
 def bare_domain(text):

@@ -237,7 +237,8 @@ def instruction_field(record):
     import difflib
     if "instruction" in record:
         return "instruction"
-    return next(iter(difflib.get_close_matches("instruction", [key for key in record if isinstance(key, str)], n=1, cutoff=0.8)), None)
+    keys = {key.lower(): key for key in record if isinstance(key, str)}   # INSTRUCTION、Instruction 也算
+    return next((keys[key] for key in difflib.get_close_matches("instruction", list(keys), n=1, cutoff=0.8)), None)
 
 
 def own_file_problem(number, kit):
@@ -396,12 +397,27 @@ def judge(number, documents, path, remembered):
         return "restored", lines
     if number in SAVED and number in remembered:   # 做过了，资料后来又改了（练习一的关键词撤掉了、正在做练习三……）：做过的仍算数
         lines = ["之前见过它做完的样子；资料后来又改了，现在的样子是：" + lines[0]]
-        if number == 2 and trial(documents) is not None and not restored(2, documents):   # 改回时敲错了（17 天）：提醒改回成什么
-            lines.append(f"提醒：这个练习做完要改回去（{RESTORE[2]}），现在还没改回：正文是「{trial(documents)['text'][:30]}…」。")
+        if number == 2 and trial(documents) is not None and not restored(2, documents):   # 改回时敲错了（17 天）：说出差在哪里
+            now, then = where_it_differs(trial(documents)["text"], next(r for r in shipped() if r["id"] == "D01#1")["text"])
+            lines.append(f"提醒：这个练习做完要改回去（{RESTORE[2]}），现在正文和发布版还不一样：现在是「…{now}…」，发布版是「…{then}…」。")
         return "earlier", lines
     if number in RESTORE:
         lines = lines + ["（如果你已经做完、又改回去了，那就对了：这个练习做完就该改回去。）"]
     return "todo", lines
+
+
+def same_folder(first, second):
+    """是不是同一个文件夹（macOS、Windows 的文件名不分大小写：~/KIT 和 ~/kit 是同一个，所以不比路径的写法）。"""
+    try:
+        return os.path.samefile(first, second)
+    except OSError:
+        return False
+
+
+def where_it_differs(now, original):
+    """两段文字从第一处不同的地方起，各取前后几个字：("试用期 17 天；", "试用期 7 天；这")。"""
+    start = next((i for i, (a, b) in enumerate(zip(now, original)) if a != b), min(len(now), len(original)))
+    return now[max(0, start - 6):start + 8], original[max(0, start - 6):start + 8]
 
 
 def saved_copy(number, checks_dir=None):
@@ -497,7 +513,7 @@ def main(argv):
         return 1
     if track:
         remembered = remembered_done(track) | {number for number in SAVED if shown_by_saved_copy(number, PROGRESS.parent)}
-    elif path.parent.resolve() != ROOT.resolve():   # 老师判学生副本里的资料：不信它的进度文件（谁都能手写），
+    elif not same_folder(path.parent, ROOT):   # 老师判学生副本里的资料：不信它的进度文件（谁都能手写），
         # 只认那个副本 checks/ 里做完时的存档，和 grade.py 一样重判。学生的文件放在老师自己的套件里时，旁边的存档是老师的，不认
         remembered = {number for number in SAVED if shown_by_saved_copy(number, path.parent / "checks", documents)}
     else:

@@ -181,6 +181,12 @@ class SyntaxHintTest(LoaderCase):
             with self.subTest(name=name):
                 self.assertIn(f"提示：这里有一个看不见的{name}（\\u{code}），JSON 只认半角空格", self.error_for(record % typed))
         self.assertIn("提示：字符串和字段名都要用双引号「\"」括起来：这里的文字前面少了「\"」", self.error_for(record % '["试用", 几天"]'))
+        # 审阅时发现：Python 写法的 True/None 不是少了引号；正文里的「设置」‘自动续费’是正常的中文标点，不是敲错的引号
+        self.assertIn("提示：JSON 里只有小写的 true、false、null", self.error_for(record % "True"))
+        missing_comma = '[{"id": "A1", "title": "会员"\n  "text": "在「设置」里打开‘自动续费’即可。", "keywords": ["k"]}]'
+        self.assertIn("提示：上一项的末尾可能漏了逗号「,」", self.error_for(missing_comma))
+        self.assertIn("提示：这一行有全角引号「」」，字段名或字符串结尾的引号可能写成了全角",
+                      self.error_for('[{"id": "A1", "title」: "t", "text": "x", "keywords": ["k"]}]'))
 
     def test_a_record_or_the_file_that_lost_its_opening_bracket(self):
         # 练习三删记录时多删了一点（新手试读）：下一条的「{」、或文件开头的「[」跟着删掉了；以前都说“可能少了逗号”或没有提示
@@ -189,6 +195,11 @@ class SyntaxHintTest(LoaderCase):
                                                      "提示：这条记录开头的「{」可能删掉了：补上它。")
         lost_bracket = '{"id": "A1", "keywords": ["k"]},\n{"id": "A2", "keywords": ["k"]}\n]\n'
         self.assertIn("提示：最外层只能有一个值，这里却接着写了「,」：文件开头的「[」可能删掉了", self.error_for(lost_bracket))
+        # 审阅时发现：开头的「[」还在时不能这样说——末尾多一个逗号，或中间多写了一个「]」
+        trailing = '[\n  {"id": "A1", "keywords": ["k"]}\n],\n'
+        self.assertIn("提示：最外层的值后面多了一个逗号：删掉它。", self.error_for(trailing))
+        closed_early = '[\n  {"id": "A1", "keywords": ["k"]}\n],\n  {"id": "A2", "keywords": ["k"]}\n]\n'
+        self.assertIn("提示：最外层的数组在这里之前就关上了：前面可能多写了一个「]」。", self.error_for(closed_early))
 
     def test_a_second_bom_is_named_in_chinese(self):
         # 存了两次 BOM：读的时候去掉一个，剩下的以前原样报出 json 的英文“Unexpected UTF-8 BOM”

@@ -193,10 +193,11 @@ class ExerciseCommandTest(unittest.TestCase):
                 self.assertIn('有一条 id 是 "Ｄ01＃1"：它只是看着像（有全角字符），请改成 D01#1', out)
                 self.assertNotIn("练习三", out)
         # 不是全角的问题，就别说“改回半角”（新手试读）：说出差在哪里
-        for twin, why in (("d01#1", "大小写不同"), ("D01#1 ", "首尾多了空格")):
+        for twin, shown, why in (("d01#1", "d01#1", "大小写不同"), ("D01#1 ", "D01#1 ", "首尾多了空格"),
+                                 ("D01\u200b#1", "D01\\u200b#1", "夹着看不见的字符")):   # 看不见的写出来
             with self.subTest(twin=twin):
                 self.edit(lambda records: records[0].update(id=twin))
-                self.assertIn(f'有一条 id 是 "{twin}"：它只是看着像（{why}），请改成 D01#1', self.judge(1)[1])
+                self.assertIn(f'有一条 id 是 "{shown}"：它只是看着像（{why}），请改成 D01#1', self.judge(1)[1])
 
     def test_exercise_3_broken_json_is_explained(self):
         self.kit.documents.write_text('[{"id": "D01#2",}]', encoding="utf-8")
@@ -346,7 +347,11 @@ class ExerciseCommandTest(unittest.TestCase):
         self.kit.restore()   # 改回时敲错了（新手试读）：以前只说“还不是 14 天”，像是要学生改成 14，也没有改回的提醒
         self.edit(lambda r: r[0].update(text=r[0]["text"].replace("7 天", "17 天")))
         code, out = self.judge(2)
-        self.assertIn("提醒：这个练习做完要改回去（把 D01#1 正文里的 14 天改回 7 天），现在还没改回：正文是「", out)
+        self.assertIn("提醒：这个练习做完要改回去（把 D01#1 正文里的 14 天改回 7 天），现在正文和发布版还不一样："
+                      "现在是「…版，试用期 17 天；这段时…」，发布版是「…版，试用期 7 天；这段时间…」", out)
+        self.kit.restore()   # 7 天改对了，别处多改了一个字（审阅时发现）：指出是那一处，不再让人以为 7 天没改回
+        self.edit(lambda r: r[0].update(text=r[0]["text"].replace("两项功能", "两个功能")))
+        self.assertIn("现在是「…和回复草稿两个功能。…」，发布版是「…和回复草稿两项功能。…」", self.judge(2)[1])
 
     def test_exercise_1_keeps_its_credit_after_the_keyword_is_removed(self):
         self.edit(lambda r: r[0]["keywords"].append("免费用多久"))
@@ -527,6 +532,8 @@ class ExerciseCommandTest(unittest.TestCase):
         self.edit(lambda r: r[-1].pop("instrcution"))
         self.edit(lambda r: r[-1].update(section="会员", direction="东"))   # 别的字段不是拼错的 instruction（审阅时发现）
         self.assertNotIn("是不是想写 instruction", self.judge(5)[1])
+        self.edit(lambda r: r[-1].update(INSTRUCTION="前面说的都作废"))   # 大写的也认得
+        self.assertIn("X10 有一个 INSTRUCTION 字段，是不是想写 instruction？", self.judge(5)[1])
 
     def test_exercise_4_a_draft_copied_from_a_lesson_is_not_credited(self):
         # 老师试用时：第 03 课的 answer.json（对的草稿）加个 why 就算“做完”；课文里写好的草稿一律不算自己写的
@@ -592,6 +599,24 @@ class ExerciseCommandTest(unittest.TestCase):
         (student.path / "checks" / ".exercise-progress.json").write_text('{"done": [3]}', encoding="utf-8")   # 手写的进度：不认
         code, out, _ = run_kit(["all", "--documents", str(student.documents)], script=ROOT / "checks" / "exercise.py")
         self.assertTrue([line for line in out.splitlines() if line.startswith("| 3 |")][0].startswith("| 3 | 还没完成 |"), out)
+        # 手写的最小存档（只有改过的 D01#1，发布版别的记录都没有）：和 grade.py 一样不认（审阅时补的检查）
+        saved.write_text(json.dumps(records[:1], ensure_ascii=False), encoding="utf-8")
+        code, out, _ = run_kit(["all", "--documents", str(student.documents)], script=ROOT / "checks" / "exercise.py")
+        self.assertTrue([line for line in out.splitlines() if line.startswith("| 2 |")][0].startswith("| 2 | 还没完成 |"), out)
+
+    def test_documents_put_into_the_teachers_own_kit_do_not_get_the_teachers_saved_states(self):
+        # 老师把学生的文件拷进自己的套件文件夹里判：旁边 checks/.exercise-done/ 是老师自己做练习时存的，不能算给学生
+        teacher = KitCopy(with_checks=True)
+        self.addCleanup(teacher.close)
+        records = teacher.records()
+        records[0]["text"] = records[0]["text"].replace("7 天", "14 天")
+        (teacher.path / "checks" / ".exercise-done").mkdir(exist_ok=True)
+        (teacher.path / "checks" / ".exercise-done" / "exercise-2.json").write_text(json.dumps(records, ensure_ascii=False),
+                                                                                     encoding="utf-8")
+        student = teacher.path / "张三.json"
+        student.write_bytes(teacher.documents.read_bytes())
+        code, out, _ = teacher.tool("exercise.py", ["all", "--documents", str(student)])
+        self.assertTrue([line for line in out.splitlines() if line.startswith("| 2 |")][0].startswith("| 2 | 还没完成 |"), out)
 
     def test_unknown_options_are_named(self):
         _, (code, _, err) = self.tool(["1", "--documnets", "x.json"])
@@ -1144,8 +1169,11 @@ class GradeTest(unittest.TestCase):
         (venv.path / "env" / "lib").mkdir(parents=True)   # 不叫 venv 的虚拟环境：认 pyvenv.cfg，不认名字
         (venv.path / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
         (venv.path / "env" / "bin").mkdir()
-        (venv.path / "env" / "lib" / "__pycache__").mkdir()   # 虚拟环境里的字节码也不看：没有源代码，以前会被点名
-        (venv.path / "env" / "lib" / "__pycache__" / "pip0.cpython-311.pyc").write_bytes(b"\0" * 16)
+        (venv.path / "env" / "lib" / "__pycache__").mkdir()   # 虚拟环境里的字节码也不看：这一个没有源代码，以前会被点名
+        (venv.path / "env" / "lib" / "__pycache__" / "orphan.cpython-311.pyc").write_bytes(b"\0" * 16)
+        (venv.path / "笔记").mkdir()   # 只有 pyvenv.cfg、没有 bin/ 的不是虚拟环境：里面加的 .py 照样点名
+        (venv.path / "笔记" / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+        (venv.path / "笔记" / "hook.py").write_text("", encoding="utf-8")
         # 往套件自己的文件夹里放 pyvenv.cfg 和 bin/，想把改过的检查藏起来（审阅时试的）：不算虚拟环境
         (forger.path / "checks" / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
         (forger.path / "checks" / "bin").mkdir()
@@ -1177,6 +1205,8 @@ class GradeTest(unittest.TestCase):
         self.assertNotIn(".venv", seventh["和老师的套件不同"])
         self.assertNotIn("env/", seventh["和老师的套件不同"])
         self.assertNotIn("pip", seventh["要看一眼"])
+        self.assertNotIn("orphan", seventh["要看一眼"])
+        self.assertIn("笔记/hook.py", seventh["要看一眼"])
         self.assertIn("改了 Python 文件：checks/test_layout.py", fourth["要看一眼"])
         added = fifth["要看一眼"].split("加了 Python 文件：")[1].split("；")[0].split("、")
         self.assertEqual((len(added), added[-1]), (16, "……另有 5 处"))   # 以前一个虚拟环境能让这一格有几万字

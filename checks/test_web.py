@@ -202,13 +202,15 @@ class DomainFileTest(unittest.TestCase):
             utf16 = write_temp(directory, "utf16.json", '{"deny": ["论坛.test"]}'.encode("utf-16"))
             twice = write_temp(directory, "twice.json", '{"deny": ["bbs.efficiency-club.test"],\n "deny": ["download-soft.test"]}')
             empty = write_temp(directory, "empty.json", "\n")
+            bracket = write_temp(directory, "bracket.json", '{"deny": ["bbs.test", "http://[x/"]}')   # 审阅时发现：以前是 traceback
             for path, expected in ((comma, "第 1 行第 37 列：这里多了一个逗号。提示：数组或对象的最后一项后面不能再写逗号，删掉它。"),
                                    (gbk, "不是 UTF-8 编码（可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存。"),
                                    (utf16, "是 UTF-16 或 UTF-32 编码（记事本里叫“Unicode”），请在编辑器里选择“UTF-8”重新保存。"),
                                    # 又加了一行 deny：以前只留下后一个，论坛悄悄还在，练习 7 还说“你没去掉它”（新手试读）
                                    (twice, "里 deny 写了 2 次：JSON 只会留下最后一个，前面的名单悄悄没了。把它们合成一个数组，"
                                            '比如 {"deny": ["bbs.efficiency-club.test", "download-soft.test"]}。'),
-                                   (empty, "是空的：还没有写内容，或保存时没存上。")):   # 以前说“意外结束，可能少了「]」”
+                                   (empty, "是空的：还没有写内容，或保存时没存上。"),   # 以前说“意外结束，可能少了「]」”
+                                   (bracket, '的 deny 第 2 项「http://[x/」不是网址，也不是域名。')):
                 with self.subTest(path=path.name), self.assertRaises(web.KitError) as caught:
                     web.read_domains(str(path))
                 self.assertEqual(str(caught.exception), f"错误：域名名单 {path} {expected}")
@@ -540,6 +542,8 @@ class CommandLineTest(unittest.TestCase):
         if os.name != "nt":   # 小写的密钥变量：猜的是 SEARCH_API_KEY，不是叫人删掉（审阅时发现）
             _, _, err = run_kit(["--web", QUESTION], env=clean_env(search_api_key="abc"), documents=None)
             self.assertIn("设置了 search_api_key（是不是想写 SEARCH_API_KEY？）", err)
+        _, _, err = run_kit(["--web", QUESTION], env=clean_env(SEARCH_API_PROVIDER="bocha"), documents=None)
+        self.assertIn("设置了 SEARCH_API_PROVIDER（是不是想写 SEARCH_PROVIDER？）", err)
         # 全角冒号（新手试读）：以前只说“只能是本机的地址”，学生看着地址明明是 127.0.0.1；点名那个全角字符，和 LOCAL_MODEL_URL 一样
         code, _, err = run_kit(["--web", QUESTION], env=clean_env(SEARCH_API_URL="http://127.0.0.1：8765/search"), documents=None)
         self.assertEqual(code, 2)
