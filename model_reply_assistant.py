@@ -891,7 +891,7 @@ def describe_json_error(text, error):
     if message.startswith("Illegal trailing comma") or (before.endswith(",") and char != "" and char in "]}"):
         pos = len(before) - 1 if before.endswith(",") else pos   # 各 Python 版本都指向这个逗号
         what, hint = "这里多了一个逗号", "数组或对象的最后一项后面不能再写逗号，删掉它"
-    elif not text[pos:].strip():
+    elif not text[pos:].strip() and not message.startswith(("Unterminated string", "Invalid control character")):
         pos = len(text.rstrip())   # 指向最后一个字符之后，而不是文件末尾的空行
         what, hint = "文件在这里意外结束", "可能少了结尾的「]」或「}」"
     elif char in FULL_WIDTH:
@@ -907,10 +907,10 @@ def describe_json_error(text, error):
         what, hint = "这里在数组「[」里，却写了「字段名: 值」", "这条记录开头的「{」可能删掉了：补上它"
     elif message.startswith("Extra data") and char == ",":   # 最外层的值已经结束，后面又写了逗号：看后面和开头是什么
         hint = ("最外层的值后面多了一个逗号：删掉它" if not text[pos + 1:].strip() else
-                "最外层只能有一个值，这里却接着写了「,」：文件开头的「[」可能删掉了（资料文件是一个数组：[ {…}, {…} ]）"
-                if text.lstrip("\ufeff \t\r\n").startswith("{") else "最外层的数组在这里之前就关上了：前面可能多写了一个「]」")
-    elif message.startswith(("Expecting ':'", "Expecting ','")) and misplaced_quote(line_text):
-        quote = misplaced_quote(line_text)   # "title”: 这样的全角引号被当成了字符串的一部分
+                "最外层只能有一个值：资料文件是一个数组 [ {…}, {…} ]，开头的「[」可能删掉了；回答文件、域名名单只有一个 {…}，"
+                "把后面多写的删掉" if text.lstrip("\ufeff \t\r\n").startswith("{") else "最外层的数组在这里之前就关上了：前面可能多写了一个「]」")
+    elif message.startswith(("Expecting ':'", "Expecting ','")) and misplaced_quote(text, pos):
+        quote = misplaced_quote(text, pos)   # "title”: 这样的全角引号被当成了字符串的一部分
         hint = f"这一行有全角引号「{quote}」，字段名或字符串结尾的引号可能写成了全角，要用半角的「\"」"
     elif char == "'":
         hint = "JSON 的字段名和字符串要用双引号「\"」，不能用单引号「'」"
@@ -930,7 +930,7 @@ def describe_json_error(text, error):
     elif message.startswith("Expecting ',' delimiter"):
         hint = "上一项的末尾可能漏了逗号「,」"
     elif message.startswith(("Unterminated string", "Invalid control character")):
-        quote = misplaced_quote(line_text)
+        quote = misplaced_quote(text, pos)
         hint = (f"这一行有全角引号「{quote}」，字符串结尾的引号可能写成了全角" if quote
                 else "检查字符串结尾是否漏了双引号「\"」；正文里要换行请写 \\n")
     elif message.startswith("Invalid \\escape"):
@@ -940,13 +940,24 @@ def describe_json_error(text, error):
     return (*line_and_column(text, pos), what, hint)
 
 
-def misplaced_quote(line):
-    """这一行里像是敲错了的全角引号：紧挨着冒号、逗号、[（中间可以有空格），或在行尾——字段名、字符串的边上。
-    夹在正文里的（在「设置」里打开）是正常的中文标点，不算。没有时是 None。"""
-    for index, char in enumerate(line):
+def misplaced_quote(text, pos):
+    """json 出错前读的最后一个字符串（"title”: 里的 title”: ，或到 pos 还没结束的那个）里，像是该当结尾引号、却敲成全角的引号：
+    后面紧跟着（可以隔空格）半角的 : , ] }，或就在这段的末尾。正文里的“设置”、“7 天”，这样的中文引号后面是中文，不算。
+    没有时是 None。"""
+    start, inside, escaped = None, False, False   # 和 open_brackets 一样数：字符串里的引号、转义不算
+    for index, char in enumerate(text[:pos]):
+        if inside:
+            inside, escaped = (escaped or char != '"'), (not escaped and char == "\\")
+        elif char == '"':
+            start, inside = index, True
+    if start is None:
+        return None
+    content = text[start + 1:pos].rstrip()
+    content = content[:-1] if content.endswith('"') and not inside else content   # 已经结束的：去掉结尾的引号
+    for index, char in enumerate(content):
         if char in FULL_WIDTH_QUOTES:
-            before, after = line[:index].rstrip(), line[index + 1:].lstrip()
-            if not after or after[0] in ":：,，]" or (before and before[-1] in ":：,，["):
+            after = content[index + 1:].lstrip()
+            if not after or after[0] in ":,]}":
                 return char
     return None
 
@@ -1686,9 +1697,12 @@ def read_domains(path):
     for name, items in policy.items():
         for number, item in enumerate(items, 1):
             try:
-                domains[name].append(bare_domain(item))
+                domain = bare_domain(item)
             except ValueError:   # "http://[x/"：方括号没配对，urllib 读不了这个网址（以前是一段 traceback）
-                raise make_kit_error(f"域名名单 {path} 的 {name} 第 {number} 项「{visible(item, 60)}」不是网址，也不是域名。") from None
+                domain = ""
+            if not domain:   # "*"、"https://"、"www." 去掉通配和前缀后什么也不剩：allow 里有它，就会把来源全去掉
+                raise make_kit_error(f"域名名单 {path} 的 {name} 第 {number} 项「{visible(item, 60)}」不是网址，也不是域名。")
+            domains[name].append(domain)
     return domains
 
 

@@ -352,6 +352,8 @@ def exercise_7(documents, path):
     after = [source["url"] for source in web_eval.sources_for(WEB_QUESTION, policy)]
     if before == after:
         return False, [f"deny 里的 {'、'.join(policy['deny'])} 不在“{WEB_QUESTION}”的来源里，来源没有变。换一个来源里出现的域名。"]
+    if not after:   # 名单把来源全去掉了（allow 写错了一个域名就会这样）：问题没法回答，不算做完
+        return False, ["按这份名单，“" + WEB_QUESTION + "”的来源全被去掉了，一条也不剩：检查 allow 里的域名，或先只写 deny。"]
     gone = [url for url in before if url not in after]
     return True, [f"来源里去掉了 {'、'.join(gone)}，编号重新排过：现在是 {'、'.join(after)}。"]
 
@@ -399,7 +401,8 @@ def judge(number, documents, path, remembered):
         lines = ["之前见过它做完的样子；资料后来又改了，现在的样子是：" + lines[0]]
         if number == 2 and trial(documents) is not None and not restored(2, documents):   # 改回时敲错了（17 天）：说出差在哪里
             now, then = where_it_differs(trial(documents)["text"], next(r for r in shipped() if r["id"] == "D01#1")["text"])
-            lines.append(f"提醒：这个练习做完要改回去（{RESTORE[2]}），现在正文和发布版还不一样：现在是「…{now}…」，发布版是「…{then}…」。")
+            lines.append(f"提醒：这个练习做完要改回去（{RESTORE[2]}），现在正文和发布版还不一样："   # visible：不换行空格也写出来
+                         f"现在是「…{web.visible(now)}…」，发布版是「…{web.visible(then)}…」。")
         return "earlier", lines
     if number in RESTORE:
         lines = lines + ["（如果你已经做完、又改回去了，那就对了：这个练习做完就该改回去。）"]

@@ -187,6 +187,15 @@ class SyntaxHintTest(LoaderCase):
         self.assertIn("提示：上一项的末尾可能漏了逗号「,」", self.error_for(missing_comma))
         self.assertIn("提示：这一行有全角引号「」」，字段名或字符串结尾的引号可能写成了全角",
                       self.error_for('[{"id": "A1", "title」: "t", "text": "x", "keywords": ["k"]}]'))
+        # 第三轮审阅：只看 json 出错前读的那个字符串；中文引号后面跟着中文逗号是正常的，不算
+        from model_reply_assistant import JsonProblem, parse_json
+        for answer, hint in (('{"status": "draft", "draft": "试用期是“7 天”，到期后可以升级。" "sources": ["D01#1"]}',
+                              "上一项的末尾可能漏了逗号「,」"),   # 少了逗号，不是引号的错
+                             ('{"status": "draft", "draft": "试用 7 天。", "sources": ["D01#1”]}\n',   # 文件末尾有换行：
+                              "这一行有全角引号「”」，字符串结尾的引号可能写成了全角")):   # 以前说“意外结束”，补了括号还是一样
+            with self.subTest(answer=answer[-20:]), self.assertRaises(JsonProblem) as caught:
+                parse_json(answer)
+            self.assertIn(hint, caught.exception.hint)
 
     def test_a_record_or_the_file_that_lost_its_opening_bracket(self):
         # 练习三删记录时多删了一点（新手试读）：下一条的「{」、或文件开头的「[」跟着删掉了；以前都说“可能少了逗号”或没有提示
@@ -194,7 +203,7 @@ class SyntaxHintTest(LoaderCase):
         self.assertEqual(self.error_for(lost_brace), " 第 3 行第 7 列：JSON 格式不对，这里在数组「[」里，却写了「字段名: 值」。"
                                                      "提示：这条记录开头的「{」可能删掉了：补上它。")
         lost_bracket = '{"id": "A1", "keywords": ["k"]},\n{"id": "A2", "keywords": ["k"]}\n]\n'
-        self.assertIn("提示：最外层只能有一个值，这里却接着写了「,」：文件开头的「[」可能删掉了", self.error_for(lost_bracket))
+        self.assertIn("提示：最外层只能有一个值：资料文件是一个数组 [ {…}, {…} ]，开头的「[」可能删掉了", self.error_for(lost_bracket))
         # 审阅时发现：开头的「[」还在时不能这样说——末尾多一个逗号，或中间多写了一个「]」
         trailing = '[\n  {"id": "A1", "keywords": ["k"]}\n],\n'
         self.assertIn("提示：最外层的值后面多了一个逗号：删掉它。", self.error_for(trailing))

@@ -352,6 +352,9 @@ class ExerciseCommandTest(unittest.TestCase):
         self.kit.restore()   # 7 天改对了，别处多改了一个字（审阅时发现）：指出是那一处，不再让人以为 7 天没改回
         self.edit(lambda r: r[0].update(text=r[0]["text"].replace("两项功能", "两个功能")))
         self.assertIn("现在是「…和回复草稿两个功能。…」，发布版是「…和回复草稿两项功能。…」", self.judge(2)[1])
+        self.kit.restore()   # 改回时敲了个不换行空格：两段看着一样，要把看不见的写出来（第三轮审阅）
+        self.edit(lambda r: r[0].update(text=r[0]["text"].replace("7 天", "7\u00a0天")))
+        self.assertIn("现在是「…，试用期 7\\u00a0天；这段时间里…」", self.judge(2)[1])
 
     def test_exercise_1_keeps_its_credit_after_the_keyword_is_removed(self):
         self.edit(lambda r: r[0]["keywords"].append("免费用多久"))
@@ -447,6 +450,11 @@ class ExerciseCommandTest(unittest.TestCase):
         self.assertIn("来源里去掉了 https://bbs.efficiency-club.test/thread/88213", out)
         domains.write_text('{"deny": "bbs"}', encoding="utf-8")
         self.assertIn("应当是", self.judge(7)[1])
+        # allow 写了一个来源里没有的域名：来源全被去掉了，问题没法回答，不算做完（第三轮审阅）
+        domains.write_text('{"deny": ["bbs.efficiency-club.test"], "allow": ["nothing.test"]}', encoding="utf-8")
+        code, out = self.judge(7)
+        self.assertEqual(code, 1)
+        self.assertIn("来源全被去掉了，一条也不剩", out)
 
     def test_a_linked_data_file_is_not_judged_like_grade_and_run_checks(self):
         """老师用 --documents 判的资料是链接（指向同学做完练习一的文件）：和 grade.py、run_checks.py 一样不判、说出是什么链接，

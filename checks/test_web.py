@@ -203,6 +203,7 @@ class DomainFileTest(unittest.TestCase):
             twice = write_temp(directory, "twice.json", '{"deny": ["bbs.efficiency-club.test"],\n "deny": ["download-soft.test"]}')
             empty = write_temp(directory, "empty.json", "\n")
             bracket = write_temp(directory, "bracket.json", '{"deny": ["bbs.test", "http://[x/"]}')   # 审阅时发现：以前是 traceback
+            star = write_temp(directory, "star.json", '{"allow": ["*"]}')   # 什么也不剩的一项：以前收下，allow 把来源全去掉了
             for path, expected in ((comma, "第 1 行第 37 列：这里多了一个逗号。提示：数组或对象的最后一项后面不能再写逗号，删掉它。"),
                                    (gbk, "不是 UTF-8 编码（可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存。"),
                                    (utf16, "是 UTF-16 或 UTF-32 编码（记事本里叫“Unicode”），请在编辑器里选择“UTF-8”重新保存。"),
@@ -210,7 +211,8 @@ class DomainFileTest(unittest.TestCase):
                                    (twice, "里 deny 写了 2 次：JSON 只会留下最后一个，前面的名单悄悄没了。把它们合成一个数组，"
                                            '比如 {"deny": ["bbs.efficiency-club.test", "download-soft.test"]}。'),
                                    (empty, "是空的：还没有写内容，或保存时没存上。"),   # 以前说“意外结束，可能少了「]」”
-                                   (bracket, '的 deny 第 2 项「http://[x/」不是网址，也不是域名。')):
+                                   (bracket, '的 deny 第 2 项「http://[x/」不是网址，也不是域名。'),
+                                   (star, '的 allow 第 1 项「*」不是网址，也不是域名。')):
                 with self.subTest(path=path.name), self.assertRaises(web.KitError) as caught:
                     web.read_domains(str(path))
                 self.assertEqual(str(caught.exception), f"错误：域名名单 {path} {expected}")
