@@ -864,6 +864,7 @@ FULL_WIDTH = {"“": '"', "”": '"', "‘": '"', "’": '"', "「": '"', "」":
               "，": ",", "、": ",", "；": ",", "：": ":", "［": "[", "］": "]", "【": "[", "】": "]", "｛": "{", "｝": "}"}
 FULL_WIDTH_QUOTES = "".join(char for char, plain in FULL_WIDTH.items() if plain == '"')
 # 看不见、JSON 又不当作空白的字符：列的位置上“什么也没有”，要说出它是什么
+JSON_SPACE = " \t\r\n"   # JSON 认的空白只有这四个；str.strip() 还会去掉全角空格、不换行空格，在这里不能用
 SPACE_LOOKALIKES = {"\u3000": "全角空格", "\u00a0": "不换行空格", "\u200b": "零宽空格"}   # 开头的 BOM 另有一条说明
 
 # json 模块的英文报错 → 给学生看的中文说明
@@ -886,13 +887,12 @@ def describe_json_error(text, error):
     before = text[:pos].rstrip()
     what = next((cn for en, cn in JSON_ERRORS.items() if message.startswith(en)), message)
     char = text[pos:pos + 1]
-    line_text = text[text.rfind("\n", 0, pos) + 1:].split("\n", 1)[0]
     hint = None
     if message.startswith("Illegal trailing comma") or (before.endswith(",") and char != "" and char in "]}"):
         pos = len(before) - 1 if before.endswith(",") else pos   # 各 Python 版本都指向这个逗号
         what, hint = "这里多了一个逗号", "数组或对象的最后一项后面不能再写逗号，删掉它"
-    elif not text[pos:].strip() and not message.startswith(("Unterminated string", "Invalid control character")):
-        pos = len(text.rstrip())   # 指向最后一个字符之后，而不是文件末尾的空行
+    elif not text[pos:].strip(JSON_SPACE) and not message.startswith(("Unterminated string", "Invalid control character")):
+        pos = len(text.rstrip(JSON_SPACE))   # 指向最后一个字符之后，而不是文件末尾的空行（全角空格不是 JSON 的空白，另有提示）
         what, hint = "文件在这里意外结束", "可能少了结尾的「]」或「}」"
     elif char in FULL_WIDTH:
         hint = f"这里是全角字符「{char}」，JSON 的标点要用半角的「{FULL_WIDTH[char]}」（切换到英文输入法再输入）"
@@ -909,9 +909,11 @@ def describe_json_error(text, error):
         hint = ("最外层的值后面多了一个逗号：删掉它" if not text[pos + 1:].strip() else
                 "最外层只能有一个值：资料文件是一个数组 [ {…}, {…} ]，开头的「[」可能删掉了；回答文件、域名名单只有一个 {…}，"
                 "把后面多写的删掉" if text.lstrip("\ufeff \t\r\n").startswith("{") else "最外层的数组在这里之前就关上了：前面可能多写了一个「]」")
-    elif message.startswith(("Expecting ':'", "Expecting ','")) and misplaced_quote(text, pos):
-        quote = misplaced_quote(text, pos)   # "title”: 这样的全角引号被当成了字符串的一部分
-        hint = f"这一行有全角引号「{quote}」，字段名或字符串结尾的引号可能写成了全角，要用半角的「\"」"
+    elif misplaced_quote(broken_string(text, pos, message)):   # "title”: 的全角引号被当成了字符串的一部分
+        quote = misplaced_quote(broken_string(text, pos, message))
+        hint = f"字符串里的全角引号「{quote}」像是本该结束字符串的引号：字段名或字符串结尾的引号要用半角的「\"」"
+    elif '\\"' in (broken_string(text, pos, message) or ""):   # "C:\" 的反斜杠把结尾的引号变成了普通字符
+        hint = "字符串里的「\\\"」是一个普通的引号，字符串没有在那里结束：要写反斜杠本身，请写成「\\\\」"
     elif char == "'":
         hint = "JSON 的字段名和字符串要用双引号「\"」，不能用单引号「'」"
     elif char in ("/", "#"):
@@ -930,9 +932,7 @@ def describe_json_error(text, error):
     elif message.startswith("Expecting ',' delimiter"):
         hint = "上一项的末尾可能漏了逗号「,」"
     elif message.startswith(("Unterminated string", "Invalid control character")):
-        quote = misplaced_quote(text, pos)
-        hint = (f"这一行有全角引号「{quote}」，字符串结尾的引号可能写成了全角" if quote
-                else "检查字符串结尾是否漏了双引号「\"」；正文里要换行请写 \\n")
+        hint = "检查字符串结尾是否漏了双引号「\"」；正文里要换行请写 \\n"
     elif message.startswith("Invalid \\escape"):
         hint = "要写反斜杠本身，请写成 \\\\"
     elif message.startswith("Unexpected UTF-8 BOM"):
@@ -940,26 +940,41 @@ def describe_json_error(text, error):
     return (*line_and_column(text, pos), what, hint)
 
 
-def misplaced_quote(text, pos):
-    """json 出错前读的最后一个字符串（"title”: 里的 title”: ，或到 pos 还没结束的那个）里，像是该当结尾引号、却敲成全角的引号：
-    后面紧跟着（可以隔空格）半角的 : , ] }，或就在这段的末尾。正文里的“设置”、“7 天”，这样的中文引号后面是中文，不算。
-    没有时是 None。"""
-    start, inside, escaped = None, False, False   # 和 open_brackets 一样数：字符串里的引号、转义不算
-    for index, char in enumerate(text[:pos]):
+def broken_string(text, pos, message):
+    """json 出错时正在读、或刚读完的那个字符串的内容——全角引号、转义的引号让它在不该结束的地方结束（或一直没结束）时，
+    毛病就在它里面。没有这样的字符串时是 None：
+    - 刚读完一个字符串，接着的却不是 : , ] } 而是别的字（"title”: "t" 里的 t）：那个字符串结束在本该开始下一项的引号上；
+      接着的是 "（少了逗号，"试用期“7 天”" 这样的字符串本来就结束得对），不算；
+    - 字符串一直没结束：从它的开头到这一行的末尾。"""
+    if message.startswith("Unterminated string"):   # pos 就是开头的引号
+        return text[pos + 1:].split("\n", 1)[0]
+    start, end, inside, escaped = None, None, False, False   # 和 open_brackets 一样数：转义的引号不算
+    for index in range(pos):
+        char = text[index]
         if inside:
-            inside, escaped = (escaped or char != '"'), (not escaped and char == "\\")
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                inside, end = False, index
         elif char == '"':
             start, inside = index, True
     if start is None:
         return None
-    content = text[start + 1:pos].rstrip()
-    content = content[:-1] if content.endswith('"') and not inside else content   # 已经结束的：去掉结尾的引号
-    for index, char in enumerate(content):
-        if char in FULL_WIDTH_QUOTES:
-            after = content[index + 1:].lstrip()
-            if not after or after[0] in ":,]}":
-                return char
+    if message.startswith("Invalid control character") and inside:
+        return text[start + 1:pos]
+    if message.startswith(("Expecting ':'", "Expecting ','")) and not inside and end is not None and \
+            text[end + 1:pos].strip(JSON_SPACE) == "" and text[pos:pos + 1] not in ('"', ""):
+        return text[start + 1:end]
     return None
+
+
+def misplaced_quote(content):
+    """content（broken_string 给的那段）末尾的全角引号，后面只剩冒号、逗号、右括号和空白（全角半角都算）：
+    它像是本该结束字符串的引号（"D01#1”]、"试用”，"几天"）。正文里夹着的“设置”不在末尾，不算。没有时是 None。"""
+    trimmed = (content or "").rstrip(" \t\r:：,，]}")
+    return trimmed[-1] if trimmed and trimmed[-1] in FULL_WIDTH_QUOTES else None
 
 
 def line_and_column(text, pos):
@@ -1711,8 +1726,8 @@ def bare_domain(text):
     import unicodedata
     import urllib.parse
     text = unicodedata.normalize("NFKC", text).replace("。", ".").strip().lower()
-    if "://" in text:
-        text = urllib.parse.urlsplit(text).hostname or ""
+    if "://" in text:   # 网址：hostname 已经去掉了端口、路径和 IPv6 的方括号（[2001:db8::1]:8443 的冒号不能再拆）
+        return (urllib.parse.urlsplit(text).hostname or "").lstrip("*.").removeprefix("www.")
     return text.split("/")[0].split(":")[0].lstrip("*.").removeprefix("www.")   # 端口、路径不是域名的一部分
 
 

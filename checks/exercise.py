@@ -353,7 +353,8 @@ def exercise_7(documents, path):
     if before == after:
         return False, [f"deny 里的 {'、'.join(policy['deny'])} 不在“{WEB_QUESTION}”的来源里，来源没有变。换一个来源里出现的域名。"]
     if not after:   # 名单把来源全去掉了（allow 写错了一个域名就会这样）：问题没法回答，不算做完
-        return False, ["按这份名单，“" + WEB_QUESTION + "”的来源全被去掉了，一条也不剩：检查 allow 里的域名，或先只写 deny。"]
+        fix = "检查 allow 里的域名，或先只写 deny" if policy.get("allow") else "deny 里的域名太宽了，只写你不想要的那一个网站"
+        return False, [f"按这份名单，“{WEB_QUESTION}”的来源全被去掉了，一条也不剩：{fix}。"]
     gone = [url for url in before if url not in after]
     return True, [f"来源里去掉了 {'、'.join(gone)}，编号重新排过：现在是 {'、'.join(after)}。"]
 

@@ -454,7 +454,9 @@ class ExerciseCommandTest(unittest.TestCase):
         domains.write_text('{"deny": ["bbs.efficiency-club.test"], "allow": ["nothing.test"]}', encoding="utf-8")
         code, out = self.judge(7)
         self.assertEqual(code, 1)
-        self.assertIn("来源全被去掉了，一条也不剩", out)
+        self.assertIn("来源全被去掉了，一条也不剩：检查 allow 里的域名", out)
+        domains.write_text('{"deny": ["*.test", "*.example"]}', encoding="utf-8")   # 只有 deny：不去说 allow（第四轮审阅）
+        self.assertIn("来源全被去掉了，一条也不剩：deny 里的域名太宽了", self.judge(7)[1])
 
     def test_a_linked_data_file_is_not_judged_like_grade_and_run_checks(self):
         """老师用 --documents 判的资料是链接（指向同学做完练习一的文件）：和 grade.py、run_checks.py 一样不判、说出是什么链接，

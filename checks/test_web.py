@@ -221,6 +221,13 @@ class DomainFileTest(unittest.TestCase):
             self.assertIn("（文件不存在；相对路径从当前文件夹算起）", str(caught.exception))
 
 
+class BareDomainTest(unittest.TestCase):
+    def test_a_url_s_host_keeps_its_ipv6_colons(self):
+        # 第四轮审阅：网址的 hostname 已经去掉了端口，再按冒号拆会把 [2001:db8::1] 拆成 2001
+        urls = ("https://[2001:db8::1]:8443/x", "https://[::1]/", "https://www.BBS.example.com:8080/a")
+        self.assertEqual([web.bare_domain(url) for url in urls], ["2001:db8::1", "::1", "bbs.example.com"])
+
+
 class ResilienceTest(unittest.TestCase):
     """重试、限流、缓存：时间用假的时钟和 sleep，检查不真的等。"""
 
