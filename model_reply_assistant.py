@@ -862,9 +862,12 @@ def refuse_constant(name):
 # 中文输入法打出来的标点（拼音输入法里 [ ] \ 是【】、），以及 JSON 要的半角写法。引号不管单双、直角都换成 "：JSON 不认单引号
 FULL_WIDTH = {"“": '"', "”": '"', "‘": '"', "’": '"', "「": '"', "」": '"', "『": '"', "』": '"', "＂": '"',
               "，": ",", "、": ",", "；": ",", "：": ":", "［": "[", "］": "]", "【": "[", "】": "]", "｛": "{", "｝": "}"}
-FULL_WIDTH_QUOTES = "".join(char for char, plain in FULL_WIDTH.items() if plain == '"')
-# 看不见、JSON 又不当作空白的字符：列的位置上“什么也没有”，要说出它是什么
+# 字符串结束得不对时 json 报的几种错：接着的不是冒号或逗号，或者字符串一直没结束
+STRING_TROUBLE = ("Expecting ':'", "Expecting ','", "Unterminated string", "Invalid control character")
+# 全角的右引号，和它配对的左引号（＂没有左右之分）
+CLOSING_QUOTES = {"”": "“", "」": "「", "』": "『", "’": "‘", "＂": None}
 JSON_SPACE = " \t\r\n"   # JSON 认的空白只有这四个；str.strip() 还会去掉全角空格、不换行空格，在这里不能用
+# 看不见、JSON 又不当作空白的字符：列的位置上“什么也没有”，要说出它是什么
 SPACE_LOOKALIKES = {"\u3000": "全角空格", "\u00a0": "不换行空格", "\u200b": "零宽空格"}   # 开头的 BOM 另有一条说明
 
 # json 模块的英文报错 → 给学生看的中文说明
@@ -909,11 +912,8 @@ def describe_json_error(text, error):
         hint = ("最外层的值后面多了一个逗号：删掉它" if not text[pos + 1:].strip() else
                 "最外层只能有一个值：资料文件是一个数组 [ {…}, {…} ]，开头的「[」可能删掉了；回答文件、域名名单只有一个 {…}，"
                 "把后面多写的删掉" if text.lstrip("\ufeff \t\r\n").startswith("{") else "最外层的数组在这里之前就关上了：前面可能多写了一个「]」")
-    elif misplaced_quote(broken_string(text, pos, message)):   # "title”: 的全角引号被当成了字符串的一部分
-        quote = misplaced_quote(broken_string(text, pos, message))
-        hint = f"字符串里的全角引号「{quote}」像是本该结束字符串的引号：字段名或字符串结尾的引号要用半角的「\"」"
-    elif '\\"' in (broken_string(text, pos, message) or ""):   # "C:\" 的反斜杠把结尾的引号变成了普通字符
-        hint = "字符串里的「\\\"」是一个普通的引号，字符串没有在那里结束：要写反斜杠本身，请写成「\\\\」"
+    elif message.startswith(STRING_TROUBLE) and string_repair(text, pos):   # 引号敲成全角、结尾的 " 漏了、反斜杠转义了它
+        hint = string_repair(text, pos)
     elif char == "'":
         hint = "JSON 的字段名和字符串要用双引号「\"」，不能用单引号「'」"
     elif char in ("/", "#"):
@@ -934,47 +934,42 @@ def describe_json_error(text, error):
     elif message.startswith(("Unterminated string", "Invalid control character")):
         hint = "检查字符串结尾是否漏了双引号「\"」；正文里要换行请写 \\n"
     elif message.startswith("Invalid \\escape"):
-        hint = "要写反斜杠本身，请写成 \\\\"
+        hint = "要写反斜杠本身，请写成 \\\\；要换行写 \\n（反斜杠和 n 之间没有空格）"
     elif message.startswith("Unexpected UTF-8 BOM"):
         hint = "在编辑器里把文件另存为“UTF-8”（不带 BOM），或删掉开头那个看不见的字符"
     return (*line_and_column(text, pos), what, hint)
 
 
-def broken_string(text, pos, message):
-    """json 出错时正在读、或刚读完的那个字符串的内容——全角引号、转义的引号让它在不该结束的地方结束（或一直没结束）时，
-    毛病就在它里面。没有这样的字符串时是 None：
-    - 刚读完一个字符串，接着的却不是 : , ] } 而是别的字（"title”: "t" 里的 t）：那个字符串结束在本该开始下一项的引号上；
-      接着的是 "（少了逗号，"试用期“7 天”" 这样的字符串本来就结束得对），不算；
-    - 字符串一直没结束：从它的开头到这一行的末尾。"""
-    if message.startswith("Unterminated string"):   # pos 就是开头的引号
-        return text[pos + 1:].split("\n", 1)[0]
-    start, end, inside, escaped = None, None, False, False   # 和 open_brackets 一样数：转义的引号不算
-    for index in range(pos):
+def string_repair(text, pos):
+    """字符串在不该结束的地方结束了（或一直没结束）时，在出错的这一行和上一行里，从出错处往前挨个试能让整个文件读通的改法，
+    返回说明这个改法的提示；都读不通时是 None（不猜）。和 describe_unmatched 一样，说的每种改法都在文件上试过：
+    - 全角右引号：前面有和它配对的左引号（“设置”），它是正文里的引号，试着在它后面补上半角的 "；
+      没有配对的（"D01#1”]、"试用”、"几天"），它像是敲成全角的 JSON 引号，试着把它（连同紧跟着的全角、，；：）换成半角；
+    - 「\\"」：反斜杠把结尾的引号变成了普通字符（"C:\\"），试着写成「\\\\"」。
+    最多试 20 处：一行正文里的中文引号不会更多，每试一处就是把文件读一遍。"""
+    first = text.rfind("\n", 0, max(text.rfind("\n", 0, pos), 0)) + 1   # 上一行的开头
+    last = text.find("\n", pos) if text.find("\n", pos) >= 0 else len(text)
+    spots = [index for index in range(last - 1, first - 1, -1) if text[index] in CLOSING_QUOTES or text.startswith('\\"', index)]
+    for index in spots[:20]:
+        line, column = line_and_column(text, index)
         char = text[index]
-        if inside:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                inside, end = False, index
-        elif char == '"':
-            start, inside = index, True
-    if start is None:
-        return None
-    if message.startswith("Invalid control character") and inside:
-        return text[start + 1:pos]
-    if message.startswith(("Expecting ':'", "Expecting ','")) and not inside and end is not None and \
-            text[end + 1:pos].strip(JSON_SPACE) == "" and text[pos:pos + 1] not in ('"', ""):
-        return text[start + 1:end]
+        if char == "\\":
+            repaired = text[:index] + "\\" + text[index:]
+            advice = f"第 {line} 行第 {column} 列的「\\\"」是一个普通的引号，字符串没有在那里结束：要写反斜杠本身，请写成「\\\\」"
+        elif CLOSING_QUOTES[char] and CLOSING_QUOTES[char] in text[text.rfind('"', 0, index) + 1:index]:   # 配对：正文里的引号
+            repaired = text[:index + 1] + '"' + text[index + 1:]
+            advice = f"字符串没有结束：第 {line} 行第 {column} 列的「{char}」是正文里的引号，在它后面补上半角的「\"」"
+        else:   # 连同紧跟着的全角标点、空格一起换（输入法常一起打出来：”、"  ”：“）
+            end = index + 1
+            while end < last and (text[end] in FULL_WIDTH or text[end] in " \t:,"):
+                end += 1
+            stretch = text[index:end].rstrip(" \t:,")
+            fixed = "".join(FULL_WIDTH.get(mark, mark) for mark in stretch)
+            repaired = text[:index] + fixed + text[index + len(stretch):]
+            advice = f"第 {line} 行第 {column} 列的「{stretch}」要写成半角的「{fixed}」"
+        if how_far_it_reads(repaired) > len(repaired):
+            return advice + "（试过了：这样改完，整个文件就能读通）"
     return None
-
-
-def misplaced_quote(content):
-    """content（broken_string 给的那段）末尾的全角引号，后面只剩冒号、逗号、右括号和空白（全角半角都算）：
-    它像是本该结束字符串的引号（"D01#1”]、"试用”，"几天"）。正文里夹着的“设置”不在末尾，不算。没有时是 None。"""
-    trimmed = (content or "").rstrip(" \t\r:：,，]}")
-    return trimmed[-1] if trimmed and trimmed[-1] in FULL_WIDTH_QUOTES else None
 
 
 def line_and_column(text, pos):
@@ -1728,6 +1723,10 @@ def bare_domain(text):
     text = unicodedata.normalize("NFKC", text).replace("。", ".").strip().lower()
     if "://" in text:   # 网址：hostname 已经去掉了端口、路径和 IPv6 的方括号（[2001:db8::1]:8443 的冒号不能再拆）
         return (urllib.parse.urlsplit(text).hostname or "").lstrip("*.").removeprefix("www.")
+    if text.startswith("["):   # [2001:db8::1]:8443：方括号里是 IPv6 地址
+        return text[1:].split("]")[0]
+    if text.count(":") > 1:   # 2001:db8::1：IPv6 地址里的冒号不是端口
+        return text.split("/")[0]
     return text.split("/")[0].split(":")[0].lstrip("*.").removeprefix("www.")   # 端口、路径不是域名的一部分
 
 
