@@ -891,12 +891,15 @@ def describe_json_error(text, error):
     what = next((cn for en, cn in JSON_ERRORS.items() if message.startswith(en)), message)
     char = text[pos:pos + 1]
     hint = None
+    repair = string_repair(text, pos, message) if message.startswith(STRING_TROUBLE) else None
     if message.startswith("Illegal trailing comma") or (before.endswith(",") and char != "" and char in "]}"):
         pos = len(before) - 1 if before.endswith(",") else pos   # 各 Python 版本都指向这个逗号
         what, hint = "这里多了一个逗号", "数组或对象的最后一项后面不能再写逗号，删掉它"
     elif not text[pos:].strip(JSON_SPACE) and not message.startswith(("Unterminated string", "Invalid control character")):
         pos = len(text.rstrip(JSON_SPACE))   # 指向最后一个字符之后，而不是文件末尾的空行（全角空格不是 JSON 的空白，另有提示）
         what, hint = "文件在这里意外结束", "可能少了结尾的「]」或「}」"
+    elif repair:   # 引号敲成全角、结尾的 " 漏了、反斜杠转义了它：试过的改法（在“全角字符”之前：正文里的“ 不是错）
+        hint = repair
     elif char in FULL_WIDTH:
         hint = f"这里是全角字符「{char}」，JSON 的标点要用半角的「{FULL_WIDTH[char]}」（切换到英文输入法再输入）"
     elif char in SPACE_LOOKALIKES:
@@ -912,8 +915,6 @@ def describe_json_error(text, error):
         hint = ("最外层的值后面多了一个逗号：删掉它" if not text[pos + 1:].strip() else
                 "最外层只能有一个值：资料文件是一个数组 [ {…}, {…} ]，开头的「[」可能删掉了；回答文件、域名名单只有一个 {…}，"
                 "把后面多写的删掉" if text.lstrip("\ufeff \t\r\n").startswith("{") else "最外层的数组在这里之前就关上了：前面可能多写了一个「]」")
-    elif message.startswith(STRING_TROUBLE) and string_repair(text, pos):   # 引号敲成全角、结尾的 " 漏了、反斜杠转义了它
-        hint = string_repair(text, pos)
     elif char == "'":
         hint = "JSON 的字段名和字符串要用双引号「\"」，不能用单引号「'」"
     elif char in ("/", "#"):
@@ -940,36 +941,62 @@ def describe_json_error(text, error):
     return (*line_and_column(text, pos), what, hint)
 
 
-def string_repair(text, pos):
-    """字符串在不该结束的地方结束了（或一直没结束）时，在出错的这一行和上一行里，从出错处往前挨个试能让整个文件读通的改法，
-    返回说明这个改法的提示；都读不通时是 None（不猜）。和 describe_unmatched 一样，说的每种改法都在文件上试过：
-    - 全角右引号：前面有和它配对的左引号（“设置”），它是正文里的引号，试着在它后面补上半角的 "；
-      没有配对的（"D01#1”]、"试用”、"几天"），它像是敲成全角的 JSON 引号，试着把它（连同紧跟着的全角、，；：）换成半角；
-    - 「\\"」：反斜杠把结尾的引号变成了普通字符（"C:\\"），试着写成「\\\\"」。
-    最多试 20 处：一行正文里的中文引号不会更多，每试一处就是把文件读一遍。"""
+def string_repair(text, pos, message):
+    """字符串在不该结束的地方结束了（或一直没结束）时，试改法，返回说明改法的提示；没有改法能让文件读过这一带时是 None
+    （不猜）。和 describe_unmatched 一样，说的每种改法都在文件上试过：
+    - 全角右引号：这个字符串里还有没关上的全角左引号（“设置”），它是正文里的引号，试着在它后面补上半角的 "；
+      否则它像是敲成全角的 JSON 引号，试着把它连同紧跟着的全角标点换成半角（”、 → ",   ”：“ → ":"）；
+    - 「\\"」：反斜杠把结尾的引号变成了普通字符（"C:\\"），试着写成「\\\\"」；
+    - 最后试一次把这一行所有像敲错的全角引号都换掉（整个键值都是用中文输入法打的）。
+    从出错处找起（字符串一直没结束时往后，别的往前），最多试 20 处，每试一处就是把文件读一遍。
+    整个文件读得通的改法说“试过了”；读过了下一行的（文件里还有别的错）也说，但不说能读通。"""
     first = text.rfind("\n", 0, max(text.rfind("\n", 0, pos), 0)) + 1   # 上一行的开头
-    last = text.find("\n", pos) if text.find("\n", pos) >= 0 else len(text)
-    spots = [index for index in range(last - 1, first - 1, -1) if text[index] in CLOSING_QUOTES or text.startswith('\\"', index)]
-    for index in spots[:20]:
-        line, column = line_and_column(text, index)
-        char = text[index]
-        if char == "\\":
-            repaired = text[:index] + "\\" + text[index:]
-            advice = f"第 {line} 行第 {column} 列的「\\\"」是一个普通的引号，字符串没有在那里结束：要写反斜杠本身，请写成「\\\\」"
-        elif CLOSING_QUOTES[char] and CLOSING_QUOTES[char] in text[text.rfind('"', 0, index) + 1:index]:   # 配对：正文里的引号
-            repaired = text[:index + 1] + '"' + text[index + 1:]
-            advice = f"字符串没有结束：第 {line} 行第 {column} 列的「{char}」是正文里的引号，在它后面补上半角的「\"」"
-        else:   # 连同紧跟着的全角标点、空格一起换（输入法常一起打出来：”、"  ”：“）
-            end = index + 1
-            while end < last and (text[end] in FULL_WIDTH or text[end] in " \t:,"):
-                end += 1
-            stretch = text[index:end].rstrip(" \t:,")
-            fixed = "".join(FULL_WIDTH.get(mark, mark) for mark in stretch)
-            repaired = text[:index] + fixed + text[index + len(stretch):]
-            advice = f"第 {line} 行第 {column} 列的「{stretch}」要写成半角的「{fixed}」"
-        if how_far_it_reads(repaired) > len(repaired):
-            return advice + "（试过了：这样改完，整个文件就能读通）"
+    last = text.find("\n", pos) if text.find("\n", pos) >= 0 else len(text)   # 这一行的末尾
+    after_next = text.find("\n", last + 1) if text.find("\n", last + 1) >= 0 else len(text)   # 下一行的末尾
+    if message.startswith("Unterminated string"):   # pos 是这个字符串开头的引号：毛病在它后面
+        spots = [index for index in range(pos + 1, last) if is_repair_spot(text, index)]
+    else:
+        spots = [index for index in range(min(last, pos + 1) - 1, first - 1, -1) if is_repair_spot(text, index)]
+    tries = [one_repair(text, index) for index in spots[:20]]
+    whole_line, advice = text, []
+    for index in sorted(spots[:20], reverse=True):   # 从后往前换：前面的位置不会因为后面的改动而挪动
+        repaired, said = one_repair(whole_line, index)
+        if said and "补上" not in said:
+            whole_line, advice = repaired, [said] + advice
+    if len(advice) > 1:
+        tries.append((whole_line, "；".join(advice)))
+    reached = [(how_far_it_reads(repaired), len(repaired), said) for repaired, said in tries]
+    whole = [said for far, length, said in reached if far > length]
+    if whole:
+        return whole[0] + "（试过了：这样改完，整个文件就能读通）"
+    far, _, said = max(reached, key=lambda item: item[0], default=(0, 0, None))
+    if far > after_next:   # 读过了下一行：文件里另有别的错，这一处先这样改
+        return said + "（试过了：这样改完，这里就读得过去了，后面还有别的错）"
     return None
+
+
+def is_repair_spot(text, index):
+    return text[index] in CLOSING_QUOTES or text.startswith('\\"', index)
+
+
+def one_repair(text, index):
+    """在 index 处的一种改法：(改过的文字, 说明)。说明里的行号、列号是改之前的。"""
+    line, column = line_and_column(text, index)
+    char = text[index]
+    if char == "\\":
+        return (text[:index] + "\\" + text[index:],
+                f"第 {line} 行第 {column} 列的「\\\"」是一个普通的引号，字符串没有在那里结束：要写反斜杠本身，请写成「\\\\」")
+    opener = CLOSING_QUOTES[char]
+    string = text[text.rfind('"', 0, index) + 1:index]   # 这个字符串到这里为止的内容
+    if opener and string.count(opener) > string.count(char):   # 还有没关上的左引号：它是正文里的引号
+        return (text[:index + 1] + '"' + text[index + 1:],
+                f"字符串没有结束：第 {line} 行第 {column} 列的「{char}」是正文里的引号，在它后面补上半角的「\"」")
+    end = index + 1   # 连同紧跟着的全角标点、空格一起换（输入法常一起打出来）
+    while end < len(text) and text[end] != "\n" and (text[end] in FULL_WIDTH or text[end] in " \t:,"):
+        end += 1
+    stretch = text[index:end].rstrip(" \t:,")
+    fixed = "".join(FULL_WIDTH.get(mark, mark) for mark in stretch)
+    return text[:index] + fixed + text[index + len(stretch):], f"第 {line} 行第 {column} 列的「{stretch}」要写成半角的「{fixed}」"
 
 
 def line_and_column(text, pos):
@@ -1723,11 +1750,12 @@ def bare_domain(text):
     text = unicodedata.normalize("NFKC", text).replace("。", ".").strip().lower()
     if "://" in text:   # 网址：hostname 已经去掉了端口、路径和 IPv6 的方括号（[2001:db8::1]:8443 的冒号不能再拆）
         return (urllib.parse.urlsplit(text).hostname or "").lstrip("*.").removeprefix("www.")
-    if text.startswith("["):   # [2001:db8::1]:8443：方括号里是 IPv6 地址
-        return text[1:].split("]")[0]
-    if text.count(":") > 1:   # 2001:db8::1：IPv6 地址里的冒号不是端口
-        return text.split("/")[0]
-    return text.split("/")[0].split(":")[0].lstrip("*.").removeprefix("www.")   # 端口、路径不是域名的一部分
+    host = text.split("/")[0]   # 路径不是域名的一部分（路径里也可能有冒号）
+    if host.startswith("["):   # [2001:db8::1]:8443：方括号里是 IPv6 地址
+        return host[1:].split("]")[0]
+    if host.count(":") > 1:   # 2001:db8::1：IPv6 地址里的冒号不是端口
+        return host
+    return host.split(":")[0].lstrip("*.").removeprefix("www.")   # 端口也不是
 
 
 def cache_path(target, question):

@@ -218,12 +218,28 @@ class SyntaxHintTest(LoaderCase):
                             "字符串没有结束：第 1 行第 30 列的「”」是正文里的引号，在它后面补上半角的「\"」" + "（试过了：这样改完，整个文件就能读通）"),
                            ('[{"id": "A", "text": "在“设置”\n里打开。", "keywords": ["k"]}]', "正文里要换行请写 \\n"),
                            ('[{"id": "A", "text": "点\\"设置\\"即可。,\n "keywords": ["k"]}]', "检查字符串结尾是否漏了双引号"),
-                           ('[{"id": "A", "keywords": ["试用", "“几天”"}]', "在它前面补上「]」")):
+                           ('[{"id": "A", "keywords": ["试用", "“几天”"}]', "在它前面补上「]」"),
+                           # 第六轮审阅：整个键值都是中文输入法打的（两处一起改）；正文以“开头的值，不能被说成“全角字符”；
+                           # 左右引号已经配好对的，最后那个 ” 才是敲错的结尾引号
+                           ('{"status”：“draft”, "draft": "试用 7 天。", "sources": ["D01#1"]}',
+                            "第 1 行第 9 列的「”：“」要写成半角的「\":\"」；第 1 行第 17 列的「”」要写成半角的「\"」" + "（试过了：这样改完，整个文件就能读通）"),
+                           ('[{"id": "A", "text”: "“设置”里打开", "keywords": ["k"]}]', "第 1 行第 19 列的「”」要写成半角的「\"」"),
+                           ('[{"id": "A", "text": "在“设置”里开通。”,\n "keywords": ["k"]}]', "第 1 行第 32 列的「”」要写成半角的「\"」")):
             with self.subTest(text=text), self.assertRaises(JsonProblem) as caught:
                 parse_json(text)
             self.assertIn(hint, caught.exception.hint or "")
             if "要写成半角" not in hint:
                 self.assertNotIn("要写成半角", caught.exception.hint)
+
+    def test_a_quote_repair_is_offered_even_when_the_file_has_another_mistake(self):
+        # 第六轮审阅：文件里另有一处错时，整个文件读不通，以前就不给引号的提示了；读过了下一行就说，但不说“能读通”
+        broken = ('[\n  {"id": "A1", "title”: "t", "keywords": ["k"]},\n  {"id": "A2", "title": "t",\n'
+                  '   "keywords": ["k",]}\n]\n')
+        message = self.error_for(broken)
+        self.assertIn("第 2 行第 22 列的「”」要写成半角的「\"」（试过了：这样改完，这里就读得过去了，后面还有别的错）", message)
+        big = json.dumps([{"id": f"X{n}", "title": f"标题{n}", "text": "在“设置”里“打开”", "keywords": ["k"]} for n in range(500)],
+                         ensure_ascii=False).replace('"title": "标题5"', '"title”: "标题5"', 1)   # 一行写完的大文件：从出错处找起
+        self.assertIn("的「”」要写成半角的「\"」（试过了：这样改完，整个文件就能读通）", self.error_for(big))
 
     def test_a_record_or_the_file_that_lost_its_opening_bracket(self):
         # 练习三删记录时多删了一点（新手试读）：下一条的「{」、或文件开头的「[」跟着删掉了；以前都说“可能少了逗号”或没有提示
