@@ -957,20 +957,21 @@ def string_repair(text, pos, message):
         spots = [index for index in range(pos + 1, last) if is_repair_spot(text, index)]
     else:
         spots = [index for index in range(min(last, pos + 1) - 1, first - 1, -1) if is_repair_spot(text, index)]
-    tries = [one_repair(text, index) for index in spots[:20]]
     whole_line, advice = text, []
     for index in sorted(spots[:20], reverse=True):   # 从后往前换：前面的位置不会因为后面的改动而挪动
         repaired, said = one_repair(whole_line, index)
-        if said and "补上" not in said:
+        if "补上" not in said:
             whole_line, advice = repaired, [said] + advice
-    if len(advice) > 1:
-        tries.append((whole_line, "；".join(advice)))
-    reached = [(how_far_it_reads(repaired), len(repaired), said) for repaired, said in tries]
-    whole = [said for far, length, said in reached if far > length]
+    # 先试全都换掉的那一种：“试用”，“体验版”，“几天”只换最后一个也读得通，却把三个关键词并成了一个
+    tries = ([(whole_line, "；".join(advice))] if len(advice) > 1 else []) + [one_repair(text, index) for index in spots[:20]]
+    reached = [(how_far_it_reads(repaired), repaired, said) for repaired, said in tries]
+    whole = [said for far, repaired, said in reached if far > len(repaired)]
     if whole:
         return whole[0] + "（试过了：这样改完，整个文件就能读通）"
-    far, _, said = max(reached, key=lambda item: item[0], default=(0, 0, None))
-    if far > after_next:   # 读过了下一行：文件里另有别的错，这一处先这样改
+    far, repaired, said = max(reached, key=lambda item: item[0], default=(0, "", None))
+    # 文件里另有别的错：改完以后越过出错处、又读了至少 5 个字（空白不算）才算这一处改对了——正文里的换行，补上引号以后
+    # 马上又在下一行的第一个字上出错，那不是改对了
+    if far > after_next or len("".join(repaired[pos:far].split())) >= 5:
         return said + "（试过了：这样改完，这里就读得过去了，后面还有别的错）"
     return None
 
@@ -1750,7 +1751,7 @@ def bare_domain(text):
     text = unicodedata.normalize("NFKC", text).replace("。", ".").strip().lower()
     if "://" in text:   # 网址：hostname 已经去掉了端口、路径和 IPv6 的方括号（[2001:db8::1]:8443 的冒号不能再拆）
         return (urllib.parse.urlsplit(text).hostname or "").lstrip("*.").removeprefix("www.")
-    host = text.split("/")[0]   # 路径不是域名的一部分（路径里也可能有冒号）
+    host = re.split(r"[/?#]", text)[0]   # 路径、查询、锚点都不是域名的一部分（里面也可能有冒号）
     if host.startswith("["):   # [2001:db8::1]:8443：方括号里是 IPv6 地址
         return host[1:].split("]")[0]
     if host.count(":") > 1:   # 2001:db8::1：IPv6 地址里的冒号不是端口

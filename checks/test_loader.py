@@ -240,6 +240,16 @@ class SyntaxHintTest(LoaderCase):
         big = json.dumps([{"id": f"X{n}", "title": f"标题{n}", "text": "在“设置”里“打开”", "keywords": ["k"]} for n in range(500)],
                          ensure_ascii=False).replace('"title": "标题5"', '"title”: "标题5"', 1)   # 一行写完的大文件：从出错处找起
         self.assertIn("的「”」要写成半角的「\"」（试过了：这样改完，整个文件就能读通）", self.error_for(big))
+        # 第七轮审阅：一行写完、两处错；一行里两处错；关键词整个是中文输入法打的（先试全换掉的那一种，不把三个词并成一个）
+        records = [{"id": "A1", "title": "t", "text": "x", "keywords": ["k"]}, {"id": "A2", "title": "t", "text": "x", "keywords": ["k"]}]
+        one_line = json.dumps(records, ensure_ascii=False).replace('"title"', '"title”', 1).replace('"A2"', '"A2”', 1)
+        self.assertIn("第 1 行第 21 列的「”」要写成半角的「\"」（试过了：这样改完，这里就读得过去了，后面还有别的错）",
+                      self.error_for(one_line))
+        two_on_a_line = '[\n  {"id": "A1", "title”: "产品规则 · 试用"，\n   "text": "x", "keywords": ["k"]}\n]\n'
+        self.assertIn("第 2 行第 22 列的「”」要写成半角的「\"」（试过了：这样改完，这里就读得过去了，后面还有别的错）",
+                      self.error_for(two_on_a_line))
+        typed = '[{"id": "A1", "title": "t", "text": "x", "keywords": ["试用”，“体验版”，“几天”]}]'
+        self.assertIn("的「”，“」要写成半角的「\",\"」；", self.error_for(typed))
 
     def test_a_record_or_the_file_that_lost_its_opening_bracket(self):
         # 练习三删记录时多删了一点（新手试读）：下一条的「{」、或文件开头的「[」跟着删掉了；以前都说“可能少了逗号”或没有提示

@@ -226,9 +226,10 @@ class BareDomainTest(unittest.TestCase):
         # 第四轮审阅：网址的 hostname 已经去掉了端口，再按冒号拆会把 [2001:db8::1] 拆成 2001
         urls = ("https://[2001:db8::1]:8443/x", "https://[::1]/", "https://www.BBS.example.com:8080/a")
         self.assertEqual([web.bare_domain(url) for url in urls], ["2001:db8::1", "::1", "bbs.example.com"])
-        hosts = ("[2001:db8::1]:8443", "2001:db8::1", "bbs.example.com:8080/wiki/Help:x", "www.example.com/t=12:30:00")
-        self.assertEqual([web.bare_domain(host) for host in hosts],   # 不带 :// 写的也一样，路径里的冒号不算（第五、六轮审阅）
-                         ["2001:db8::1", "2001:db8::1", "bbs.example.com", "example.com"])
+        hosts = ("[2001:db8::1]:8443", "2001:db8::1", "bbs.example.com:8080/wiki/Help:x", "www.example.com/t=12:30:00",
+                 "www.example.com?t=12:30:00", "example.com#t=1:2:3")
+        self.assertEqual([web.bare_domain(host) for host in hosts],   # 不带 :// 写的也一样，路径、查询里的冒号不算（第五至七轮审阅）
+                         ["2001:db8::1", "2001:db8::1", "bbs.example.com", "example.com", "example.com", "example.com"])
 
 
 class ResilienceTest(unittest.TestCase):
