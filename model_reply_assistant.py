@@ -976,6 +976,19 @@ def string_repair(text, pos, message):
     return None
 
 
+def string_start(text, index):
+    """index 所在的 JSON 字符串从哪里开始（开头引号的下一个字）：从这一行的开头数起（JSON 的字符串不跨行），
+    和 open_brackets 一样跳过转义的 \\"。index 不在字符串里时是 index 本身。"""
+    start, inside, escaped = index, False, False
+    for position in range(text.rfind("\n", 0, index) + 1, index):
+        char = text[position]
+        if inside:
+            inside, escaped = (escaped or char != '"'), (not escaped and char == "\\")
+        elif char == '"':
+            start, inside = position + 1, True
+    return start if inside else index
+
+
 def is_repair_spot(text, index):
     return text[index] in CLOSING_QUOTES or text.startswith('\\"', index)
 
@@ -988,7 +1001,7 @@ def one_repair(text, index):
         return (text[:index] + "\\" + text[index:],
                 f"第 {line} 行第 {column} 列的「\\\"」是一个普通的引号，字符串没有在那里结束：要写反斜杠本身，请写成「\\\\」")
     opener = CLOSING_QUOTES[char]
-    string = text[text.rfind('"', 0, index) + 1:index]   # 这个字符串到这里为止的内容
+    string = text[string_start(text, index):index]   # 这个字符串到这里为止的内容
     if opener and string.count(opener) > string.count(char):   # 还有没关上的左引号：它是正文里的引号
         return (text[:index + 1] + '"' + text[index + 1:],
                 f"字符串没有结束：第 {line} 行第 {column} 列的「{char}」是正文里的引号，在它后面补上半角的「\"」")

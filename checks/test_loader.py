@@ -248,6 +248,11 @@ class SyntaxHintTest(LoaderCase):
         two_on_a_line = '[\n  {"id": "A1", "title”: "产品规则 · 试用"，\n   "text": "x", "keywords": ["k"]}\n]\n'
         self.assertIn("第 2 行第 22 列的「”」要写成半角的「\"」（试过了：这样改完，这里就读得过去了，后面还有别的错）",
                       self.error_for(two_on_a_line))
+        # 第八轮审阅（模糊测试）：正文里有转义的 \"，找字符串开头时不能停在它上面，不然配好对的 ” 会被说成敲错的引号
+        from model_reply_assistant import JsonProblem, parse_json
+        with self.assertRaises(JsonProblem) as caught:
+            parse_json('{"draft": "他说“好\\"的”, "sources": ["D01#1"]}')
+        self.assertIn("第 1 行第 19 列的「”」是正文里的引号，在它后面补上半角的「\"」", caught.exception.hint)
         typed = '[{"id": "A1", "title": "t", "text": "x", "keywords": ["试用”，“体验版”，“几天”]}]'
         self.assertIn("的「”，“」要写成半角的「\",\"」；", self.error_for(typed))
 
