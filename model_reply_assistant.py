@@ -908,8 +908,8 @@ def describe_json_error(text, error):
         word = re.match(r"\w*", text[pos:]).group().lower()
         hint = ("JSON 里只有小写的 true、false、null：Python 的 True、False 要写成小写，None 写成 null" if word in ("true", "false", "none", "null")
                 else "字符串和字段名都要用双引号「\"」括起来：这里的文字前面少了「\"」")
-    elif char == ":" and message.startswith("Expecting ',' delimiter") and open_brackets(text, pos)[-1:] and \
-            open_brackets(text, pos)[-1][0] == "[":   # 数组里出现了“字段名: 值”：这一项开头的「{」删掉了
+    elif char == ":" and message.startswith("Expecting ',' delimiter") and \
+            [bracket for bracket, _ in scan_json(text, 0, pos)[0]][-1:] == ["["]:   # 数组里出现了“字段名: 值”：这一项的「{」删掉了
         what, hint = "这里在数组「[」里，却写了「字段名: 值」", "这条记录开头的「{」可能删掉了：补上它"
     elif message.startswith("Extra data") and char == ",":   # 最外层的值已经结束，后面又写了逗号：看后面和开头是什么
         hint = ("最外层的值后面多了一个逗号：删掉它" if not text[pos + 1:].strip() else
@@ -951,8 +951,8 @@ def string_repair(text, pos, message):
     从出错处找起（字符串一直没结束时往后，别的往前），最多试 20 处，每试一处就是把文件读一遍。
     整个文件读得通的改法说“试过了”；读过了下一行的（文件里还有别的错）也说，但不说能读通。"""
     first = text.rfind("\n", 0, max(text.rfind("\n", 0, pos), 0)) + 1   # 上一行的开头
-    last = text.find("\n", pos) if text.find("\n", pos) >= 0 else len(text)   # 这一行的末尾
-    after_next = text.find("\n", last + 1) if text.find("\n", last + 1) >= 0 else len(text)   # 下一行的末尾
+    last = line_end(text, pos)   # 这一行的末尾
+    after_next = line_end(text, last + 1)   # 下一行的末尾
     if message.startswith("Unterminated string"):   # pos 是这个字符串开头的引号：毛病在它后面
         spots = [index for index in range(pos + 1, last) if is_repair_spot(text, index)]
     else:
@@ -976,17 +976,10 @@ def string_repair(text, pos, message):
     return None
 
 
-def string_start(text, index):
-    """index 所在的 JSON 字符串从哪里开始（开头引号的下一个字）：从这一行的开头数起（JSON 的字符串不跨行），
-    和 open_brackets 一样跳过转义的 \\"。index 不在字符串里时是 index 本身。"""
-    start, inside, escaped = index, False, False
-    for position in range(text.rfind("\n", 0, index) + 1, index):
-        char = text[position]
-        if inside:
-            inside, escaped = (escaped or char != '"'), (not escaped and char == "\\")
-        elif char == '"':
-            start, inside = position + 1, True
-    return start if inside else index
+def line_end(text, index):
+    """index 所在的这一行在哪里结束（换行符的位置；最后一行是 len(text)）。"""
+    end = text.find("\n", index)
+    return len(text) if end < 0 else end
 
 
 def is_repair_spot(text, index):
@@ -1001,7 +994,8 @@ def one_repair(text, index):
         return (text[:index] + "\\" + text[index:],
                 f"第 {line} 行第 {column} 列的「\\\"」是一个普通的引号，字符串没有在那里结束：要写反斜杠本身，请写成「\\\\」")
     opener = CLOSING_QUOTES[char]
-    string = text[string_start(text, index):index]   # 这个字符串到这里为止的内容
+    started = scan_json(text, text.rfind("\n", 0, index) + 1, index)[1]   # JSON 的字符串不跨行：从这一行的开头数起
+    string = text[index if started is None else started:index]   # 这个字符串到这里为止的内容
     if opener and string.count(opener) > string.count(char):   # 还有没关上的左引号：它是正文里的引号
         return (text[:index + 1] + '"' + text[index + 1:],
                 f"字符串没有结束：第 {line} 行第 {column} 列的「{char}」是正文里的引号，在它后面补上半角的「\"」")
@@ -1018,19 +1012,26 @@ def line_and_column(text, pos):
     return text.count("\n", 0, pos) + 1, pos - (text.rfind("\n", 0, pos) + 1) + 1
 
 
-def open_brackets(text, end):
-    """text[:end] 里还没关上的「[」「{」，从外到里：[(括号, 位置)]。字符串里的括号不算（跳过 "…" 和其中的 \\"）。"""
-    opened, inside, escaped = [], False, False
-    for index, char in enumerate(text[:end]):
-        if inside:
-            inside, escaped = (escaped or char != '"'), (not escaped and char == "\\")
+def scan_json(text, start, end):
+    """从 start 读到 end，字符串里的括号、转义的 \\" 都不算：返回 (还没关上的「[」「{」，从外到里 [(括号, 位置)]，
+    读到 end 时还没结束的字符串从哪里开始（开头引号的下一个字；不在字符串里时是 None))。"""
+    opened, string, escaped = [], None, False
+    for index in range(start, end):
+        char = text[index]
+        if string is not None:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                string = None
         elif char == '"':
-            inside = True
+            string = index + 1
         elif char in "[{":
             opened.append((char, index))
         elif char in "]}" and opened:
             opened.pop()
-    return opened
+    return opened, string
 
 
 def describe_unmatched(text, pos, char):
@@ -1038,7 +1039,7 @@ def describe_unmatched(text, pos, char):
     缺的右括号、把它换成该写的那个、删掉它——各在文件上试一遍，哪一种让文件读得最远就说哪一种（一样远时按这个顺序）；
     改完能读通的，提示里说一声。以前只看括号开没开，多写的「]」被说成“少了「}」”，照着补了又报别处，学生来回打转。
     返回 (what, hint)。"""
-    opened = open_brackets(text, pos)
+    opened = scan_json(text, 0, pos)[0]
     pair = {"]": "[", "}": "{"}[char]
     inner = opened[-1] if opened else None
     closer = {"[": "]", "{": "}"}[inner[0]] if inner else None
@@ -1051,10 +1052,10 @@ def describe_unmatched(text, pos, char):
         fixes.append((text[:pos] + closer + text[pos + 1:], f"这里应当是「{closer}」，写成了「{char}」",
                       f"它要关上第 {line} 行第 {column} 列的「{inner[0]}」：把「{char}」换成「{closer}」"))
     fixes.append((text[:pos] + text[pos + 1:], f"这里多了一个「{char}」", "删掉它"))
-    best = max(fixes, key=lambda fix: how_far_it_reads(fix[0]))
-    if how_far_it_reads(best[0]) > len(best[0]):
-        return best[1], best[2] + "（试过了：这样改完，整个文件就能读通）"
-    return best[1], best[2] + (f"；要接着写，就写逗号「,」或「{closer}」" if best[2] == "删掉它" and closer else "")
+    far, fixed, what, hint = max(((how_far_it_reads(fix[0]), *fix) for fix in fixes), key=lambda tried: tried[0])
+    if far > len(fixed):
+        return what, hint + "（试过了：这样改完，整个文件就能读通）"
+    return what, hint + (f"；要接着写，就写逗号「,」或「{closer}」" if hint == "删掉它" and closer else "")
 
 
 def how_far_it_reads(text):
