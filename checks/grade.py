@@ -221,6 +221,16 @@ def compare_with_teacher(folder, bytecode):
     return differences, concerns
 
 
+def bytecode_folders(folder):
+    """副本里的 __pycache__ 文件夹，排好序。和 kit_files 一样不跟着链接走、不进虚拟环境：套件不从那里导入，
+    一个新建的虚拟环境就有上千个字节码文件。"""
+    found = []
+    for directory, names, _ in os.walk(folder):
+        names[:] = [name for name in names if not is_virtual_environment(Path(directory) / name, folder)]
+        found += [Path(directory) / name for name in names if name == "__pycache__" and not os.path.islink(Path(directory) / name)]
+    return sorted(found)
+
+
 def forged_bytecode(folders):
     """各个副本 __pycache__ 里会被 Python 用上、却不是副本自己的源代码编出来的字节码：{副本文件夹: [(相对路径, 原因)]}。
     - 头部记着的源代码大小和修改时间（或哈希）和现在的源代码对不上的，Python 会重新编译、不用它，不算（学生改过又改回的常见）；
@@ -232,9 +242,7 @@ def forged_bytecode(folders):
     import importlib.util
     found, candidates = {folder: [] for folder in folders}, []
     for folder in folders:
-        caches = [path for path in folder.rglob("__pycache__") if path.is_dir() and not path.is_symlink()
-                  and not any(is_virtual_environment(parent, folder) for parent in path.parents if folder in parent.parents)]
-        for cache in sorted(caches):   # 虚拟环境里的不看：套件不从那里导入，一个新建的虚拟环境就有上千个字节码文件
+        for cache in bytecode_folders(folder):
             for pyc in sorted(cache.iterdir()):
                 name, source = pyc.relative_to(folder).as_posix(), cache.parent / (pyc.name.split(".")[0] + ".py")
                 if pyc.is_symlink() or not pyc.is_file():
@@ -320,19 +328,19 @@ def lesson_files():
 
 
 def find_kit(folder):
-    """(套件所在的文件夹, 备注)。文件夹本身像套件就是它；不像，就往下找一层、再找一层（压缩包解开两次，
-    kit-main/kit-main/ 很常见），正好找到一份就用它；找到不止一份，说出是哪几个，不替老师挑。"""
+    """(套件所在的文件夹, “要看一眼”的原因, 说明)；文件夹本身就是套件时原因和说明都是空的。不像，就往下找一层、再找一层
+    （压缩包解开两次，kit-main/kit-main/ 很常见），正好找到一份就用它；找到不止一份，说出是哪几个，不替老师挑。"""
     if looks_like_kit(folder):
-        return folder, ""
-    for depth in (1, 2):
+        return folder, "", ""
+    for depth, deeper in ((1, "放深了一层"), (2, "放深了两层")):
         found = [kit for kit in sorted(folder.glob("/".join(["*"] * depth)))   # 链接过去的文件夹不进：那是别人的东西
                  if kit.is_dir() and not kit.is_symlink() and not kit.parent.is_symlink() and looks_like_kit(kit)]
         if len(found) == 1:
-            return found[0], f"套件在 {found[0].relative_to(folder).as_posix()}/ 里"
+            return found[0], deeper, f"套件在 {found[0].relative_to(folder).as_posix()}/ 里"
         if found:
             shown = "、".join(f"{kit.relative_to(folder).as_posix()}/" for kit in found[:5])
-            return None, f"里面有 {len(found)} 份套件（{shown}），不知道判哪一份：删掉多余的，或分开交"
-    return None, "文件夹里没有 retrieval_documents.json，也没有 retrieval_qa.py"
+            return None, "不止一份套件", f"里面有 {len(found)} 份套件（{shown}），不知道判哪一份：删掉多余的，或分开交"
+    return None, "不像套件", "文件夹里没有 retrieval_documents.json，也没有 retrieval_qa.py"
 
 
 def looks_like_kit(folder):
@@ -352,12 +360,12 @@ def grade(folder, forged):
 def grade_copy(folder, forged):
     """grade() 的正文。"""
     row = {"资料": "", "练习": {}, "recall": None, "precision": None, "验收": None, "不同": [], "要看": []}
-    kit, note = find_kit(folder)
+    kit, kind, note = find_kit(folder)
     if kit is None:
-        row.update(资料="—", 要看=[("不止一份套件" if "份套件" in note else "不像套件", note)])   # 见 find_kit 的两种说明
+        row.update(资料="—", 要看=[(kind, note)])
         return row
-    if note:
-        row["要看"].append(("放深了一层" if kit.parent == folder else "放深了两层", note))
+    if kind:
+        row["要看"].append((kind, note))
     row["不同"], concerns = compare_with_teacher(kit, forged[kit])
     row["要看"] += concerns
     data = kit / DATA
@@ -411,7 +419,8 @@ def rows_for(arguments):
     paths = [Path(path) for path in unique]
     common = Path(os.path.commonpath(unique)) if len(paths) > 1 else paths[0].parent
     folders = [path for path in paths if path.is_dir() and not path.is_symlink()]
-    forged = forged_bytecode(list(dict.fromkeys(kit for kit, _ in map(find_kit, folders) if kit)))
+    kits = [find_kit(folder)[0] for folder in folders]
+    forged = forged_bytecode(list(dict.fromkeys(kit for kit in kits if kit)))
     result = []
     for path in paths:
         name = os.path.relpath(path, common) if path != common else str(path)
