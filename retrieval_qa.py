@@ -1732,14 +1732,22 @@ def document_warnings(records):
                 warnings.append(f"{label}的 {field} 里有像是给模型下指令的文字「{phrase}」；程序不会照它做事，"
                                 "但模型可能听从它，所以引用这一条的草稿一律要人工复核")
         for keyword in record["keywords"]:
-            if normalize(keyword) in COMMON_KEYWORDS or len(normalize(keyword)) == 1:
-                warnings.append(f"{label}的关键词「{keyword}」太常见或只有一个字，很容易命中不相干的问题")
-            elif any(mark in keyword for mark in "，,、/;；"):
-                warnings.append(f"{label}的关键词「{keyword}」里有分隔符：一个关键词只能是一个词，请拆开写")
+            problem = keyword_problem(keyword)
+            if problem:
+                warnings.append(f"{label}的关键词「{keyword}」{problem}")
         if len(record["text"]) > TEXT_BUDGET:
             warnings.append(f"{label}的正文有 {len(record['text'])} 个字，超过每个片段 {TEXT_BUDGET} 字的建议上限，"
                             "请切成几个片段")
     return warnings + version_warnings(records)
+
+
+def keyword_problem(keyword):
+    """一个关键词的毛病（接在“关键词「…」”后面说），没有时是 None。练习自查（checks/exercise.py）也用它。"""
+    if normalize(keyword) in COMMON_KEYWORDS or len(normalize(keyword)) == 1:
+        return "太常见或只有一个字，很容易命中不相干的问题"
+    if any(mark in keyword for mark in "，,、/;；"):
+        return "里有分隔符：一个关键词只能是一个词，请拆开写"
+    return None
 
 
 def version_warnings(records):

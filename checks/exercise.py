@@ -90,8 +90,8 @@ def exercise_1(documents, path):
     if trial(documents) is None:
         return False, [missing_trial(documents)]
     # 读资料时关于 D01#1 关键词的警告（有分隔符、只有一个字……）：retrieval_qa.py 会打印，这里也说，它往往就是原因
-    warned = [f"读资料时的警告：{warning}。" for warning in retrieval_qa.document_warnings(documents)
-              if '（id "D01#1"）的关键词' in warning]
+    problems = {keyword: retrieval_qa.keyword_problem(keyword) for keyword in trial(documents)["keywords"]}
+    warned = [f"读资料时的警告：D01#1 的关键词「{keyword}」{problem}。" for keyword, problem in problems.items() if problem]
     if "D01#1" not in hit_ids("能免费用多久？", documents):
         return False, [f"“能免费用多久？”还没有命中 D01#1。它现在的关键词是：{'、'.join(trial(documents)['keywords'])}。", *warned]
     lines = ["“能免费用多久？”现在命中 D01#1。关键词只是路由，不是事实：回答仍只能依据正文。", *warned]
@@ -223,7 +223,8 @@ def exercise_5(documents, path):
         return True, [f"{record['id']} 里的“{sentence[:30]}”没有被清单认出来——你找到了一种能绕过第一道筛子的说法。"
                       "想一想：这时是哪一道防线在起作用？"]
     ids = "、".join(r["id"] for r in added)
-    misspelt = [(r["id"], instruction_field(r)) for r in added if instruction_field(r) not in (None, "instruction")]
+    fields = {r["id"]: instruction_field(r) for r in added}
+    misspelt = [(record_id, field) for record_id, field in fields.items() if field not in (None, "instruction")]
     if misspelt:   # 拼错了字段名：指出来，和资料文件、回答文件的字段拼错时一样
         record_id, field = misspelt[0]
         return False, [f"你加了 {ids}，它没有触发警告。{record_id} 有一个 {web.visible(field)} 字段，是不是想写 instruction？"]
@@ -401,7 +402,7 @@ def judge(number, documents, path, remembered):
     if number in SAVED and number in remembered:   # 做过了，资料后来又改了（练习一的关键词撤掉了、正在做练习三……）：做过的仍算数
         lines = ["之前见过它做完的样子；资料后来又改了，现在的样子是：" + lines[0]]
         if number == 2 and trial(documents) is not None and not restored(2, documents):   # 改回时敲错了（17 天）：说出差在哪里
-            now, then = where_it_differs(trial(documents)["text"], next(r for r in shipped() if r["id"] == "D01#1")["text"])
+            now, then = where_it_differs(trial(documents)["text"], trial(shipped())["text"])
             lines.append(f"提醒：这个练习做完要改回去（{RESTORE[2]}），现在正文和发布版还不一样："   # visible：不换行空格也写出来
                          f"现在是「…{web.visible(now)}…」，发布版是「…{web.visible(then)}…」。")
         return "earlier", lines
