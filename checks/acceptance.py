@@ -11,7 +11,6 @@
 资料读不了、用法不对为 2；--with-model 拿不到密钥（没设置、终端藏不住输入）为 3；--out 写不出去为 5。
 """
 import contextlib
-import csv
 import io
 import json
 import os
@@ -115,10 +114,7 @@ def main(argv):
     if out is None:
         sys.stdout.write(markdown(rows))
         return 1 if failed else 0
-    if out.lower().endswith(".csv"):
-        lost = write_out(out, lambda handle: csv.writer(handle).writerows([COLUMNS] + rows))
-    else:
-        lost = write_out(out, lambda handle: handle.write(markdown(rows)))
+    lost = write_out(out, [COLUMNS] + rows, markdown(rows))
     if lost:   # 写不出去：退出码 5
         return lost
     pending = sum(1 for row in rows if "待测" in row[-1])   # 只检索时要模型回答的几行：没判，不能算通过

@@ -696,17 +696,22 @@ def parse_tool_options(argv, usage, help_text, flags=(), values=(), positionals=
     return options
 
 
-def write_out(out, write):
-    """把工具的结果写进 --out 给的文件：write(handle) 往里写；.csv 带 BOM（Windows 的 Excel 才认得中文），换行原样。
-    写不了时和三个脚本的结果写不出去一样：stderr 上一行中文，返回退出码 5（见 README 的命令行约定）；写好了返回 None。"""
+def write_out(out, table, text):
+    """把工具的结果写进 --out 给的文件：名字以 .csv 结尾就写表格 table（每行一个列表；带 BOM，Windows 的 Excel 才认得中文），
+    否则写 Markdown 文字 text；换行原样。写不了时和三个脚本的结果写不出去一样：stderr 上一行中文，返回退出码 5
+    （见 README 的命令行约定）；写好了返回 None。"""
+    import csv
     from model_reply_assistant import describe_os_error
     from reply_assistant import EXIT_OUTPUT
+    as_csv = out.lower().endswith(".csv")
     try:
-        with open(out, "w", encoding="utf-8-sig" if out.lower().endswith(".csv") else "utf-8", newline="") as handle:
-            write(handle)
+        with open(out, "w", encoding="utf-8-sig" if as_csv else "utf-8", newline="") as handle:
+            if as_csv:
+                csv.writer(handle).writerows(table)
+            else:
+                handle.write(text)
     except OSError as error:
-        reason = describe_os_error(error, writing=True)
-        print(f"错误：写不了 {out}（{reason}）。", file=sys.stderr)
+        print(f"错误：写不了 {out}（{describe_os_error(error, writing=True)}）。", file=sys.stderr)
         return EXIT_OUTPUT
     return None
 
