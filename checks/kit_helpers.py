@@ -151,11 +151,30 @@ def needs_shipped_documents(test):
 
 
 _run_dir = []
+# 内存里的文件系统（Linux）：这次运行的临时目录可以建在这里，见 scratch_parent
+RAM_SCRATCH = "/dev/shm"
+# 字节：/dev/shm 至少有这么多空地方才用它。一次运行最多占 90 MB 左右（2026-12-02 每 0.1 秒看一次量的）；Docker 里的
+# /dev/shm 默认只有 64 MB，不够，照常用系统临时目录
+RAM_SCRATCH_MIN_FREE = 512 * 1024 * 1024
+
+
+def scratch_parent():
+    """这次运行的临时目录建在哪个文件夹里；None 是系统默认的临时目录。
+    检查要建、删几千个小文件。Linux 上用户没指定临时目录（TMPDIR、TEMP、TMP 都没设），内存里的 /dev/shm 又能写、
+    空地方也够时，建在那里：2 核的开发机上（/tmp 在磁盘上）整套检查因此少花约 0.7 s 墙钟时间、1.3 s CPU
+    （2026-12-02，两种各跑三遍、交替着量的）。检查的内容一样，只是文件写在内存里；跑完照样整个删掉。"""
+    if not sys.platform.startswith("linux") or any(os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP")):
+        return None
+    try:
+        roomy = shutil.disk_usage(RAM_SCRATCH).free >= RAM_SCRATCH_MIN_FREE
+    except OSError:   # 没有 /dev/shm
+        return None
+    return RAM_SCRATCH if roomy and os.path.isdir(RAM_SCRATCH) and os.access(RAM_SCRATCH, os.W_OK | os.X_OK) else None
 
 
 def run_dir():
     """这一次跑检查共用的临时目录：测量的锁（MeasuredOnce.turn）；有它就说明是在跑检查（MeasuredOnce 才共用结果）。
-    run_checks.py 建好一个，经 KIT_CHECK_RUN_DIR 交给各组检查；没有时自己建一个，也放进环境变量（本进程里运行的
+    建在哪里见 scratch_parent。run_checks.py 建好一个，经 KIT_CHECK_RUN_DIR 交给各组检查；没有时自己建一个，也放进环境变量（本进程里运行的
     脚本和子进程都用它），谁建的谁在退出时删除。建的时候还定下：KIT_CHECK_KIT（哪份套件）、KIT_CHECK_KEPT（记下的
     测量结果在哪，按真正的临时目录算）、TMPDIR（换成这个目录里的 tmp/：这次运行里写的临时文件跑完一起删）。"""
     if not _run_dir:
@@ -163,7 +182,10 @@ def run_dir():
         if shared and os.path.isdir(shared):
             _run_dir.append(shared)
         else:
-            _run_dir.append(tempfile.mkdtemp(prefix="kit-checks-"))
+            try:
+                _run_dir.append(tempfile.mkdtemp(prefix="kit-checks-", dir=scratch_parent()))
+            except OSError:   # /dev/shm 看着能写、其实建不了（加固过的系统）：用系统临时目录
+                _run_dir.append(tempfile.mkdtemp(prefix="kit-checks-"))
             atexit.register(shutil.rmtree, _run_dir[0], True)
             os.environ["KIT_CHECK_RUN_DIR"] = _run_dir[0]
             os.environ["KIT_CHECK_KIT"] = str(ROOT)   # 这次跑的是哪份套件（MeasuredOnce 的指纹里有它）

@@ -427,6 +427,39 @@ class RunDirTest(unittest.TestCase):
             self.assertEqual(Path(done.stdout.decode("utf-8").strip()).parent, Path(directory))   # 记下的结果：真正的临时目录
             self.assertEqual(os.listdir(directory), [])   # 这次运行的目录连同写进去的文件都删了
 
+    def test_without_a_chosen_temp_dir_a_linux_run_works_in_memory_and_cleans_up(self):
+        """Linux 上没设 TMPDIR、TEMP、TMP，内存里的文件夹（这里用一个临时文件夹顶替 /dev/shm）空地方够：这次运行的
+        目录建在那里，跑完删掉；别的系统上照常建在系统临时目录里。"""
+        program = ("import os, sys, kit_helpers\n"
+                   "kit_helpers.RAM_SCRATCH = sys.argv[1]\n"
+                   "print(kit_helpers.run_dir())\n")
+        with tempfile.TemporaryDirectory() as directory:
+            env = {name: value for name, value in clean_env(PYTHONPATH=str(ROOT / "checks")).items()
+                   if name not in ("KIT_CHECK_RUN_DIR", "TMPDIR", "TEMP", "TMP")}
+            done = subprocess.run(KIT_PYTHON + ["-c", program, directory], capture_output=True, env=env, timeout=60)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            made = Path(done.stdout.decode("utf-8").strip())
+            self.assertEqual(made.parent == Path(directory), sys.platform.startswith("linux"), made)
+            self.assertEqual(os.listdir(directory), [])
+
+    def test_a_chosen_temp_dir_or_too_little_room_keeps_the_system_temp_dir(self):
+        from kit_helpers import RAM_SCRATCH_MIN_FREE, scratch_parent
+        roomy, cramped = mock.Mock(free=RAM_SCRATCH_MIN_FREE), mock.Mock(free=RAM_SCRATCH_MIN_FREE - 1)
+        with tempfile.TemporaryDirectory() as directory, mock.patch("kit_helpers.RAM_SCRATCH", directory), \
+                mock.patch("sys.platform", "linux"):
+            cases = [({}, roomy, directory), ({"TMPDIR": directory}, roomy, None), ({"TEMP": directory}, roomy, None),
+                     ({}, cramped, None), ({}, OSError("没有这个文件夹"), None)]
+            for env, usage, expected in cases:
+                with self.subTest(env=env, usage=usage), mock.patch.dict(os.environ, env), \
+                        mock.patch("shutil.disk_usage", side_effect=[usage]):
+                    for name in {"TMPDIR", "TEMP", "TMP"} - set(env):
+                        os.environ.pop(name, None)
+                    self.assertEqual(scratch_parent(), expected)
+            with mock.patch("sys.platform", "darwin"), mock.patch.dict(os.environ):
+                for name in ("TMPDIR", "TEMP", "TMP"):
+                    os.environ.pop(name, None)
+                self.assertIsNone(scratch_parent())   # macOS、Windows 上没有 /dev/shm：不找
+
 
 def iter_tests(suite):
     for item in suite:
