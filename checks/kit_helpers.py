@@ -156,6 +156,9 @@ RAM_SCRATCH = "/dev/shm"
 # 字节：/dev/shm 至少有这么多空地方才用它。一次运行最多占 90 MB 左右（2026-12-02 每 0.1 秒看一次量的）；Docker 里的
 # /dev/shm 默认只有 64 MB，不够，照常用系统临时目录
 RAM_SCRATCH_MIN_FREE = 512 * 1024 * 1024
+RUN_PREFIX = "kit-checks-run-"   # 这次运行的临时目录的名字开头
+# 秒：/dev/shm 里自己以前的运行留下的临时目录，这么久没动过就删掉（见 clear_stale_runs）。一次运行再慢也跑不了这么久
+STALE_AFTER = 3600
 
 
 def scratch_parent():
@@ -172,6 +175,17 @@ def scratch_parent():
     return RAM_SCRATCH if roomy and os.path.isdir(RAM_SCRATCH) and os.access(RAM_SCRATCH, os.W_OK | os.X_OK) else None
 
 
+def clear_stale_runs(parent):
+    """parent（内存里的 /dev/shm）里自己以前的运行留下的临时目录：跑到一半被杀掉（关了终端）时没删成，内存里的
+    文件要到重启才会消失。STALE_AFTER 秒没动过的删掉；别人的、别的文件不碰。"""
+    now = time.time()
+    for path in Path(parent).glob(RUN_PREFIX + "*"):
+        with contextlib.suppress(OSError):   # 别的运行刚删过，或删不了：不要紧
+            info = path.lstat()
+            if info.st_uid == os.getuid() and now - info.st_mtime > STALE_AFTER:   # rmtree 不删文件和链接
+                shutil.rmtree(path)
+
+
 def run_dir():
     """这一次跑检查共用的临时目录：测量的锁（MeasuredOnce.turn）；有它就说明是在跑检查（MeasuredOnce 才共用结果）。
     建在哪里见 scratch_parent。run_checks.py 建好一个，经 KIT_CHECK_RUN_DIR 交给各组检查；没有时自己建一个，也放进环境变量（本进程里运行的
@@ -182,10 +196,13 @@ def run_dir():
         if shared and os.path.isdir(shared):
             _run_dir.append(shared)
         else:
+            parent = scratch_parent()
+            if parent:
+                clear_stale_runs(parent)
             try:
-                _run_dir.append(tempfile.mkdtemp(prefix="kit-checks-", dir=scratch_parent()))
+                _run_dir.append(tempfile.mkdtemp(prefix=RUN_PREFIX, dir=parent))
             except OSError:   # /dev/shm 看着能写、其实建不了（加固过的系统）：用系统临时目录
-                _run_dir.append(tempfile.mkdtemp(prefix="kit-checks-"))
+                _run_dir.append(tempfile.mkdtemp(prefix=RUN_PREFIX))
             atexit.register(shutil.rmtree, _run_dir[0], True)
             os.environ["KIT_CHECK_RUN_DIR"] = _run_dir[0]
             os.environ["KIT_CHECK_KIT"] = str(ROOT)   # 这次跑的是哪份套件（MeasuredOnce 的指纹里有它）

@@ -429,18 +429,40 @@ class RunDirTest(unittest.TestCase):
 
     def test_without_a_chosen_temp_dir_a_linux_run_works_in_memory_and_cleans_up(self):
         """Linux 上没设 TMPDIR、TEMP、TMP，内存里的文件夹（这里用一个临时文件夹顶替 /dev/shm）空地方够：这次运行的
-        目录建在那里，跑完删掉；别的系统上照常建在系统临时目录里。"""
+        目录建在那里，跑完删掉；以前被杀掉的运行留下的、很久没动过的目录也删掉。别的系统上照常建在系统临时目录里。"""
+        from kit_helpers import RUN_PREFIX, STALE_AFTER
         program = ("import os, sys, kit_helpers\n"
                    "kit_helpers.RAM_SCRATCH = sys.argv[1]\n"
                    "print(kit_helpers.run_dir())\n")
         with tempfile.TemporaryDirectory() as directory:
+            old, recent = Path(directory) / f"{RUN_PREFIX}old", Path(directory) / f"{RUN_PREFIX}recent"
+            for left in (old, recent):
+                (left / "tmp").mkdir(parents=True)
+            os.utime(old, (time.time() - STALE_AFTER - 60,) * 2)
             env = {name: value for name, value in clean_env(PYTHONPATH=str(ROOT / "checks")).items()
                    if name not in ("KIT_CHECK_RUN_DIR", "TMPDIR", "TEMP", "TMP")}
             done = subprocess.run(KIT_PYTHON + ["-c", program, directory], capture_output=True, env=env, timeout=60)
             self.assertEqual(done.returncode, 0, done.stderr)
             made = Path(done.stdout.decode("utf-8").strip())
-            self.assertEqual(made.parent == Path(directory), sys.platform.startswith("linux"), made)
-            self.assertEqual(os.listdir(directory), [])
+            on_linux = sys.platform.startswith("linux")
+            self.assertEqual(made.parent == Path(directory), on_linux, made)
+            self.assertEqual(sorted(os.listdir(directory)), [recent.name] if on_linux else [old.name, recent.name])
+
+    @unittest.skipUnless(hasattr(os, "getuid"), "只在类 Unix 系统上用内存里的文件夹")
+    def test_only_own_old_run_folders_are_cleared(self):
+        from kit_helpers import RUN_PREFIX, STALE_AFTER, clear_stale_runs
+        with tempfile.TemporaryDirectory() as directory:
+            folder = Path(directory)
+            made = {name: folder / name for name in (f"{RUN_PREFIX}old", f"{RUN_PREFIX}recent", f"{RUN_PREFIX}file", "other-old")}
+            for name, path in made.items():
+                path.write_text("x") if name.endswith("file") else (path / "tmp").mkdir(parents=True)
+            for name in (f"{RUN_PREFIX}old", f"{RUN_PREFIX}file", "other-old"):
+                os.utime(made[name], (time.time() - STALE_AFTER - 60,) * 2)
+            with mock.patch("os.getuid", return_value=os.getuid() + 1):   # 别人的：不碰
+                clear_stale_runs(folder)
+            self.assertEqual(len(os.listdir(folder)), 4)
+            clear_stale_runs(folder)
+            self.assertEqual(sorted(os.listdir(folder)), sorted(set(made) - {f"{RUN_PREFIX}old"}))
 
     def test_a_chosen_temp_dir_or_too_little_room_keeps_the_system_temp_dir(self):
         from kit_helpers import RAM_SCRATCH_MIN_FREE, scratch_parent
