@@ -26,6 +26,7 @@ import io
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import threading
@@ -52,6 +53,9 @@ DATA_CHECKS = ["test_loader.KitDocumentsTest.test_kit_documents_file_is_valid",
                "test_loader.KitDocumentsTest.test_shipped_documents_are_unchanged",
                "test_loader.SampleFileTest", "test_retrieval.SampleQuestionsTest"]
 USAGE = "用法：python3 checks/run_checks.py [-v] [--documents PATH]"
+# 子进程各在自己的进程组里：终端里按 Ctrl-C 只送到主进程，由它停掉子进程、只说一句“已中断”。以前子进程也收到 Ctrl-C，
+# 正跑着的检查被打断，报出一串并没有坏的“失败”和 traceback（帮手实测）
+WORKER_GROUP = ({"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP} if sys.platform == "win32" else {"start_new_session": True})
 # 秒：一个检查模块（或一个测试类）最多跑这么久。平常最慢的也不到 5 秒（第一次量标注集时十来秒）；超过了多半是卡住了，
 # 停掉那个子进程、记一次失败，整套检查照样结束，不会在 CI 里一直等下去
 MODULE_LIMIT = 300
@@ -141,7 +145,7 @@ def run_in_parallel(names, workers, verbose):
     返回 ([运行数, 失败数, 跳过数], {检查名: 秒})。"""
     command = KIT_PYTHON + [str(Path(__file__).resolve()), "--worker"]   # 同样的 Python 和 -W 设置，不加载 site（见 KIT_PYTHON）
     waiting = sorted(names, key=lambda name: -WEIGHTS.get(name, 1))
-    totals, seconds, lock = [0, 0, 0], {}, threading.Lock()
+    totals, seconds, lock, interrupted = [0, 0, 0], {}, threading.Lock(), threading.Event()
 
     def serve(process):   # 每个子进程一个线程：发一个模块名，等它那一行结果，再发下一个
         killed = threading.Event()
@@ -162,6 +166,8 @@ def run_in_parallel(names, workers, verbose):
                 process.stdin.flush()
                 outcome = json.loads(process.stdout.readline())
             except (OSError, ValueError):   # 子进程崩了或被停掉：算作一次失败，说清是哪个模块；别的模块交给别的子进程
+                if interrupted.is_set():   # 是按了 Ctrl-C、主进程停掉的：不是失败，什么也不报
+                    break
                 why = f"超过 {MODULE_LIMIT} 秒还没跑完，停掉了" if killed.is_set() else "没有跑完"
                 outcome = {"counts": [1, 1, 0], "seconds": {},
                            "report": f"错误：检查模块 {name} {why}（子进程退出码 {process.wait()}）。\n"}
@@ -177,16 +183,37 @@ def run_in_parallel(names, workers, verbose):
             pass
 
     processes = [subprocess.Popen(command + (["-v"] if verbose else []), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  text=True, encoding="utf-8") for _ in range(min(workers, len(names)))]
+                                  text=True, encoding="utf-8", **WORKER_GROUP) for _ in range(min(workers, len(names)))]
     threads = [threading.Thread(target=serve, args=(process,)) for process in processes]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join()
+    try:
+        for thread in threads:
+            thread.join()
+    except KeyboardInterrupt:   # Ctrl-C：不再发新的模块，停掉子进程（连同它们开的），再让 run_tool 说一句“已中断”、退出码 130
+        interrupted.set()
+        with lock:
+            waiting.clear()
+        for process in processes:
+            stop_group(process)
+        for thread in threads:
+            thread.join()
+        raise
     for name in waiting:   # 子进程全都崩了，还有模块没人跑：每个算一次失败，不能当作通过
         sys.stderr.write(f"错误：检查模块 {name} 没有跑（跑检查的子进程都退出了）。\n")
         totals = [totals[0] + 1, totals[1] + 1, totals[2]]
     return totals, seconds
+
+
+def stop_group(process):
+    """停掉一个跑检查的子进程。类 Unix 系统上它是自己那个进程组的组长，连同它开的、还在同一组里的进程一起停掉。"""
+    try:
+        if sys.platform == "win32":
+            process.kill()
+        else:
+            os.killpg(process.pid, signal.SIGKILL)
+    except OSError:   # 已经退出了
+        pass
 
 
 def student_file(given):

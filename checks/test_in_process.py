@@ -484,6 +484,18 @@ class RunDirTest(unittest.TestCase):
                 self.assertIsNone(scratch_parent())   # macOS、Windows 上没有 /dev/shm：不找
 
 
+def alive(pid):
+    """pid 这个进程还在不在（已经退出、只等收尸的也算不在）。只在类 Unix 系统上用。"""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:   # 还在进程表里：看它是不是已经死了、只等父进程收尸（Linux 的 /proc 才看得出；别处当作还活着）
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
 def iter_tests(suite):
     for item in suite:
         yield from iter_tests(item) if isinstance(item, unittest.TestSuite) else [item]
@@ -531,6 +543,48 @@ class WorkQueueTest(unittest.TestCase):
                 self.assertEqual(sorted(parts), sorted(test.id() for test in iter_tests(whole)))   # 每项都在，谁也不跑两遍
         with mock.patch.object(run_checks, "SPLIT", ("test_no_such_module",)):   # 导入不了：整个排进去，由子进程报错
             self.assertEqual(run_checks.queue_units(["test_no_such_module"]), ["test_no_such_module"])
+
+    @unittest.skipIf(sys.platform == "win32", "Windows 上没法像终端那样给一个进程组发 SIGINT")
+    def test_ctrl_c_stops_the_workers_and_says_so_once(self):
+        """终端里按 Ctrl-C，SIGINT 送到前台的整个进程组。子进程各在自己的组里：只有主进程收到，它停掉子进程（连同正在
+        跑的检查），只说一句“已中断”，退出码 130，临时目录删掉。以前子进程也收到，报出一串没坏的“失败”和 traceback。"""
+        import signal
+        probe = ("import os, subprocess, sys, time, unittest\n"   # 每个子进程跑的检查又开了一个进程（和真的检查一样）
+                 "class Slow(unittest.TestCase):\n"
+                 "    def test_waits(self):\n"
+                 "        child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+                 "        with open(os.environ['PROBE_STARTED'], 'a') as f:\n"
+                 "            f.write(f'{os.getpid()} {child.pid}\\n')\n"
+                 "        time.sleep(60)\n")
+        program = ("import sys, kit_helpers, run_checks\n"
+                   "kit_helpers.run_dir()\n"
+                   "sys.exit(kit_helpers.run_tool(lambda argv: run_checks.run_in_parallel(['slow_probe'] * 2, 2, False)[0][1]))\n")
+        with tempfile.TemporaryDirectory() as probes, tempfile.TemporaryDirectory() as scratch:
+            write_temp(probes, "slow_probe.py", probe)
+            started = Path(probes) / "started"
+            env = {name: value for name, value in clean_env(TMPDIR=scratch, PROBE_STARTED=str(started),
+                                                             PYTHONPATH=os.pathsep.join([str(ROOT / "checks"), probes])).items()
+                   if name != "KIT_CHECK_RUN_DIR"}
+            # 自己一个会话、一个进程组，像终端里前台的那条命令
+            driver = subprocess.Popen(KIT_PYTHON + ["-c", program], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      start_new_session=True)
+            try:
+                deadline = time.monotonic() + 30
+                while not (started.exists() and started.read_text().count("\n") == 2) and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                os.killpg(driver.pid, signal.SIGINT)
+                out, err = driver.communicate(timeout=10)
+            finally:
+                if driver.poll() is None:
+                    driver.kill()
+            workers = [int(pid) for pid in started.read_text().split()]   # 两个子进程和它们各自开的进程
+            self.assertEqual(len(workers), 4)
+            self.assertEqual((driver.returncode, out, err.decode("utf-8").strip()), (130, b"", "已中断（Ctrl-C）。"))
+            deadline = time.monotonic() + 10
+            while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            self.assertEqual([pid for pid in workers if alive(pid)], [])   # 正在跑检查的子进程连同它开的进程都停了
+            self.assertEqual(os.listdir(scratch), [])   # 这次运行的临时目录删了
 
     def test_a_worker_that_dies_is_a_failure_and_so_is_every_module_left_unrun(self):
         import run_checks
