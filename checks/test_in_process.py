@@ -491,7 +491,7 @@ def alive(pid):
     except ProcessLookupError:
         return False
     try:   # 还在进程表里：看它是不是已经死了、只等父进程收尸（Linux 的 /proc 才看得出；别处当作还活着）
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+        return Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace").split(")")[-1].split()[0] != "Z"
     except OSError:
         return True
 
@@ -570,14 +570,14 @@ class WorkQueueTest(unittest.TestCase):
                                       start_new_session=True)
             try:
                 deadline = time.monotonic() + 30
-                while not (started.exists() and started.read_text().count("\n") == 2) and time.monotonic() < deadline:
+                while not (started.exists() and started.read_text(encoding="utf-8").count("\n") == 2) and time.monotonic() < deadline:
                     time.sleep(0.02)
                 os.killpg(driver.pid, signal.SIGINT)
                 out, err = driver.communicate(timeout=10)
             finally:
                 if driver.poll() is None:
                     driver.kill()
-            workers = [int(pid) for pid in started.read_text().split()]   # 两个子进程和它们各自开的进程
+            workers = [int(pid) for pid in started.read_text(encoding="utf-8").split()]   # 两个子进程和它们各自开的进程
             self.assertEqual(len(workers), 4)
             self.assertEqual((driver.returncode, out, err.decode("utf-8").strip()), (130, b"", "已中断（Ctrl-C）。"))
             deadline = time.monotonic() + 10
