@@ -3,7 +3,7 @@
     $ python3 checks/bench.py               # 全部六项（最后一项把整套检查跑一遍：2 核的机器上十来秒）
     $ python3 checks/bench.py --no-suite    # 跳过整套检查那一项
 
-1. 只检索的命令（python retrieval_qa.py --retrieve-only 试用几天？）对比 python -c "import json"：
+1. 只检索的命令（python3 retrieval_qa.py --retrieve-only 试用几天？）对比 python3 -c "import json"：
    交替各跑 25 次取中位数，目标：最多慢 15 ms。字节码照常缓存（放在临时目录），和学生第二次运行时一样；
    直接运行的 retrieval_qa.py 本身每次都要编译（Python 不缓存直接运行的脚本），这几毫秒算在里面。
 2. 在进程内读取一份生成的 100 条、将近 100 KB 的资料并检索一次（含第 05 课的全部警告检查）：中位数，目标 ≤ 50 ms。
@@ -167,7 +167,7 @@ def main(argv):
     with tempfile.TemporaryDirectory() as directory:
         env = clean_env(PYTHONPYCACHEPREFIX=directory)
         bare, kit = startup(env)
-        rows.append(("只检索命令 − python -c \"import json\"", f"{kit:.1f} ms − {bare:.1f} ms = {kit - bare:.1f} ms",
+        rows.append(("只检索命令 − python3 -c \"import json\"", f"{kit:.1f} ms − {bare:.1f} ms = {kit - bare:.1f} ms",
                      "≤ 15 ms", kit - bare <= 15))
         path = big_documents(directory)
         size = os.path.getsize(path)
