@@ -34,7 +34,7 @@ import traceback
 import types
 from pathlib import Path
 
-from kit_helpers import KIT_PYTHON
+from kit_helpers import KIT_PYTHON, has_terminal
 
 ORIGINAL_GETPASS = getpass.getpass   # 检查没换过的 getpass：运行脚本时才换成“没有终端”的那条路
 _compiled = {}   # 文件内容 → (编译好的代码, {路径: 换好文件名的代码})：同一份内容（仓库里的和副本里的）只编译一次，
@@ -158,7 +158,7 @@ def run_script(script, args, stdin=b"", cwd=None, env=None, merge_stderr=False):
     if names & set(sys.stdlib_module_names):   # 和标准库同名的文件（学生加的 heapq.py）：进程内标准库是共用的，开真的子进程
         command = KIT_PYTHON + [given, *args]
         done = subprocess.run(command, input=stdin, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE, start_new_session=sys.platform != "win32")
+                              stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE, start_new_session=has_terminal())
         return done.returncode, done.stdout, b"" if merge_stderr else done.stderr
     out_sink = Sink()
     err_sink = out_sink if merge_stderr else Sink()

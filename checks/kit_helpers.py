@@ -405,6 +405,20 @@ def changed_at(path):
         return 0.0
 
 
+def has_terminal():
+    """这个进程有没有控制终端（类 Unix 系统上打得开 /dev/tty）；Windows 上当作没有。
+    检查开子进程时，只在有终端时让子进程自成一个会话（start_new_session）：那样它碰不到终端，不会去问开发者要密钥，
+    终端里按 Ctrl-C 也不会送到它。没有终端时（跑整套检查的子进程就没有，见 run_checks.worker_group）子进程留在
+    同一个进程组里：按了 Ctrl-C，主进程停掉那一组，检查开的进程一个不剩。"""
+    if sys.platform == "win32":
+        return False
+    try:
+        os.close(os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY))
+    except OSError:
+        return False
+    return True
+
+
 def clean_env(**extra):
     """子进程的环境变量：去掉 SCRUBBED；字节码照常写在源代码旁边的 __pycache__ 里（学生的机器上就是这样；已被
     .gitignore 忽略），第二个子进程起就不必再编译导入的模块，标准库也用 Python 装好的字节码。
@@ -437,7 +451,7 @@ def run_kit(args, stdin="", cwd=None, script=SCRIPT, env=None, python=None, docu
     env = env if env is not None else clean_env()
     if process or python or ALL_IN_PROCESSES:
         done = subprocess.run((python or KIT_PYTHON) + [str(script)] + list(args), input=stdin.encode("utf-8"), capture_output=True,
-                              cwd=cwd, env=env, timeout=60, start_new_session=sys.platform != "win32")   # 没有终端：不会去问开发者要密钥
+                              cwd=cwd, env=env, timeout=60, start_new_session=has_terminal())   # 没有终端：不会去问开发者要密钥
         code, out, err = done.returncode, done.stdout, done.stderr
     else:
         from in_process import run_script

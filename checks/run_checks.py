@@ -36,7 +36,7 @@ from pathlib import Path
 
 CHECKS_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(CHECKS_DIR))
-from kit_helpers import KIT_PYTHON, borrowed, documents_state, in_ci, parse_tool_options, run_dir, run_tool   # noqa: E402  （也检查 Python 版本）
+from kit_helpers import KIT_PYTHON, borrowed, documents_state, has_terminal, in_ci, parse_tool_options, run_dir, run_tool   # noqa: E402  （也检查 Python 版本）
 
 # 各模块单独跑一遍的秒数（2026-12-01 在 2 核的开发机上、第一次之后量的，bench.py 的 KIT_CHECK_TIMINGS 也能看到）：只用来
 # 决定先发哪个，重的先发，最后就不会只剩一个大模块在跑。不准也不要紧，只影响快慢。test_grounding 写成第一次跑时的秒数：
@@ -53,9 +53,6 @@ DATA_CHECKS = ["test_loader.KitDocumentsTest.test_kit_documents_file_is_valid",
                "test_loader.KitDocumentsTest.test_shipped_documents_are_unchanged",
                "test_loader.SampleFileTest", "test_retrieval.SampleQuestionsTest"]
 USAGE = "用法：python3 checks/run_checks.py [-v] [--documents PATH]"
-# 子进程各在自己的进程组里：终端里按 Ctrl-C 只送到主进程，由它停掉子进程、只说一句“已中断”。以前子进程也收到 Ctrl-C，
-# 正跑着的检查被打断，报出一串并没有坏的“失败”和 traceback（帮手实测）
-WORKER_GROUP = ({"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP} if sys.platform == "win32" else {"start_new_session": True})
 # 秒：一个检查模块（或一个测试类）最多跑这么久。平常最慢的也不到 5 秒（第一次量标注集时十来秒）；超过了多半是卡住了，
 # 停掉那个子进程、记一次失败，整套检查照样结束，不会在 CI 里一直等下去
 MODULE_LIMIT = 300
@@ -182,22 +179,27 @@ def run_in_parallel(names, workers, verbose):
         with process:   # 关掉管道（子进程读到 stdin 的结尾就退出），等它退出
             pass
 
-    processes = [subprocess.Popen(command + (["-v"] if verbose else []), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  text=True, encoding="utf-8", **WORKER_GROUP) for _ in range(min(workers, len(names)))]
-    threads = [threading.Thread(target=serve, args=(process,)) for process in processes]
-    for thread in threads:
-        thread.start()
+    processes, threads = [], []
     try:
+        for _ in range(min(workers, len(names))):
+            processes.append(subprocess.Popen(command + (["-v"] if verbose else []), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                              text=True, encoding="utf-8", **worker_group()))
+            threads.append(threading.Thread(target=serve, args=(processes[-1],)))
+            threads[-1].start()
         for thread in threads:
             thread.join()
-    except KeyboardInterrupt:   # Ctrl-C：不再发新的模块，停掉子进程（连同它们开的），再让 run_tool 说一句“已中断”、退出码 130
+    except KeyboardInterrupt:   # Ctrl-C（哪怕子进程才开了一半）：不再发新的模块，停掉子进程（连同它们开的），再让 run_tool 说一句“已中断”、退出码 130
         interrupted.set()
         with lock:
             waiting.clear()
         for process in processes:
             stop_group(process)
-        for thread in threads:
-            thread.join()
+        for process, thread in zip(processes, threads + [None] * len(processes)):
+            if thread is not None and thread.ident is not None:   # 管它的线程读到结尾就关掉它
+                thread.join()
+            else:   # 刚开出来、还没有线程管的：自己关
+                with process:
+                    pass
         raise
     for name in waiting:   # 子进程全都崩了，还有模块没人跑：每个算一次失败，不能当作通过
         sys.stderr.write(f"错误：检查模块 {name} 没有跑（跑检查的子进程都退出了）。\n")
@@ -205,13 +207,23 @@ def run_in_parallel(names, workers, verbose):
     return totals, seconds
 
 
+def worker_group():
+    """开跑检查的子进程时怎么分组。在终端里跑时，每个子进程自成一个会话（Windows 上是自成一个进程组）：终端里按 Ctrl-C
+    只送到主进程，由它停掉子进程、只说一句“已中断”（以前子进程也收到 Ctrl-C，正跑着的检查被打断，报出一串并没有坏的
+    “失败”和 traceback）。子进程没有终端，检查再开的进程就都留在它那一组里（kit_helpers.has_terminal），停得掉。
+    没有终端时（CI、检查里再跑一套）不分：没有谁会按 Ctrl-C，停掉主进程那一组就全停了。"""
+    if sys.platform == "win32":
+        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+    return {"start_new_session": has_terminal()}
+
+
 def stop_group(process):
-    """停掉一个跑检查的子进程。类 Unix 系统上它是自己那个进程组的组长，连同它开的、还在同一组里的进程一起停掉。"""
+    """停掉一个跑检查的子进程。它自成一组时（worker_group），连同它开的进程（都在这一组里）一起停掉。"""
     try:
-        if sys.platform == "win32":
-            process.kill()
-        else:
+        if sys.platform != "win32" and os.getpgid(process.pid) == process.pid:
             os.killpg(process.pid, signal.SIGKILL)
+        else:
+            process.kill()
     except OSError:   # 已经退出了
         pass
 

@@ -544,46 +544,67 @@ class WorkQueueTest(unittest.TestCase):
         with mock.patch.object(run_checks, "SPLIT", ("test_no_such_module",)):   # 导入不了：整个排进去，由子进程报错
             self.assertEqual(run_checks.queue_units(["test_no_such_module"]), ["test_no_such_module"])
 
-    @unittest.skipIf(sys.platform == "win32", "Windows 上没法像终端那样给一个进程组发 SIGINT")
-    def test_ctrl_c_stops_the_workers_and_says_so_once(self):
-        """终端里按 Ctrl-C，SIGINT 送到前台的整个进程组。子进程各在自己的组里：只有主进程收到，它停掉子进程（连同正在
-        跑的检查），只说一句“已中断”，退出码 130，临时目录删掉。以前子进程也收到，报出一串没坏的“失败”和 traceback。"""
-        import signal
-        probe = ("import os, subprocess, sys, time, unittest\n"   # 每个子进程跑的检查又开了一个进程（和真的检查一样）
+    @unittest.skipIf(sys.platform == "win32", "Windows 上没有伪终端")
+    def test_ctrl_c_in_a_terminal_stops_every_worker_and_says_so_once(self):
+        """在（伪）终端里跑，按 Ctrl-C：终端把 SIGINT 送到前台那一组。子进程各自成一个会话，只有主进程收到；它停掉子进程
+        连同检查开的进程，只说一句“已中断”，退出码 130，临时目录删掉。以前子进程也收到，报出一串没坏的“失败”和
+        traceback；后来子进程分了组，检查自己开的、自成会话的进程又停不掉（帮手实测：一个要睡 600 秒的留了 9 分钟）。"""
+        import select
+        probe = ("import os, subprocess, sys, time, unittest, kit_helpers\n"   # 检查开进程的样子和真的检查一样
                  "class Slow(unittest.TestCase):\n"
                  "    def test_waits(self):\n"
-                 "        child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+                 "        child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'],\n"
+                 "                                 start_new_session=kit_helpers.has_terminal())\n"
                  "        with open(os.environ['PROBE_STARTED'], 'a') as f:\n"
                  "            f.write(f'{os.getpid()} {child.pid}\\n')\n"
                  "        time.sleep(60)\n")
         program = ("import sys, kit_helpers, run_checks\n"
                    "kit_helpers.run_dir()\n"
                    "sys.exit(kit_helpers.run_tool(lambda argv: run_checks.run_in_parallel(['slow_probe'] * 2, 2, False)[0][1]))\n")
+        # 自成一个会话，伪终端是它的控制终端：和在终端里敲命令一样
+        take_terminal = "import fcntl, os, sys, termios; fcntl.ioctl(0, termios.TIOCSCTTY, 0); os.execv(sys.executable, sys.argv[1:])"
         with tempfile.TemporaryDirectory() as probes, tempfile.TemporaryDirectory() as scratch:
             write_temp(probes, "slow_probe.py", probe)
             started = Path(probes) / "started"
             env = {name: value for name, value in clean_env(TMPDIR=scratch, PROBE_STARTED=str(started),
                                                              PYTHONPATH=os.pathsep.join([str(ROOT / "checks"), probes])).items()
                    if name != "KIT_CHECK_RUN_DIR"}
-            # 自己一个会话、一个进程组，像终端里前台的那条命令
-            driver = subprocess.Popen(KIT_PYTHON + ["-c", program], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                      start_new_session=True)
+            master, slave = os.openpty()
+            driver = subprocess.Popen(KIT_PYTHON + ["-c", take_terminal] + KIT_PYTHON + ["-c", program], env=env,
+                                      stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
+            os.close(slave)
+            shown = b""
             try:
                 deadline = time.monotonic() + 30
                 while not (started.exists() and started.read_text(encoding="utf-8").count("\n") == 2) and time.monotonic() < deadline:
                     time.sleep(0.02)
-                os.killpg(driver.pid, signal.SIGINT)
-                out, err = driver.communicate(timeout=10)
+                os.write(master, b"\x03")   # 按 Ctrl-C
+                deadline = time.monotonic() + 10
+                while time.monotonic() < deadline:   # 读到终端的另一头全关了：谁还开着它（没停掉的进程），就读到时限
+                    if select.select([master], [], [], 0.1)[0]:
+                        try:
+                            chunk = os.read(master, 4096)
+                        except OSError:   # Linux 上另一头全关了是这样
+                            break
+                        if not chunk:
+                            break
+                        shown += chunk
+                try:
+                    driver.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self.fail(f"按了 Ctrl-C，过了 20 秒还没退出。终端上显示的：\n{shown.decode('utf-8', errors='replace')[-2000:]}")
             finally:
                 if driver.poll() is None:
                     driver.kill()
-            workers = [int(pid) for pid in started.read_text(encoding="utf-8").split()]   # 两个子进程和它们各自开的进程
-            self.assertEqual(len(workers), 4)
-            self.assertEqual((driver.returncode, out, err.decode("utf-8").strip()), (130, b"", "已中断（Ctrl-C）。"))
+                os.close(master)
+            processes = [int(pid) for pid in started.read_text(encoding="utf-8").split()]   # 两个子进程和它们各自开的进程
+            self.assertEqual(len(processes), 4)
+            text = shown.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("^C", "")   # 终端把 Ctrl-C 回显成 ^C
+            self.assertEqual((driver.returncode, text.strip()), (130, "已中断（Ctrl-C）。"))
             deadline = time.monotonic() + 10
-            while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
+            while any(alive(pid) for pid in processes) and time.monotonic() < deadline:
                 time.sleep(0.02)
-            self.assertEqual([pid for pid in workers if alive(pid)], [])   # 正在跑检查的子进程连同它开的进程都停了
+            self.assertEqual([pid for pid in processes if alive(pid)], [])   # 正在跑检查的子进程连同检查开的进程都停了
             self.assertEqual(os.listdir(scratch), [])   # 这次运行的临时目录删了
 
     def test_a_worker_that_dies_is_a_failure_and_so_is_every_module_left_unrun(self):

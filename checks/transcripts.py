@@ -35,7 +35,7 @@ import tempfile
 from pathlib import Path
 
 from in_process import run_script
-from kit_helpers import (ALL_IN_PROCESSES, KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, clean_env, parse_tool_options, restore, run_tool,
+from kit_helpers import (ALL_IN_PROCESSES, KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, clean_env, has_terminal, parse_tool_options, restore, run_tool,
                          snapshot)
 
 PROMPT = "问题："
@@ -171,7 +171,7 @@ def run_command(command, expected, kit, extra_env=None, processes=False):
             code, out, err = run_script(kit / words[1], words[2:], data, cwd=kit, env=env, merge_stderr=last)
         else:   # python -c …、python -m …：开一个真的子进程
             done = subprocess.run(KIT_PYTHON + words[1:], input=data, cwd=kit, env=env, timeout=60,
-                                  start_new_session=sys.platform != "win32", stdout=subprocess.PIPE,
+                                  start_new_session=has_terminal(), stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT if last else subprocess.PIPE)
             code, out, err = done.returncode, done.stdout, done.stderr
         if last:
