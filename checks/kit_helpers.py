@@ -161,6 +161,15 @@ RUN_PREFIX = "kit-checks-run-"   # 这次运行的临时目录的名字开头
 STALE_AFTER = 3600
 
 
+def system_temp_dir():
+    """系统的临时目录；一个能写的都找不到时（多半是磁盘满了）是 None。导入这个模块时就要用到它：不能在这里就抛出
+    traceback，run_dir 建这次运行的目录时再用一句中文说清（run_checks.main）。"""
+    try:
+        return tempfile.gettempdir()
+    except OSError:
+        return None
+
+
 def scratch_parent():
     """这次运行的临时目录建在哪个文件夹里；None 是系统默认的临时目录。
     检查要建、删几千个小文件。Linux 上用户没指定临时目录（TMPDIR、TEMP、TMP 都没设），内存里的 /dev/shm 又能写、
@@ -221,7 +230,7 @@ class MeasuredOnce:
     - 文件名里是代码的指纹（见 code_fingerprint）：代码改了一个字、换了 Python、换了一份套件，就是另一个文件，全部重新量。
     - 文件的第一行是其余内容的 SHA-256：写坏了、被改过的都不用。
     只在跑检查时（有 KIT_CHECK_RUN_DIR）这样；学生自己运行 grounding_eval.py 时每次都真的量。"""
-    KEPT = Path(os.environ.get("KIT_CHECK_KEPT") or Path(tempfile.gettempdir()) /
+    KEPT = Path(os.environ.get("KIT_CHECK_KEPT") or Path(system_temp_dir() or os.devnull) /   # 没有临时目录：一个建不起来的路径
                 f"kit-checks-measured-{os.getuid() if hasattr(os, 'getuid') else os.environ.get('USERNAME', '')}")
     KEEP = 8   # 每种测量留最新的几份（改代码、换 Python 来回跑时不必重新量），更旧的删掉
     PATIENCE = 60   # 秒：等别的组量完最多等多久（平常量一遍只要几秒；等这么久，多半是量的那一组崩了）

@@ -260,7 +260,15 @@ def main(argv):
         consequence = ("CI 里资料文件必须是发布版" if in_ci() else
                        "比对发布版内容的几项检查跳过" if documents else "只有关于资料文件本身的几项检查会跳过")
         print(f"资料文件 {shown}：和发布版不同（{state}）；{consequence}。", file=sys.stderr)
-    run_dir()   # 各组检查共用一个临时目录（经环境变量 KIT_CHECK_RUN_DIR）：测量的锁，有它才共用量过的结果
+    try:
+        run_dir()   # 各组检查共用一个临时目录（经环境变量 KIT_CHECK_RUN_DIR）：测量的锁，有它才共用量过的结果
+    except OSError as error:   # 磁盘满了、临时目录都不能写：检查没法跑，说清楚，不打印 traceback
+        from model_reply_assistant import describe_os_error
+        # Python 一个能写的临时目录都找不到时报的是 FileNotFoundError（英文说“没有可用的临时目录”），不是“文件夹不存在”
+        why = "试过的临时目录都写不进去" if isinstance(error, FileNotFoundError) else describe_os_error(error, writing=True)
+        print(f"错误：建不了这次运行的临时目录（{why}），检查没有跑。多半是磁盘满了，或者临时目录不能写："
+              "清出一些空间（或把 TMPDIR 设成一个能写的文件夹）再运行。", file=sys.stderr)
+        return 1
     names = DATA_CHECKS if documents else sorted(path.stem for path in CHECKS_DIR.glob("test_*.py"))
     if documents:   # 老师只判这份文件：说清跑哪几项、其余为什么不跑
         print(f"只跑关于这份资料文件的 {len(names)} 组检查：{'、'.join(names)}；程序行为的检查用套件自带的资料，"

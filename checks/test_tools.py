@@ -1561,6 +1561,30 @@ class OldPythonTest(unittest.TestCase):
 
 
 class RunChecksCommandTest(unittest.TestCase):
+    def test_no_writable_temp_dir_is_one_chinese_line_and_no_checks(self):
+        """磁盘满了：Python 找不到能写的临时目录（FileNotFoundError），或建目录时 ENOSPC。一句中文、退出码 1、一项检查也不跑；
+        以前导入 kit_helpers 时就抛出 traceback。"""
+        import errno
+        import kit_helpers
+        import run_checks
+        failures = {"找不到": FileNotFoundError(errno.ENOENT, "No usable temporary directory found in ['/tmp']"),
+                    "满了": OSError(errno.ENOSPC, "No space left on device")}
+        for name, failure in failures.items():
+            with self.subTest(name), mock.patch.dict(os.environ), mock.patch.object(kit_helpers, "_run_dir", []), \
+                    mock.patch("tempfile.mkdtemp", side_effect=failure), mock.patch.object(run_checks, "run_names") as run_names, \
+                    mock.patch.object(run_checks, "run_in_parallel") as run_in_parallel, mock.patch("sys.stdout", new_callable=io.StringIO) as out, \
+                    mock.patch("sys.stderr", new_callable=io.StringIO) as err:
+                os.environ.pop("KIT_CHECK_RUN_DIR", None)
+                code = run_checks.main(["--documents", str(SHIPPED_DOCUMENTS)])
+            self.assertEqual(code, 1)
+            self.assertEqual((run_names.call_count, run_in_parallel.call_count, out.getvalue()), (0, 0, ""))
+            last = err.getvalue().strip().splitlines()[-1]
+            self.assertIn("错误：建不了这次运行的临时目录", last)
+            self.assertIn("试过的临时目录都写不进去" if name == "找不到" else "设备或磁盘已满", last)
+            self.assertNotIn("Traceback", err.getvalue())
+        with mock.patch("tempfile.gettempdir", side_effect=failures["找不到"]):   # 导入时用到的：不抛出
+            self.assertIsNone(kit_helpers.system_temp_dir())
+
     RUN_CHECKS = ROOT / "checks" / "run_checks.py"
 
     def run_checks(self, *args, process=True):
