@@ -153,7 +153,9 @@ def needs_shipped_documents(test):
 _run_dir = []
 # 内存里的文件系统（Linux）：这次运行的临时目录可以建在这里，见 scratch_parent
 RAM_SCRATCH = "/dev/shm"
-# 字节：/dev/shm 至少有这么多空地方才用它。一次运行最多占 90 MB 左右（2026-12-02 每 0.1 秒看一次量的）；Docker 里的
+# 字节：整套检查一次运行在临时目录里最多占这么多（2026-12-02 每 0.1 秒看一次量的：89 MB）
+RUN_PEAK = 90 * 1024 * 1024
+# 字节：/dev/shm 至少有这么多空地方才用它（一次运行最多占 RUN_PEAK，留足余地）；Docker 里的
 # /dev/shm 默认只有 64 MB，不够，照常用系统临时目录
 RAM_SCRATCH_MIN_FREE = 512 * 1024 * 1024
 RUN_PREFIX = "kit-checks-run-"   # 这次运行的临时目录的名字开头
@@ -193,6 +195,19 @@ def clear_stale_runs(parent):
             info = path.lstat()
             if info.st_uid == os.getuid() and now - info.st_mtime > STALE_AFTER:   # rmtree 不删文件和链接
                 shutil.rmtree(path)
+
+
+def room_warning(folder):
+    """folder（这次运行的临时目录）剩的空间不够整套检查用（RUN_PEAK）时，一句中文提醒；够用或量不了时是 None。
+    空间不够时几百项检查各自报 “No space left on device”，看不出是同一个原因（帮手实测：8 MB 的 TMPDIR，218 项失败）。"""
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return None
+    if free >= RUN_PEAK:
+        return None
+    return (f"注意：临时目录 {folder} 所在的盘只剩 {free / 2**20:.0f} MB，整套检查要用 {RUN_PEAK // 2**20} MB 左右："
+            "空间不够的检查会失败（No space left on device）。清出一些空间，或把 TMPDIR 设到空间够的文件夹再运行。")
 
 
 def run_dir():

@@ -36,7 +36,8 @@ from pathlib import Path
 
 CHECKS_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(CHECKS_DIR))
-from kit_helpers import KIT_PYTHON, borrowed, documents_state, has_terminal, in_ci, parse_tool_options, run_dir, run_tool   # noqa: E402  （也检查 Python 版本）
+from kit_helpers import (KIT_PYTHON, borrowed, documents_state, has_terminal, in_ci, parse_tool_options, room_warning, run_dir,
+                         run_tool)   # noqa: E402  （也检查 Python 版本）
 
 # 各模块单独跑一遍的秒数（2026-12-01 在 2 核的开发机上、第一次之后量的，bench.py 的 KIT_CHECK_TIMINGS 也能看到）：只用来
 # 决定先发哪个，重的先发，最后就不会只剩一个大模块在跑。不准也不要紧，只影响快慢。test_grounding 写成第一次跑时的秒数：
@@ -282,6 +283,9 @@ def main(argv):
         (run, failed, skipped), seconds = outcome["counts"], outcome["seconds"]
     else:
         # 有的检查在等（假服务故意不回答、等时限到），所以子进程比核多一倍：一个在等，另一个照样用着核
+        warning = room_warning(run_dir())
+        if warning:
+            print(warning, file=sys.stderr)
         workers = 2 * (os.cpu_count() or 1)
         print(f"正在运行检查（{workers} 个子进程同时跑），下面只列出没通过的……", file=sys.stderr)
         (run, failed, skipped), seconds = run_in_parallel(queue_units(names), workers, verbose)

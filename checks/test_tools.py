@@ -1585,6 +1585,19 @@ class RunChecksCommandTest(unittest.TestCase):
         with mock.patch("tempfile.gettempdir", side_effect=failures["找不到"]):   # 导入时用到的：不抛出
             self.assertIsNone(kit_helpers.system_temp_dir())
 
+    def test_too_little_temp_space_is_named_before_the_checks_run(self):
+        """临时目录所在的盘剩的不够一次运行用（RUN_PEAK）：开跑前先说一句，而不是让几百项检查各报各的 “No space left”。"""
+        import kit_helpers
+        import run_checks
+        for free, warned in ((kit_helpers.RUN_PEAK - 1, True), (kit_helpers.RUN_PEAK, False)):
+            with self.subTest(free=free), mock.patch.dict(os.environ), mock.patch("shutil.disk_usage", return_value=mock.Mock(free=free)), \
+                    mock.patch.object(run_checks, "run_in_parallel", return_value=([1, 0, 0], {})) as run_in_parallel, \
+                    mock.patch("sys.stdout", new_callable=io.StringIO), mock.patch("sys.stderr", new_callable=io.StringIO) as err:
+                os.environ.pop("KIT_CHECK_TIMINGS", None)   # bench.py 跑整套时设的：别让这里写掉它的计时文件
+                self.assertEqual(run_checks.main([]), 0)
+            self.assertEqual(run_in_parallel.call_count, 1)   # 只是提醒：检查照样跑
+            self.assertEqual("只剩" in err.getvalue() and "No space left on device" in err.getvalue(), warned, err.getvalue())
+
     RUN_CHECKS = ROOT / "checks" / "run_checks.py"
 
     def run_checks(self, *args, process=True):
