@@ -484,6 +484,15 @@ class RunDirTest(unittest.TestCase):
                 self.assertIsNone(scratch_parent())   # macOS、Windows 上没有 /dev/shm：不找
 
 
+def can_take_a_terminal():
+    """能不能开一个伪终端、让子进程把它当作控制终端（类 Unix 系统上的 termios.TIOCSCTTY）。"""
+    try:
+        import termios
+    except ImportError:   # Windows
+        return False
+    return hasattr(termios, "TIOCSCTTY") and hasattr(os, "openpty")
+
+
 def alive(pid):
     """pid 这个进程还在不在（已经退出、只等收尸的也算不在）。只在类 Unix 系统上用。"""
     try:
@@ -544,7 +553,7 @@ class WorkQueueTest(unittest.TestCase):
         with mock.patch.object(run_checks, "SPLIT", ("test_no_such_module",)):   # 导入不了：整个排进去，由子进程报错
             self.assertEqual(run_checks.queue_units(["test_no_such_module"]), ["test_no_such_module"])
 
-    @unittest.skipIf(sys.platform == "win32", "Windows 上没有伪终端")
+    @unittest.skipUnless(can_take_a_terminal(), "这个系统上没有伪终端（Windows），或不能让进程把它当作控制终端")
     def test_ctrl_c_in_a_terminal_stops_every_worker_and_says_so_once(self):
         """在（伪）终端里跑，按 Ctrl-C：终端把 SIGINT 送到前台那一组。子进程各自成一个会话，只有主进程收到；它停掉子进程
         连同检查开的进程，只说一句“已中断”，退出码 130，临时目录删掉。以前子进程也收到，报出一串没坏的“失败”和
