@@ -195,12 +195,12 @@ def run_in_parallel(names, workers, verbose):
             waiting.clear()
         for process in processes:
             stop_group(process)
-        for process, thread in zip(processes, threads + [None] * len(processes)):
-            if thread is not None and thread.ident is not None:   # 管它的线程读到结尾就关掉它
+        for thread in threads:
+            if thread.ident is not None:   # 开始了的线程读到结尾就停
                 thread.join()
-            else:   # 刚开出来、还没有线程管的：自己关
-                with process:
-                    pass
+        for process in processes:   # 关掉管道、收尸：刚开出来、还没有线程管的也关（线程关过的再关一次不要紧）
+            with process:
+                pass
         raise
     for name in waiting:   # 子进程全都崩了，还有模块没人跑：每个算一次失败，不能当作通过
         sys.stderr.write(f"错误：检查模块 {name} 没有跑（跑检查的子进程都退出了）。\n")
@@ -209,10 +209,9 @@ def run_in_parallel(names, workers, verbose):
 
 
 def worker_group():
-    """开跑检查的子进程时怎么分组。在终端里跑时，每个子进程自成一个会话（Windows 上是自成一个进程组）：终端里按 Ctrl-C
-    只送到主进程，由它停掉子进程、只说一句“已中断”（以前子进程也收到 Ctrl-C，正跑着的检查被打断，报出一串并没有坏的
-    “失败”和 traceback）。子进程没有终端，检查再开的进程就都留在它那一组里（kit_helpers.has_terminal），停得掉。
-    没有终端时（CI、检查里再跑一套）不分：没有谁会按 Ctrl-C，停掉主进程那一组就全停了。"""
+    """开跑检查的子进程时怎么分组：和检查开子进程是同一条规则（kit_helpers.has_terminal），有终端才自成一个会话
+    （Windows 上总是自成一个进程组）。这样终端里按 Ctrl-C 只送到主进程，由它停掉子进程、只说一句“已中断”；以前子进程
+    也收到，正跑着的检查被打断，报出一串并没有坏的“失败”和 traceback。"""
     if sys.platform == "win32":
         return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
     return {"start_new_session": has_terminal()}
