@@ -34,10 +34,16 @@ def source(name):
     return (ROOT / name).read_text(encoding="utf-8")
 
 
-@functools.lru_cache(maxsize=None)
 def parsed(name):
-    """套件根目录下这个文件的语法树：每个文件只解析一次（这一组十几项检查都要它，一份两千行的文件解析一次要二三十毫秒）。"""
-    return ast.parse(source(name))
+    """套件根目录下这个文件的语法树。"""
+    return parsed_text(source(name))
+
+
+@functools.lru_cache(maxsize=None)
+def parsed_text(text):
+    """这段源代码的语法树：同样的文字只解析一次（这一组十几项检查都要它，一份两千行的文件解析一次要二三十毫秒）。
+    树是共用的：检查只读不改。"""
+    return ast.parse(text)
 
 
 def top_level_names(tree):
@@ -122,16 +128,10 @@ class LessonOrderTest(unittest.TestCase):
 class NamingTest(unittest.TestCase):
     """一个意思一个词（issue 25）：造异常交给调用处 raise 的函数叫 make_*；check_* 只抛出或返回发现的问题。"""
 
-    def functions(self):
-        for script in SCRIPTS:
-            for node in ast.walk(parsed(script)):
-                if isinstance(node, ast.FunctionDef):
-                    yield script, node
-
     def test_what_is_raised_through_a_function_is_built_by_a_make_function(self):
         raised = set()
-        for script, function in self.functions():
-            for node in ast.walk(function):
+        for script, function, inside in functions():
+            for node in inside:
                 if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and isinstance(node.exc.func, ast.Name) \
                         and node.exc.func.id[0].islower():
                     raised.add(node.exc.func.id)
@@ -140,8 +140,8 @@ class NamingTest(unittest.TestCase):
 
     def test_a_function_that_returns_an_exception_says_so(self):
         builders = set()
-        for script, function in self.functions():
-            for node in ast.walk(function):
+        for script, function, inside in functions():
+            for node in inside:
                 if isinstance(node, ast.Return) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) \
                         and node.value.func.id in ("NoAnswer", "KitError", "BadResponse", "JsonProblem"):
                     builders.add(function.name)
@@ -150,27 +150,37 @@ class NamingTest(unittest.TestCase):
 
     def test_check_functions_raise_or_return_findings(self):
         returning = set()
-        for script, function in self.functions():
+        for script, function, inside in functions():
             if function.name.startswith("check_"):
-                if any(isinstance(node, ast.Return) and node.value is not None for node in ast.walk(function)):
+                if any(isinstance(node, ast.Return) and node.value is not None for node in inside):
                     returning.add(function.name)
         self.assertEqual(returning, {"check_grounding"})   # 它返回 {status, problems, hints}：发现的问题
+
+
+@functools.lru_cache(maxsize=None)
+def functions():
+    """三个脚本里的每个函数（连同嵌在函数里的）：[(脚本, 函数, 函数里的全部节点)]。命名的三条规则都要走一遍，只列一次。"""
+    return [(script, node, list(ast.walk(node))) for script in SCRIPTS for node in ast.walk(parsed(script))
+            if isinstance(node, ast.FunctionDef)]
+
+
+@functools.lru_cache(maxsize=None)
+def first_uses(tree):
+    """每个名字第一次被读到的行号（两组检查都要它，同一棵树只走一遍）。"""
+    uses = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            uses[node.id] = min(uses.get(node.id, node.lineno), node.lineno)
+    return uses
 
 
 class ForwardReferenceTest(unittest.TestCase):
     """常量（全大写的名字）先定义后使用：读到一处用法时，它的定义已经在上面了。"""
 
-    def first_uses(self, tree):
-        uses = {}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                uses[node.id] = min(uses.get(node.id, node.lineno), node.lineno)
-        return uses
-
     def test_constants_are_defined_before_their_first_use(self):
         for script in SCRIPTS:
             tree = parsed(script)
-            defined, uses = top_level_names(tree), self.first_uses(tree)
+            defined, uses = top_level_names(tree), first_uses(tree)
             late = {name: (uses[name], line) for name, line in defined.items()
                     if name.isupper() and name in uses and uses[name] < line}
             with self.subTest(script=script):
@@ -179,7 +189,7 @@ class ForwardReferenceTest(unittest.TestCase):
     def test_the_rule_sees_a_late_constant(self):
         # 防止检查空转：一个先用后定义的常量必须被找出来
         tree = ast.parse("def f():\n    return LIMIT\n\n\nLIMIT = 3\n")
-        uses, defined = self.first_uses(tree), top_level_names(tree)
+        uses, defined = first_uses(tree), top_level_names(tree)
         self.assertEqual((uses["LIMIT"], defined["LIMIT"]), (2, 5))
 
 
@@ -225,7 +235,7 @@ def borrowed_from_optional(text):
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines, 1) if line.startswith("# ---------- 第 04 课："))
     divider = next(i for i, line in enumerate(lines, 1) if line.startswith("# ---------- 第 04 课 · 扩展规则（选读）"))
-    tree = ast.parse(text)
+    tree = parsed_text(text)
     before = set(top_level_names(ast.Module(body=[node for node in tree.body if node.lineno < divider], type_ignores=[])))
     before |= {alias.asname or alias.name for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
                for alias in node.names}
@@ -261,7 +271,7 @@ class LessonTwoCoreTest(unittest.TestCase):
             tree = parsed(script)
             dividers = [i + 1 for i, line in enumerate(text.splitlines()) if re.match(r"^# -{5,} ", line)]
             section = lambda line: sum(1 for divider in dividers if divider <= line)   # noqa: E731  第几节
-            uses = ForwardReferenceTest().first_uses(tree)
+            uses = first_uses(tree)
             with self.subTest(script=script):
                 apart = {name: (line, uses[name]) for name, line in top_level_names(tree).items()
                          if name.isupper() and name in uses and section(line) != section(uses[name])}
@@ -274,9 +284,9 @@ class LessonTwoCoreTest(unittest.TestCase):
         start = next(i for i, line in enumerate(lines) if line.startswith("# ---------- 第 07 课（选读）：联网检索的核心"))
         end = next(i for i, line in enumerate(lines) if line.startswith("# ---------- 第 07 课 · 加固（选读）"))
         self.assertLessEqual(end - start, 200)
-        names = top_level_names(ast.parse(text))
-        functions = sorted((line, name) for name, line in names.items() if start < line <= end and not name.isupper())
-        self.assertEqual(functions[0][1], "web_hits")
+        names = top_level_names(parsed_text(text))
+        defined_here = sorted((line, name) for name, line in names.items() if start < line <= end and not name.isupper())
+        self.assertEqual(defined_here[0][1], "web_hits")
         for name in ("search_web", "adapt", "cached_search", "TokenBucket", "write_html", "SEARCH_PROVIDERS"):
             self.assertGreater(names[name], end + 1, name)
 
