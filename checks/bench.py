@@ -14,7 +14,7 @@
    在进程内走完检索、组装请求和出处核对：报 2000 字里最慢的，目标 ≤ 50 ms；再报 2000 字比 1000 字慢几倍里最大的，
    和长度成正比时约为 2，目标 ≤ 2.5（长度的平方会是 4）。
 5. 全班：checks/grade.py 判 30 份副本（kit_helpers.build_class 建的班，15 份老实的、15 份耍花招的），目标 ≤ 3 s。
-6. 整套检查（python -W error checks/run_checks.py）跑一遍：墙钟时间和 CPU 时间（它和它开的全部子进程），
+6. 整套检查（python3 -W error checks/run_checks.py）跑一遍：墙钟时间和 CPU 时间（它和它开的全部子进程），
    目标（两核机器，第一次之后）墙钟 ≤ 5 s、CPU ≤ 10 s；再列出最慢的三项检查。第一次跑（或代码改过）要把标注集量一遍，
    这一遍单列一行、不和目标比，接着再跑一遍。
    有检查被跳过（比如资料文件改过）时，这一项不算达到：跳过的检查不花时间。
@@ -277,7 +277,7 @@ def run_suite():
     complete = " 0 skipped" in summary and " 0 failed" in summary
     measured = f"墙钟 {wall:.1f} s，CPU {'—' if spent is None else f'{spent:.1f} s'}" + ("" if complete else "（有检查跳过或失败，这一项不算）")
     met = complete and wall <= SUITE_WALL and (spent is None or spent <= SUITE_CPU)
-    row = (f"整套检查 python -W error checks/run_checks.py（{summary}）", measured, f"墙钟 ≤ {SUITE_WALL} s，CPU ≤ {SUITE_CPU} s", met)
+    row = (f"整套检查 python3 -W error checks/run_checks.py（{summary}）", measured, f"墙钟 ≤ {SUITE_WALL} s，CPU ≤ {SUITE_CPU} s", met)
     return row, sorted(seconds.items(), key=lambda item: -item[1])[:3]
 
 

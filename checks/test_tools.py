@@ -1476,7 +1476,7 @@ class BenchSuiteTest(unittest.TestCase):
 
     def rows(self, kept):
         import bench
-        runs = iter([("整套检查 python -W error checks/run_checks.py（checks: 9 passed, 0 failed, 0 skipped）", f"墙钟 {n} s，CPU {n} s",
+        runs = iter([("整套检查 python3 -W error checks/run_checks.py（checks: 9 passed, 0 failed, 0 skipped）", f"墙钟 {n} s，CPU {n} s",
                       "墙钟 ≤ 5 s，CPU ≤ 10 s", n <= 5) for n in (12, 4)])
         with mock.patch.object(bench, "run_suite", side_effect=lambda: (next(runs), [])), \
                 mock.patch.object(bench, "kept_results", side_effect=kept):
