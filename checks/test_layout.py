@@ -125,6 +125,13 @@ class LessonOrderTest(unittest.TestCase):
                 self.assertEqual([name for name in RETIRED_NAMES if name in names], [])
 
 
+@functools.lru_cache(maxsize=None)
+def functions():
+    """三个脚本里的每个函数（连同嵌在函数里的）：[(脚本, 函数, 函数里的全部节点)]。命名的三条规则都要走一遍，只列一次。"""
+    return [(script, node, list(ast.walk(node))) for script in SCRIPTS for node in ast.walk(parsed(script))
+            if isinstance(node, ast.FunctionDef)]
+
+
 class NamingTest(unittest.TestCase):
     """一个意思一个词（issue 25）：造异常交给调用处 raise 的函数叫 make_*；check_* 只抛出或返回发现的问题。"""
 
@@ -155,13 +162,6 @@ class NamingTest(unittest.TestCase):
                 if any(isinstance(node, ast.Return) and node.value is not None for node in inside):
                     returning.add(function.name)
         self.assertEqual(returning, {"check_grounding"})   # 它返回 {status, problems, hints}：发现的问题
-
-
-@functools.lru_cache(maxsize=None)
-def functions():
-    """三个脚本里的每个函数（连同嵌在函数里的）：[(脚本, 函数, 函数里的全部节点)]。命名的三条规则都要走一遍，只列一次。"""
-    return [(script, node, list(ast.walk(node))) for script in SCRIPTS for node in ast.walk(parsed(script))
-            if isinstance(node, ast.FunctionDef)]
 
 
 @functools.lru_cache(maxsize=None)
