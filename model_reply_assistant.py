@@ -1737,17 +1737,16 @@ def read_domains(path):
         example = f"，比如 {one_line(json.dumps({name: merged}, ensure_ascii=False), 200)}" if merged else ""
         raise make_kit_error(f"域名名单 {path} 里 {visible(name)} 写了 {len(values)} 次：JSON 只会留下最后一个，"
                              f"前面的名单悄悄没了。把它们合成一个数组{example}。")
+    domains = {}
     for name, items in policy.items():
         if name not in ("deny", "allow"):
             raise make_kit_error(f"域名名单 {path} 只认得 deny 和 allow，{visible(name)} 是拼错了吗？")
         if not isinstance(items, list):
             raise make_kit_error(f"域名名单 {path} 的 {name} 应当是数组 [\"域名\", …]，实际是{describe_value(items)}。")
+        domains[name] = []
         for number, item in enumerate(items, 1):
             if not isinstance(item, str) or not item.strip():
                 raise make_kit_error(f"域名名单 {path} 的 {name} 第 {number} 项应当是域名，实际是{describe_value(item)}。")
-    domains = {name: [] for name in policy}
-    for name, items in policy.items():
-        for number, item in enumerate(items, 1):
             try:
                 domain = bare_domain(item)
             except ValueError:   # "http://[x/"：方括号没配对，urllib 读不了这个网址（以前是一段 traceback）

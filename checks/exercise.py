@@ -87,20 +87,21 @@ def missing_trial(documents):
 
 
 def exercise_1(documents, path):
-    if trial(documents) is None:
+    record = trial(documents)
+    if record is None:
         return False, [missing_trial(documents)]
     # 读资料时关于 D01#1 关键词的警告（有分隔符、只有一个字……）：retrieval_qa.py 会打印，这里也说，它往往就是原因
-    problems = {keyword: retrieval_qa.keyword_problem(keyword) for keyword in trial(documents)["keywords"]}
+    problems = {keyword: retrieval_qa.keyword_problem(keyword) for keyword in record["keywords"]}
     warned = [f"读资料时的警告：D01#1 的关键词「{keyword}」{problem}。" for keyword, problem in problems.items() if problem]
     if "D01#1" not in hit_ids("能免费用多久？", documents):
-        return False, [f"“能免费用多久？”还没有命中 D01#1。它现在的关键词是：{'、'.join(trial(documents)['keywords'])}。", *warned]
+        return False, [f"“能免费用多久？”还没有命中 D01#1。它现在的关键词是：{'、'.join(record['keywords'])}。", *warned]
     lines = ["“能免费用多久？”现在命中 D01#1。关键词只是路由，不是事实：回答仍只能依据正文。", *warned]
     questions = json.loads((CHECKS_DIR / "eval_questions.json").read_text(encoding="utf-8-sig"))
     before = shipped()
     too_broad = [q["question"] for q in questions if "D01#1" not in q["expected"]
                  and "D01#1" in hit_ids(q["question"], documents) and "D01#1" not in hit_ids(q["question"], before)]
     if too_broad:   # 关键词太宽：本不该找 D01#1 的问题也被带到它面前。点名是哪个新词带来的（命中时记下的 matched）
-        new_words = set(trial(documents)["keywords"]) - set(trial(before)["keywords"])
+        new_words = set(record["keywords"]) - set(trial(before)["keywords"])
         culprits = dict.fromkeys(word for question in too_broad for hit in retrieval_qa.retrieve(question, documents)
                                  if hit["id"] == "D01#1" for word in hit["matched"] if word in new_words)
         shown = "、".join(f"“{question}”" for question in too_broad[:3]) + ("等" if len(too_broad) > 3 else "")

@@ -266,7 +266,7 @@ def main(argv):
                        "比对发布版内容的几项检查跳过" if documents else "只有关于资料文件本身的几项检查会跳过")
         print(f"资料文件 {shown}：和发布版不同（{state}）；{consequence}。", file=sys.stderr)
     try:
-        run_dir()   # 各组检查共用一个临时目录（经环境变量 KIT_CHECK_RUN_DIR）：测量的锁，有它才共用量过的结果
+        scratch = run_dir()   # 各组检查共用一个临时目录（经环境变量 KIT_CHECK_RUN_DIR）：测量的锁，有它才共用量过的结果
     except OSError as error:   # 磁盘满了、临时目录都不能写：检查没法跑，说清楚，不打印 traceback
         from model_reply_assistant import describe_os_error
         # Python 一个能写的临时目录都找不到时报的是 FileNotFoundError（英文说“没有可用的临时目录”），不是“文件夹不存在”
@@ -286,7 +286,7 @@ def main(argv):
         sys.stderr.write(outcome["report"])
         (run, failed, skipped), seconds = outcome["counts"], outcome["seconds"]
     else:
-        warning = room_warning(run_dir())
+        warning = room_warning(scratch)
         if warning:
             print(warning, file=sys.stderr)
         workers = (os.cpu_count() or 1) + EXTRA_WORKERS

@@ -8,7 +8,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from kit_helpers import ROOT, SHIPPED_DOCUMENTS, clean_env, run_kit, write_temp
+from kit_helpers import ROOT, SHIPPED_DOCUMENTS, run_kit, write_temp
 from transcripts import check_markdown, default_documents, parse_markdown
 
 
