@@ -959,9 +959,9 @@ def string_repair(text, pos, message):
         spots = [index for index in range(min(last, pos + 1) - 1, first - 1, -1) if is_repair_spot(text, index)]
     whole_line, advice = text, []
     for index in sorted(spots[:20], reverse=True):   # 从后往前换：前面的位置不会因为后面的改动而挪动
-        repaired, said = one_repair(whole_line, index)
-        if "补上" not in said:
-            whole_line, advice = repaired, [said] + advice
+        if not in_text_quote(whole_line, index):   # 正文里的引号后面补 "，不算“敲错的全角引号”，不一起换
+            whole_line, said = one_repair(whole_line, index)
+            advice = [said] + advice
     # 先试全都换掉的那一种：“试用”，“体验版”，“几天”只换最后一个也读得通，却把三个关键词并成了一个
     tries = ([(whole_line, "；".join(advice))] if len(advice) > 1 else []) + [one_repair(text, index) for index in spots[:20]]
     reached = [(how_far_it_reads(repaired), repaired, said) for repaired, said in tries]
@@ -986,6 +986,14 @@ def is_repair_spot(text, index):
     return text[index] in CLOSING_QUOTES or text.startswith('\\"', index)
 
 
+def in_text_quote(text, index):
+    """index 处的全角右引号是不是正文里的引号：这个字符串到它为止，还有没关上的、和它配对的全角左引号（“设置”）。"""
+    opener = CLOSING_QUOTES.get(text[index])
+    started = scan_json(text, text.rfind("\n", 0, index) + 1, index)[1]   # JSON 的字符串不跨行：从这一行的开头数起
+    string = text[index if started is None else started:index]   # 这个字符串到这里为止的内容
+    return bool(opener) and string.count(opener) > string.count(text[index])
+
+
 def one_repair(text, index):
     """在 index 处的一种改法：(改过的文字, 说明)。说明里的行号、列号是改之前的。"""
     line, column = line_and_column(text, index)
@@ -993,10 +1001,7 @@ def one_repair(text, index):
     if char == "\\":
         return (text[:index] + "\\" + text[index:],
                 f"第 {line} 行第 {column} 列的「\\\"」是一个普通的引号，字符串没有在那里结束：要写反斜杠本身，请写成「\\\\」")
-    opener = CLOSING_QUOTES[char]
-    started = scan_json(text, text.rfind("\n", 0, index) + 1, index)[1]   # JSON 的字符串不跨行：从这一行的开头数起
-    string = text[index if started is None else started:index]   # 这个字符串到这里为止的内容
-    if opener and string.count(opener) > string.count(char):   # 还有没关上的左引号：它是正文里的引号
+    if in_text_quote(text, index):
         return (text[:index + 1] + '"' + text[index + 1:],
                 f"字符串没有结束：第 {line} 行第 {column} 列的「{char}」是正文里的引号，在它后面补上半角的「\"」")
     end = index + 1   # 连同紧跟着的全角标点、空格一起换（输入法常一起打出来）

@@ -84,10 +84,10 @@ def make_kit_error(message, exit_code=EXIT_USAGE):
     return KitError(error_line(message), exit_code)
 
 
-def closest(word, choices):
-    """拼错的选项名或字段名：返回最像的那个，没有就返回 None。"""
+def closest(word, choices, cutoff=0.6):
+    """拼错的选项名或字段名：返回最像的那个（相似度至少 cutoff），没有就返回 None。"""
     import difflib   # 只在出错时才需要
-    return next(iter(difflib.get_close_matches(word, choices, n=1, cutoff=0.6)), None)
+    return next(iter(difflib.get_close_matches(word, choices, n=1, cutoff=cutoff)), None)
 
 
 def parse_command_line(argv, usage, flags=None, value_options=None):

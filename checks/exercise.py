@@ -26,7 +26,7 @@ import retrieval_qa
 import transcripts
 import model_reply_assistant as web
 from model_reply_assistant import JsonProblem, describe_os_error, read_head, parse_json
-from reply_assistant import KitError
+from reply_assistant import KitError, closest   # closest：和命令行选项、资料的字段一样猜拼错的名字
 from retrieval_qa import instruction_like
 
 USAGE = "用法：python3 checks/exercise.py [编号 | all] [--documents PATH]"
@@ -236,11 +236,11 @@ def exercise_5(documents, path):
 def instruction_field(record):
     """练习五的记录里写“这句是指令”的字段名：instruction，或拼错了的（instrcution、Instruction）；没有是 None。
     只认差一两个字母的（相似度 ≥ 0.8：拼错的都在 0.9 左右）：section、direction 这样的别的字段不是它。"""
-    import difflib
     if "instruction" in record:
         return "instruction"
     keys = {key.lower(): key for key in record if isinstance(key, str)}   # INSTRUCTION、Instruction 也算
-    return next((keys[key] for key in difflib.get_close_matches("instruction", list(keys), n=1, cutoff=0.8)), None)
+    guess = closest("instruction", list(keys), cutoff=0.8)
+    return keys[guess] if guess else None
 
 
 def own_file_problem(number, kit):
@@ -306,7 +306,6 @@ def exercise_6(documents, path):
 
 def pairs_problem(pairs):
     """pairs.json 的格式哪里不对：说到第几对、哪一边、哪个字段（字段名拼错了猜一猜）；没问题是 None。"""
-    from reply_assistant import closest   # 和命令行选项一样猜拼错的名字
     if not isinstance(pairs, list):
         return f"pairs.json 的最外层是{web.describe_value(pairs)}"
     if not pairs:

@@ -169,6 +169,7 @@ class SyntaxHintTest(LoaderCase):
                 parse_json('{"sources": ["D01"}, "n": ' + tail + "}")
             self.assertEqual((caught.exception.what, caught.exception.hint),
                              ("这里应当是「]」，写成了「}」", "它要关上第 1 行第 13 列的「[」：把「}」换成「]」"))
+
     def test_what_a_chinese_input_method_types_is_named(self):
         # 新手试读：拼音输入法里 [ ] \ 是【】、，引号是「」＂‘’，还有看不见的全角空格；以前多半只说“这里缺少一个值”，
         # ‘’ 还被指点成单引号「'」（照做了又说不能用单引号）
@@ -255,6 +256,10 @@ class SyntaxHintTest(LoaderCase):
         self.assertIn("第 1 行第 19 列的「”」是正文里的引号，在它后面补上半角的「\"」", caught.exception.hint)
         typed = '[{"id": "A1", "title": "t", "text": "x", "keywords": ["试用”，“体验版”，“几天”]}]'
         self.assertIn("的「”，“」要写成半角的「\",\"」；", self.error_for(typed))
+        # 一起换的只是敲错的那几处：正文里配好对的“设置”的 ” 不换，不然两个关键词又并成一个
+        mixed = '[{"id": "A1", "title": "t", "text": "x", "keywords": ["在“设置”里”，“几天”]}]'
+        self.assertIn("第 1 行第 62 列的「”，“」要写成半角的「\",\"」；第 1 行第 67 列的「”」要写成半角的「\"」（试过了",   # 第 60 列的不换
+                      self.error_for(mixed))
 
     def test_a_record_or_the_file_that_lost_its_opening_bracket(self):
         # 练习三删记录时多删了一点（新手试读）：下一条的「{」、或文件开头的「[」跟着删掉了；以前都说“可能少了逗号”或没有提示
