@@ -346,20 +346,21 @@ def looks_like_kit(folder):
     return (folder / DATA).exists() or (folder / DATA).is_symlink() or (folder / "retrieval_qa.py").exists()
 
 
-def grade(folder, forged):
-    """一个学生副本：返回一行的各项（dict）。forged：{副本文件夹: 有问题的字节码}，全班一起查好的（forged_bytecode）。
+def grade(found, forged):
+    """一个学生副本：返回一行的各项（dict）。found：这个文件夹的 find_kit 结果；forged：{副本文件夹: 有问题的字节码}，
+    全班一起查好的（forged_bytecode）。
     资料文件在这一行里只读一次、只查一遍警告：练习、评测、验收都要用它，
     一份 100 条几乎一样的资料每读一遍要 0.1 秒（实测：30 份这样的副本从 10.3 秒降到约 2 秒）。"""
     from unittest import mock
     once = functools.lru_cache(maxsize=None)(retrieval_qa.read_and_check)
     with mock.patch.object(retrieval_qa, "read_and_check", once):
-        return grade_copy(folder, forged)
+        return grade_copy(found, forged)
 
 
-def grade_copy(folder, forged):
-    """grade() 的正文。"""
-    row = {"资料": "", "练习": {}, "recall": None, "precision": None, "验收": None, "不同": [], "要看": []}
-    kit, kind, note = find_kit(folder)
+def grade_copy(found, forged):
+    """grade() 的正文。行里的“套件”是找到的套件文件夹（没找到是 None）：后面比副本之间、--details 都用它，不再找一遍。"""
+    kit, kind, note = found
+    row = {"资料": "", "练习": {}, "recall": None, "precision": None, "验收": None, "不同": [], "要看": [], "套件": kit}
     if kit is None:
         row.update(资料="—", 要看=[(kind, note)])
         return row
@@ -418,8 +419,8 @@ def rows_for(arguments):
     paths = [Path(path) for path in unique]
     common = Path(os.path.commonpath(unique)) if len(paths) > 1 else paths[0].parent
     folders = [path for path in paths if path.is_dir() and not path.is_symlink()]
-    kits = [find_kit(folder)[0] for folder in folders]
-    forged = forged_bytecode(list(dict.fromkeys(kit for kit in kits if kit)))
+    found = {folder: find_kit(folder) for folder in folders}   # 每个文件夹只找一次套件
+    forged = forged_bytecode(list(dict.fromkeys(kit for kit, _, _ in found.values() if kit)))
     result = []
     for path in paths:
         name = os.path.relpath(path, common) if path != common else str(path)
@@ -436,9 +437,9 @@ def rows_for(arguments):
         elif not path.is_dir():
             result.append((name, {"资料": "—", "要看": [("跳过", "不是文件夹（比如上次写出的成绩表）")]}))
         else:
-            result.append((name, grade(path, forged)))
-    same_as_another(result, paths)
-    same_file_as_another(result, paths)
+            result.append((name, grade(found[path], forged)))
+    same_as_another(result)
+    same_file_as_another(result)
     return result
 
 
@@ -451,12 +452,12 @@ def is_zip(path):
         return False
 
 
-def same_file_as_another(result, paths):
+def same_file_as_another(result):
     """资料、trick.json 或练习存档其实是另一个副本里的文件：链接过去的一边点名它指向谁的；硬链接分不出谁抄了谁，
     两边都点名对方。被符号链接指着的一边不点名：它多半是被抄的那个。"""
     owners = {}
-    for (name, row), path in zip(result, paths):
-        kit = find_kit(path)[0] if path.is_dir() and not path.is_symlink() else None   # 整个链接过去的那一行已经说了指向谁
+    for name, row in result:
+        kit = row.get("套件")   # 只有判了的副本才有；整个链接过去的那一行已经说了指向谁
         for file in sorted(STUDENT_FILES) if kit else []:
             try:
                 info = os.stat(kit / file)   # 跟着链接走到真正的文件：同一个文件的设备号和 inode 相同
@@ -472,13 +473,13 @@ def same_file_as_another(result, paths):
                 row["要看"].append(("和别的副本是同一个文件", f"{file}（{'、'.join(others)}）"))
 
 
-def same_as_another(result, paths):
+def same_as_another(result):
     """几个副本里改了的同一个套件文件一模一样，或练习四、六自己写的 trick.json、pairs.json 意思一样（空白、字段顺序不算），
     或练习四的草稿、练习五的存档、资料里自己加的记录的正文一样：在“要看一眼”里点名另一个副本。加的文件（验收记录 记录.csv 这种输出、.venv……）、
     资料文件和照课文存的文件不算：大家照着同一篇课文做练习，本来就一样。"""
     owners = {}
-    for (name, row), path in zip(result, paths):
-        kit = find_kit(path)[0] if path.is_dir() and not path.is_symlink() else None
+    for name, row in result:
+        kit = row.get("套件")
         if kit is None:
             continue
         keys = [(entry.rsplit("（", 1)[0], fingerprint(kit / entry.rsplit("（", 1)[0]))
@@ -576,12 +577,12 @@ def summary(rows):
             + (f"；另有 {others} 个参数没有判（不是套件、找不到、不是作业，或整个文件夹是链接），见最后一列" if others else "") + "。")
 
 
-def details(rows, arguments):
+def details(rows):
     """--details：每个副本的练习四草稿和它说的错处（trick.json 的 draft 和 why），以及练习五里学生说“这句是指令”的那句
     （instruction），老师一眼看得出它是不是真的错了、真的是指令。副本的名字和表里的一样；算没算分也写上。"""
     lines = ["", "练习四、五学生自己写的（算没算分见表）："]
-    for (name, row), path in zip(rows, [Path(path) for path in dict.fromkeys(os.path.abspath(a) for a in arguments)]):
-        kit = find_kit(path)[0] if path.is_dir() and not path.is_symlink() else None
+    for name, row in rows:
+        kit = row.get("套件")
         answer, problem = exercise.student_json(kit / "trick.json") if kit else (None, "不是套件")
         credit = "算" if row.get("练习", {}).get(4) else "不算"
         if kit is None:   # 不是套件（文件、命名管道、找不到……）或整个是链接：不打开它，原因见表里这一行
@@ -631,7 +632,7 @@ def main(argv):
     rows = rows_for(options["args"])
     if len(rows) < len(options["args"]):   # 作业/李四 和 作业/李四/ 是同一个文件夹：只判一次，说一声，免得老师数行数对不上
         print(f"提醒：有 {len(options['args']) - len(rows)} 个参数和前面的是同一个文件夹（写法不同），只判一次。", file=sys.stderr)
-    text = markdown(rows) + (details(rows, options["args"]) if options["--details"] else "")
+    text = markdown(rows) + (details(rows) if options["--details"] else "")
     if out is None:
         sys.stdout.write(text)
         return 0
