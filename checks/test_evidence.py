@@ -1,6 +1,5 @@
 """带依据（evidence）的回答：第 02 课的硬规则管 evidence 的格式，第 04 课的核心逐条核对它，选读部分再加规则。
 期望值都按规则写：引文在不在片段里、claim 里的数在不在自己的引文里、哪个词一边否定一边肯定。"""
-import ast
 import contextlib
 import io
 import json

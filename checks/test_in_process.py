@@ -2,7 +2,6 @@
 kit_helpers.MeasuredOnce 让一次运行里同样的测量只做一次；KitCopy 的副本用完改回原样再给下一个检查；
 run_checks.py 的子进程按队列领模块。"""
 import hashlib
-import json
 import os
 import shutil
 import stat
