@@ -128,7 +128,7 @@ def parse_response(status, headers, data, target):
         raise BadResponse(describe_http_failure(status, headers, data, target))
     text = response_text(headers, data)
     try:
-        payload = parse_json(text, object_pairs_hook=JsonObject)   # 记下写了两遍的字段（json 默认只留最后一个）
+        payload = parse_json(text)
     except JsonProblem as problem:
         raise BadResponse("服务器的响应不是 JSON" if problem.line else f"服务器的响应无法读取：{problem.what}") from None
     if not isinstance(payload, dict) or not payload.get("choices"):
@@ -140,10 +140,6 @@ def parse_response(status, headers, data, target):
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(message, dict):
         raise BadResponse("服务器的响应里没有 choices[0].message")
-    twice = [f"{where}.{key}" for where, part in (("", payload), ("choices[0]", choice), ("choices[0].message", message))
-             for key in part.duplicates if key in ("choices", "message", "content", "finish_reason")]
-    if twice:   # 同一个字段两个值：不知道该信哪一个，整份响应都不用
-        raise BadResponse(f"服务器的响应里 {twice[0].lstrip('.')} 写了不止一次，不知道该信哪一个")
     finish_reason = reported_finish_reason(choice)
     if finish_reason == "insufficient_system_resource":   # DeepSeek：服务器资源不够，回答没写完，不是模型的错
         raise BadResponse("服务器资源不足，回答没有写完（finish_reason：insufficient_system_resource），请稍后手动重试")
@@ -177,7 +173,7 @@ def checked_answer(reply, allowed_ids):
     if not content:
         raise make_rejection("回答是空的", raw=reply["content"])
     try:
-        answer = parse_json(reply["content"], object_pairs_hook=JsonObject)   # 记下写了两遍的字段
+        answer = parse_json(reply["content"])
     except JsonProblem as problem:
         if not content.startswith(("{", "[")):   # 代码块、一段话、“好的，以下是……”再接 JSON：说开头是什么，比“第 1 行第 1 列”好懂
             raise make_rejection(f"回答不是单个 JSON 对象（{how_it_starts(content)}）", raw=reply["content"]) from None
@@ -189,7 +185,6 @@ def checked_answer(reply, allowed_ids):
         raise make_rejection("回答不是单个 JSON 对象", raw=reply["content"])
     status, draft, sources = answer.get("status"), answer.get("draft"), answer.get("sources")
     problems = [f"缺少字段 {field}{misspelt_answer_field(answer, field)}" for field in ("status", "draft", "sources") if field not in answer]
-    problems += [f"字段 {one_line(key, 40)} 写了 {len(values)} 次，不知道该信哪一个" for key, values in answer.duplicates.items()]
     if "status" in answer and status not in ANSWER_STATUSES:
         problems.append(f"status 是{describe_value(status)}，只允许 draft 或 missing")
     if "draft" in answer and (not isinstance(draft, str) or (status == "draft" and not draft.strip())):
@@ -839,13 +834,19 @@ class JsonProblem(Exception):
         self.what, self.hint, self.line, self.column = what, hint, line, column
 
 
-def parse_json(text, **options):
-    """json.loads 的外壳：不管 text 是什么，结果只有两种：一个值，或者 JsonProblem。
-    资料文件、保存的回答、模型的回答、服务器的响应体都经过这里，所以哪一处都不会冒出 traceback。
-    JSON 标准里没有 NaN、Infinity（json.loads 却收下）：一律当作读不出来；资料文件另有办法指出是哪条记录。"""
-    options.setdefault("parse_constant", refuse_constant)
+MAX_JSON_CHARS = 1024 * 1024   # 最多读 1 MiB 的 JSON：和响应体的上限一样；资料文件、学生的小文件另有更小的上限
+MAX_JSON_DEPTH = 20            # 套件读的 JSON 最多四五层（evidence 第 1 项的 quote）；再深就不是手写的文件或正常的回答
+
+
+def parse_json(text, limit=MAX_JSON_CHARS):
+    """套件从外面读的每一个 JSON（资料文件、保存的和模型的回答、服务器的响应、搜索缓存、学生的练习文件）都经过这里，
+    结果只有两种：一个值，或者 JsonProblem（一句中文），哪一处都不会冒出 traceback。
+    比 json.loads 严格：同一个对象里字段写了两遍（json 只悄悄留下后一个）、NaN 和 Infinity（JSON 标准里没有）、
+    超过 limit 个字、嵌套超过 MAX_JSON_DEPTH 层，都读不出来，并说出在哪里：“evidence 第 1 项里字段 quote 写了 2 次”。"""
+    if len(text) > limit:
+        raise JsonProblem(f"超过了 {limit} 个字的上限")
     try:
-        return json.loads(text, **options)
+        value = json.loads(text, object_pairs_hook=JsonObject, parse_constant=BadConstant)
     except json.JSONDecodeError as error:
         line, column, what, hint = describe_json_error(text, error)
         raise JsonProblem(what, hint, line, column) from None
@@ -853,10 +854,41 @@ def parse_json(text, **options):
         raise JsonProblem("括号嵌套太深，无法读取") from None
     except ValueError:   # 超过 4300 位的整数：Python 为了防止拖慢程序，拒绝把这么长的数字串转成整数
         raise JsonProblem("里面有位数太多的整数，无法读取") from None
+    stack = [(value, [])]   # 用栈而不用递归：从前往后一项项看，报出的是写在最前面的那一处
+    while stack:
+        item, path = stack.pop()
+        where = ""   # evidence 第 1 项的 quote
+        for step in path:
+            where += f" 第 {step + 1} 项" if isinstance(step, int) else ("的 " if where else "") + visible(step, 20)
+        where = where.strip() + ("" if not where or where.endswith("项") else " ")   # “第 1 项里”，“quote 里”
+        if len(path) > MAX_JSON_DEPTH:
+            raise JsonProblem(f"嵌套超过了 {MAX_JSON_DEPTH} 层")
+        if isinstance(item, BadConstant):
+            raise JsonProblem(f"{where or '里面'}是 {item.name}，JSON 不允许 NaN 和 Infinity")
+        if isinstance(item, JsonObject) and item.duplicates:
+            key, values = next(iter(item.duplicates.items()))
+            shown = " 和 ".join(one_line(json.dumps(value, ensure_ascii=False, default=lambda bad: bad.name), 30) for value in values)
+            raise JsonProblem(f"{where and where + '里'}字段 {visible(key)} 写了 {len(values)} 次（{shown}）",
+                              "JSON 只会悄悄保留最后一个值：删掉多余的，或把它们合成一个")
+        children = list(item.items()) if isinstance(item, dict) else list(enumerate(item)) if isinstance(item, list) else []
+        stack.extend((child, path + [step]) for step, child in reversed(children))
+    return value
 
 
-def refuse_constant(name):
-    raise JsonProblem(f"里面有 {name}，JSON 不允许 NaN 和 Infinity")
+class JsonObject(dict):
+    """json 模块读到的对象；duplicates 记下写了不止一次的字段名和它的各个值，parse_json 看到就拒绝。"""
+
+    def __init__(self, pairs):
+        super().__init__(pairs)
+        counts = Counter(key for key, _ in pairs)
+        self.duplicates = {key: [v for k, v in pairs if k == key] for key, count in counts.items() if count > 1}
+
+
+class BadConstant:
+    """json 模块读到的 NaN、Infinity：先记下，parse_json 再说出它在哪里。"""
+
+    def __init__(self, name):
+        self.name = name
 
 
 # 中文输入法打出来的标点（拼音输入法里 [ ] \ 是【】、），以及 JSON 要的半角写法。引号不管单双、直角都换成 "：JSON 不认单引号
@@ -1066,11 +1098,13 @@ def describe_unmatched(text, pos, char):
 def how_far_it_reads(text):
     """json 读 text 能读到第几个字符才出错；整个读通时是 len(text) + 1。括号都对得上、却另有 parse_json 会拒绝的毛病
     （NaN、超长的整数、嵌套太深）时是 len(text)：这种改法最好，但不能说“改完就能读通”。"""
+    def refuse(name):
+        raise ValueError(name)
     try:
-        json.loads(text, parse_constant=refuse_constant)
+        json.loads(text, parse_constant=refuse)
     except json.JSONDecodeError as error:
         return error.pos
-    except (RecursionError, ValueError, JsonProblem):
+    except (RecursionError, ValueError):
         return len(text)
     return len(text) + 1
 
@@ -1225,20 +1259,6 @@ def describe_error_object(payload):
         if isinstance(text, str) and text.strip():
             return one_line(text)
     return ""
-
-
-# ---------- 第四步的细节：记下写了两遍的字段 ----------
-
-class JsonObject(dict):
-    """JSON 对象；duplicates 记下写了不止一次的字段名和它的各个值（json 模块默认只悄悄保留最后一个）。
-    用法：parse_json(text, object_pairs_hook=JsonObject)。"""
-
-    def __init__(self, pairs):
-        super().__init__(pairs)
-        counts = {}
-        for key, _ in pairs:
-            counts[key] = counts.get(key, 0) + 1
-        self.duplicates = {key: [v for k, v in pairs if k == key] for key, count in counts.items() if count > 1}
 
 
 # ---------- 没有密钥也能练：检查一份保存的回答（--check-draft） ----------
@@ -1728,7 +1748,7 @@ def read_domains(path):
         text, problem = decode_student_file(read_head(path, 64 * 1024))
         if problem:
             raise make_kit_error(f"域名名单 {path} {problem}。")
-        policy = parse_json(text, object_pairs_hook=JsonObject)   # 记下写了两遍的 deny：json 只留后一个，前一个悄悄没了
+        policy = parse_json(text)
     except OSError as error:   # 和 --check-draft、--documents 一样：相对路径从当前文件夹算起（在 checks/ 里运行最常见）
         where = "；相对路径从当前文件夹算起" if isinstance(error, FileNotFoundError) and not os.path.isabs(path) else ""
         raise make_kit_error(f"读不了域名名单 {path}（{describe_os_error(error)}{where}）。") from None
@@ -1737,11 +1757,6 @@ def read_domains(path):
         raise make_kit_error(f"域名名单 {path} {where}{problem.what}。" + (f"提示：{problem.hint}。" if problem.hint else "")) from None
     if not isinstance(policy, dict):
         raise make_kit_error(f'域名名单 {path} 应当是对象 {{"deny": [域名, …], "allow": [域名, …]}}，实际是{describe_value(policy)}。')
-    for name, values in policy.duplicates.items():   # 常见的手误：又加了一行 "deny"，而不是往原来的数组里添
-        merged = [item for value in values if isinstance(value, list) for item in value][:5]
-        example = f"，比如 {one_line(json.dumps({name: merged}, ensure_ascii=False), 200)}" if merged else ""
-        raise make_kit_error(f"域名名单 {path} 里 {visible(name)} 写了 {len(values)} 次：JSON 只会留下最后一个，"
-                             f"前面的名单悄悄没了。把它们合成一个数组{example}。")
     domains = {}
     for name, items in policy.items():
         if name not in ("deny", "allow"):

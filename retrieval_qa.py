@@ -33,7 +33,7 @@ import sys
 import time
 import unicodedata
 
-from model_reply_assistant import (ENVIRONMENT_HELP, WEB_RULES, JsonObject, JsonProblem, NoAnswer, ask_model, ask_question,
+from model_reply_assistant import (ENVIRONMENT_HELP, WEB_RULES, JsonProblem, NoAnswer, ask_model, ask_question,
                                    checked_answer, citation_problems, cited_sources, describe_os_error, describe_value, make_rejection, one_line,
                                    parse_json, parse_options, parse_timeout, read_domains, read_head, read_saved_reply, shown_safely,
                                    web_hits, write_html, write_json)
@@ -173,27 +173,19 @@ def decode_documents(data, shown):
     return text
 
 
-class BadConstant:
-    """JSON 里出现的 NaN / Infinity：先记下来，检查结构时再指出它在哪条记录。"""
-
-    def __init__(self, name):
-        self.name = name
-
-
 def parse_documents_json(text, shown):
     try:
-        # NaN、Infinity 和重复的字段名先记下，检查结构时再指出是哪条记录
-        return parse_json(text, parse_constant=BadConstant, object_pairs_hook=JsonObject)
+        return parse_json(text)
     except JsonProblem as problem:
-        if problem.line is None:   # 嵌套太深、整数太长：不是手误，是文件本身不对
-            raise make_documents_error(shown, problem.what, "资料文件只需要一层数组，里面是一条条对象") from None
+        if problem.line is None:   # 字段写了两遍、NaN、嵌套太深、整数太长：parse_json 说出了在第几项
+            raise make_documents_error(shown, problem.what, problem.hint) from None
         raise make_documents_error(shown, f"JSON 格式不对，{problem.what}", problem.hint,
                                    where=f" 第 {problem.line} 行第 {problem.column} 列") from None
 
 
 def check_records(data, shown):
     if not isinstance(data, list):
-        raise make_documents_error(shown, f"最外层应当是 JSON 数组 [ … ]，实际是{describe_document_value(data)}")
+        raise make_documents_error(shown, f"最外层应当是 JSON 数组 [ … ]，实际是{describe_value(data)}")
     if not 1 <= len(data) <= MAX_RECORDS:
         raise make_documents_error(shown, f"应当有 1–{MAX_RECORDS} 条记录，实际有 {len(data)} 条")
     first_seen, look_alike = {}, {}
@@ -223,19 +215,14 @@ def check_record(record, number, shown):
     """检查一条记录：哪里不对就抛出资料错误（make_documents_error），说清是第几条、哪个字段。"""
     label = f"第 {number} 条记录"
     if not isinstance(record, dict):
-        raise make_documents_error(shown, f"{label}应当是对象 {{ … }}，实际是{describe_document_value(record)}")
-    if record.duplicates:   # 只报第一个写了两遍的字段
-        key, values = next(iter(record.duplicates.items()))
-        written = " 和 ".join(json.dumps(value, ensure_ascii=False) for value in values)
-        raise make_documents_error(shown, f"{label}里字段 {key} 写了 {len(values)} 次（{written}）",
-                                   "JSON 只会悄悄保留最后一个值，请删掉多余的")
+        raise make_documents_error(shown, f"{label}应当是对象 {{ … }}，实际是{describe_value(record)}")
     label = record_label(record, number)
     for field in ("id", "title", "text", "keywords"):
         if field not in record:
             raise make_documents_error(shown, f"{label}缺少字段 {field}", misspelt_field(record, field))
     for field in ("id", "title", "text"):
         if not is_text(record[field]):
-            raise make_documents_error(shown, f"{label}的字段 {field} 应当是非空字符串，实际是{describe_document_value(record[field])}")
+            raise make_documents_error(shown, f"{label}的字段 {field} 应当是非空字符串，实际是{describe_value(record[field])}")
         if has_control_characters(record[field], allowed="\n\t\r" if field == "text" else ""):
             raise make_documents_error(shown, f"{label}的字段 {field} 里有控制字符（换行、ESC 之类）",
                                        "id 和标题只能是一行普通文字；正文里可以换行，别的控制字符不行")
@@ -245,41 +232,16 @@ def check_record(record, number, shown):
         if is_text(keywords):   # "试用, 体验版" 这样的一个字符串，按逗号拆成数组
             words = [w.strip() for w in keywords.replace("，", ",").split(",") if w.strip()]
             hint = "写成 " + json.dumps(words, ensure_ascii=False)
-        raise make_documents_error(shown, f"{label}的字段 keywords 应当是非空的字符串数组，实际是{describe_document_value(keywords)}", hint)
+        raise make_documents_error(shown, f"{label}的字段 keywords 应当是非空的字符串数组，实际是{describe_value(keywords)}", hint)
     for index, keyword in enumerate(keywords, start=1):
         if not is_text(keyword):
-            raise make_documents_error(shown, f"{label}的 keywords 第 {index} 项应当是非空字符串，实际是{describe_document_value(keyword)}")
+            raise make_documents_error(shown, f"{label}的 keywords 第 {index} 项应当是非空字符串，实际是{describe_value(keyword)}")
         if has_control_characters(keyword):
             raise make_documents_error(shown, f"{label}的 keywords 第 {index} 项里有控制字符（换行、ESC 之类）")
-    for field, value in record.items():
-        bad = find_bad_constant(value)
-        if bad:
-            raise make_documents_error(shown, f"{label}的字段 {field} 里有{describe_document_value(bad)}")
 
 
 def is_text(value):   # 非空、而且不全是空白的字符串
     return isinstance(value, str) and value.strip() != ""
-
-
-def describe_document_value(value):
-    """describe_value() 再加一种只在资料文件里出现的值：NaN / Infinity。"""
-    if isinstance(value, BadConstant):
-        return f"非法值 {value.name}（JSON 不允许 NaN 和 Infinity）"
-    return describe_value(value)
-
-
-def find_bad_constant(value):
-    """在任意深的嵌套里找 NaN / Infinity；用栈而不用递归，深层嵌套也不会崩。"""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, BadConstant):
-            return item
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return None
 
 
 def has_control_characters(text, allowed=""):

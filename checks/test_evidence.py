@@ -354,7 +354,7 @@ class BadInputOnTheModelPathTest(unittest.TestCase):
         with self.assertRaises(model_reply_assistant.BadResponse) as caught:
             model_reply_assistant.parse_response(200, {"content-type": "application/json"}, body.encode("utf-8"),
                                                  {"model": "m", "official": False, "url": "http://127.0.0.1:9/v1"})
-        self.assertEqual(str(caught.exception), "服务器的响应里 choices[0].message.content 写了不止一次，不知道该信哪一个")
+        self.assertEqual(str(caught.exception), '服务器的响应无法读取：choices 第 1 项的 message 里字段 content 写了 2 次（"{}" 和 "{}"）')
 
     def test_key_shaped_text_is_masked_before_it_is_escaped(self):
         key = "AbCdEfGhIjKlMnOpQrStUv"

@@ -393,10 +393,10 @@ class SchemaTest(LoaderCase):
     def test_nan_and_infinity_are_not_json(self):
         content = '[{"id": "A1", "title": NaN, "text": "x", "keywords": ["k"]}]'
         self.assertEqual(self.error_for(content),
-                         '：第 1 条记录（id "A1"）的字段 title 应当是非空字符串，实际是非法值 NaN（JSON 不允许 NaN 和 Infinity）。')
+                         '：第 1 项的 title 是 NaN，JSON 不允许 NaN 和 Infinity。')
         content = '[{"id": "A1", "title": "t", "text": "x", "keywords": ["k"], "note": [[-Infinity]]}]'
         self.assertEqual(self.error_for(content),
-                         '：第 1 条记录（id "A1"）的字段 note 里有非法值 -Infinity（JSON 不允许 NaN 和 Infinity）。')
+                         '：第 1 项的 note 第 1 项 第 1 项是 -Infinity，JSON 不允许 NaN 和 Infinity。')
 
     def test_extra_fields_are_allowed(self):
         path = self.path("extra.json", records_text(dict(GOOD, note="备注")))

@@ -223,7 +223,7 @@ class BaselineSavedAnswerTest(unittest.TestCase):
                 code, result, _ = self.check('{"status": "draft", "draft": "试用期是 7 天。", "sources": ["D01"], '
                                              f'"score": {constant}}}')
                 self.assertEqual((code, result["status"]), (4, "rejected"))
-                self.assertEqual(result["problems"], [f"回答无法读取（里面有 {constant}，JSON 不允许 NaN 和 Infinity）"])
+                self.assertEqual(result["problems"], [f"回答无法读取（score 是 {constant}，JSON 不允许 NaN 和 Infinity）"])
 
     def test_a_refusal_names_at_most_five_unknown_sources(self):
         sources = [f"X{n}" for n in range(60000)]
@@ -332,7 +332,7 @@ class RefusalTest(StandInCase):
 
     def test_a_field_written_twice(self):
         self.assert_rejected('{"status": "send", "status": "draft", "draft": "试用期 7 天。", "sources": ["D01#1"]}',
-                             "字段 status 写了 2 次，不知道该信哪一个")
+                             '字段 status 写了 2 次（"send" 和 "draft"）')
 
     def test_empty_draft(self):
         self.assert_rejected(dict(GOOD, draft="  "), "draft 是空的")

@@ -108,8 +108,8 @@ class VersionAndKeywordWarningTest(unittest.TestCase):
                               '[{"id": "A", "id": "B", "title": "t", "text": "x", "keywords": ["k"]}]')
             with self.assertRaises(KitError) as caught:
                 load_documents(str(path))
-        self.assertEqual(str(caught.exception), f'错误：资料文件 {path}：第 1 条记录里字段 id 写了 2 次（"A" 和 "B"）。'
-                                                "提示：JSON 只会悄悄保留最后一个值，请删掉多余的。")
+        self.assertEqual(str(caught.exception), f'错误：资料文件 {path}：第 1 项里字段 id 写了 2 次（"A" 和 "B"）。'
+                                                "提示：JSON 只会悄悄保留最后一个值：删掉多余的，或把它们合成一个。")
 
     def test_common_keywords_warn(self):
         for keyword in ("的", "吗", "？", "天", "什么", "怎么样", "What", "to"):

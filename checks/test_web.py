@@ -208,8 +208,8 @@ class DomainFileTest(unittest.TestCase):
                                    (gbk, "不是 UTF-8 编码（可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存。"),
                                    (utf16, "是 UTF-16 或 UTF-32 编码（记事本里叫“Unicode”），请在编辑器里选择“UTF-8”重新保存。"),
                                    # 又加了一行 deny：以前只留下后一个，论坛悄悄还在，练习 7 还说“你没去掉它”（新手试读）
-                                   (twice, "里 deny 写了 2 次：JSON 只会留下最后一个，前面的名单悄悄没了。把它们合成一个数组，"
-                                           '比如 {"deny": ["bbs.efficiency-club.test", "download-soft.test"]}。'),
+                                   (twice, '字段 deny 写了 2 次（["bbs.efficiency-club.test"] 和 ["download-soft.test"]）。'
+                                           "提示：JSON 只会悄悄保留最后一个值：删掉多余的，或把它们合成一个。"),
                                    (empty, "是空的：还没有写内容，或保存时没存上。"),   # 以前说“意外结束，可能少了「]」”
                                    (bracket, '的 deny 第 2 项「http://[x/」不是网址，也不是域名。'),
                                    (star, '的 allow 第 1 项「*」不是网址，也不是域名。')):
