@@ -20,6 +20,7 @@ import re
 import stat
 import sys
 import time
+import unicodedata
 from collections import Counter
 
 from reply_assistant import (EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED, KitError, MATERIALS, MAX_QUESTION_CHARS, build_messages,
@@ -189,7 +190,7 @@ def checked_answer(reply, allowed_ids):
         problems.append(f"status 是{describe_value(status)}，只允许 draft 或 missing")
     if "draft" in answer and (not isinstance(draft, str) or (status == "draft" and not draft.strip())):
         problems.append("draft 是空的" if isinstance(draft, str) else f"draft 应当是字符串，实际是{describe_value(draft)}")
-    elif status == "draft" and isinstance(draft, str) and not any(char.isalnum() for char in draft):
+    elif status == "draft" and isinstance(draft, str) and not any(char.isalnum() for char in fold(draft)):
         problems.append("draft 里没有一个字或数字（只有标点、空格或看不见的字符）")
     if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources) or (
             status == "draft" and not sources):
@@ -239,7 +240,7 @@ def evidence_problems(evidence, sources):
                 problems.append(f"evidence 第 {number} 项缺少字段 {field}")
             elif not isinstance(value, str):
                 problems.append(f"evidence 第 {number} 项的 {field} 应当是字符串，实际是{describe_value(value)}")
-            elif not any(char.isalnum() for char in value):
+            elif not any(char.isalnum() for char in fold(value)):   # fold 以后：半角的浊音符 ﾞ 也不算字
                 problems.append(f"evidence 第 {number} 项的 {field} " + ("是空的" if not value.strip() else "里没有字"))
         if isinstance(item.get("source"), str) and item["source"].strip() and item["source"] not in sources:
             problems.append(f"evidence 第 {number} 项的来源「{visible(item['source'])}」不在 sources 里")
@@ -357,7 +358,19 @@ def ask_question(prompt="问题："):
     return line.lstrip("\ufeff")
 
 
-# ---------- 两个小工具：把别人给的文字并成一行，用中文说出一个值是什么 ----------
+# ---------- 三个小工具：比较用的写法，把别人给的文字并成一行，用中文说出一个值是什么 ----------
+
+EMPHASIS = "*_~`"   # Markdown 的强调记号：**D04#1**、D04**#**1 里的星号不是编号的一部分
+
+
+def fold(text, keep_case=False):
+    """比较用的写法，套件里只有这一种：检索的问题和关键词、片段编号、草稿里的 [n]、域名，读资料时和核对时都先经过它。
+    NFKC（全角变半角、花体变普通），去掉所有格式字符（Unicode 的 Cf 类：零宽字符、方向标记、隐形运算符、软连字符……）
+    和 Markdown 的强调记号，不分大小写（keep_case：给人看的时候保留大小写），去掉首尾空白；数字和小数点照留。
+    "Ｄ04**#**1\u200e" -> "d04#1"。"""
+    text = "".join(char for char in unicodedata.normalize("NFKC", text) if char not in EMPHASIS and unicodedata.category(char) != "Cf")
+    return (text if keep_case else text.casefold()).strip()
+
 
 def one_line(text, limit=None):
     """把别人给的文字（服务器、模型、文件）放进一行提示：换行、制表符、控制字符（包括终端的 ESC 序列）、
@@ -1510,8 +1523,7 @@ def citation_problems(answer, sources):
 
 def cited_numbers(draft):
     """草稿里写的来源编号，按出现的先后：“试用 14 天 [2]［３］，另见 [1, 4]” -> ["2", "3", "1", "4"]。"""
-    import unicodedata
-    groups = re.findall(r"\[\s*(\d{1,4}(?:\s*[,，、]\s*\d{1,4})*)\s*\]", unicodedata.normalize("NFKC", draft or ""))
+    groups = re.findall(r"\[\s*(\d+(?:\s*[,、]\s*\d+)*)\s*\]", fold(draft or ""))
     return [number for group in groups for number in re.findall(r"\d+", group)]   # [1, 4] 是引用了 1 和 4
 
 
@@ -1546,7 +1558,7 @@ def clean_url(url):
 
 
 def urlsplit_host(url):
-    """http(s) 网址的主机名（小写，去掉 www.）；javascript:、data:、没有主机的，返回 None。"""
+    """http(s) 网址的主机名（host_key 的写法，去掉 www.）；javascript:、data:、没有主机的，返回 None。"""
     import urllib.parse
     try:
         parts = urllib.parse.urlsplit(url.strip())
@@ -1554,7 +1566,17 @@ def urlsplit_host(url):
         return None
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         return None
-    return parts.hostname.lower().removeprefix("www.")
+    return host_key(parts.hostname).removeprefix("www.") or None
+
+
+def host_key(host):
+    """比较域名用的写法，搜索结果的网址和学生写的名单都先变成它：fold，句号（。．｡）都是点，去掉末尾的点（evil.example.
+    就是 evil.example），国际化域名统一成 xn-- 的写法。"ＥＶＩＬ。example." -> "evil.example"。"""
+    host = fold(host).replace("。", ".").rstrip(".")
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:   # 空的一段（a..b）、超过 63 个字的一段：照 fold 的写法比
+        return host
 
 
 # 各家搜索接口：地址、方法、密钥怎么带、结果在响应的哪里、各字段叫什么。全部来自各家自己的文档（第 07 课列了页面）；
@@ -1779,17 +1801,18 @@ def read_domains(path):
 
 def bare_domain(text):
     """"https://www.bbs.example.com/a" -> "bbs.example.com"；"*.example.com"、"．example。com" -> "example.com"。"""
-    import unicodedata
     import urllib.parse
-    text = unicodedata.normalize("NFKC", text).replace("。", ".").strip().lower()
+    text = fold(text).replace("。", ".")
     if "://" in text:   # 网址：hostname 已经去掉了端口、路径和 IPv6 的方括号（[2001:db8::1]:8443 的冒号不能再拆）
-        return (urllib.parse.urlsplit(text).hostname or "").lstrip("*.").removeprefix("www.")
-    host = re.split(r"[/?#]", text)[0]   # 路径、查询、锚点都不是域名的一部分（里面也可能有冒号）
-    if host.startswith("["):   # [2001:db8::1]:8443：方括号里是 IPv6 地址
-        return host[1:].split("]")[0]
-    if host.count(":") > 1:   # 2001:db8::1：IPv6 地址里的冒号不是端口
-        return host
-    return host.split(":")[0].lstrip("*.").removeprefix("www.")   # 端口也不是
+        host = urllib.parse.urlsplit(text).hostname or ""
+    else:
+        host = re.split(r"[/?#]", text)[0]   # 路径、查询、锚点都不是域名的一部分（里面也可能有冒号）
+        if host.startswith("["):   # [2001:db8::1]:8443：方括号里是 IPv6 地址
+            return host[1:].split("]")[0]
+        if host.count(":") > 1:   # 2001:db8::1：IPv6 地址里的冒号不是端口
+            return host
+        host = host.split(":")[0]   # 端口也不是
+    return host_key(host.lstrip("*.")).removeprefix("www.")
 
 
 def cache_path(target, question):

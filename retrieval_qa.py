@@ -33,7 +33,7 @@ import sys
 import time
 import unicodedata
 
-from model_reply_assistant import (ENVIRONMENT_HELP, WEB_RULES, JsonProblem, NoAnswer, ask_model, ask_question,
+from model_reply_assistant import (ENVIRONMENT_HELP, WEB_RULES, JsonProblem, fold, NoAnswer, ask_model, ask_question,
                                    checked_answer, citation_problems, cited_sources, describe_os_error, describe_value, make_rejection, one_line,
                                    parse_json, parse_options, parse_timeout, read_domains, read_head, read_saved_reply, shown_safely,
                                    web_hits, write_html, write_json)
@@ -54,7 +54,7 @@ MAX_FILE_BYTES = 100 * 1024   # 100 KB：手工切分的教学资料远小于此
 MAX_RECORDS = 100             # 1–100 条：再多就不是“人工切分、人工写关键词”了（第 03 课）
 MAX_HITS = 3                  # 最多取 3 条：教学取值，不是通用最优参数（第 03 课“想多了解”）
 CONTROL_CHARACTER = "[\x00-\x1f\x7f-\x9f]"   # Unicode 的控制字符（Cc 类）正好是这两段
-ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))   # 看不见的字符：比较时去掉（“D01#1\u200b”就是 D01#1）
+FOLDS_TO_NOTHING = "比较时什么也不剩：只有看不见的字符（零宽、方向标记……）或 * _ ~ ` 这样的记号"
 
 
 def load_documents(path=DOCUMENTS_PATH):
@@ -78,18 +78,13 @@ def nfkc(text):
     return unicodedata.normalize("NFKC", text)
 
 
-def normalize(text):
-    """NFKC 把全角字母数字变成半角，casefold 忽略大小写，去掉看不见的零宽字符：ＡＢＣ、abc、A\u200bBC 视为相同；首尾空白不算。"""
-    return nfkc(text).casefold().translate(ZERO_WIDTH).strip()
-
-
 def retrieve(question, documents, limit=MAX_HITS):
     """命中词越多越靠前，同分按 id 升序，最多返回 limit 条。"""
-    wanted, scored = normalize(question), []
+    wanted, scored = fold(question), []   # fold（第 02 课的文件）：全角半角、大小写、看不见的字符都不算差别
     for record in documents:
         matched = {}
         for keyword in record["keywords"]:
-            key = normalize(keyword)
+            key = fold(keyword)
             if key in wanted and key not in matched:   # 同一个词的不同写法只算一次
                 matched[key] = keyword
         if matched:
@@ -195,7 +190,7 @@ def check_records(data, shown):
         if record["id"] in first_seen:
             raise make_documents_error(shown, f"{label}的 id 和第 {first_seen[record['id']]} 条重复",
                                        "每条记录的 id 必须唯一")
-        folded = normalize(record["id"])   # D01#1、d01#1、Ｄ01＃1 折叠后相同
+        folded = fold(record["id"])   # D01#1、d01#1、Ｄ01＃1 折叠后相同
         if folded in look_alike:
             other = look_alike[folded]
             raise make_documents_error(shown, f"{label}的 id 和第 {other} 条的 id {json.dumps(data[other - 1]['id'], ensure_ascii=False)} "
@@ -226,6 +221,8 @@ def check_record(record, number, shown):
         if has_control_characters(record[field], allowed="\n\t\r" if field == "text" else ""):
             raise make_documents_error(shown, f"{label}的字段 {field} 里有控制字符（换行、ESC 之类）",
                                        "id 和标题只能是一行普通文字；正文里可以换行，别的控制字符不行")
+    if not fold(record["id"]):
+        raise make_documents_error(shown, f"{label}的字段 id {FOLDS_TO_NOTHING}", "写一个看得见的编号，例如 D06#1")
     keywords = record["keywords"]
     if not isinstance(keywords, list) or not keywords:
         hint = None
@@ -238,6 +235,9 @@ def check_record(record, number, shown):
             raise make_documents_error(shown, f"{label}的 keywords 第 {index} 项应当是非空字符串，实际是{describe_value(keyword)}")
         if has_control_characters(keyword):
             raise make_documents_error(shown, f"{label}的 keywords 第 {index} 项里有控制字符（换行、ESC 之类）")
+        if not fold(keyword):   # 比较时是空字符串：空字符串在每个问题里都“找得到”，零命中就不再是零命中
+            raise make_documents_error(shown, f"{label}的 keywords 第 {index} 项 {json.dumps(keyword)} {FOLDS_TO_NOTHING}",
+                                       "这样的关键词会命中每一个问题：删掉它，或写成一个真正的词")
 
 
 def is_text(value):   # 非空、而且不全是空白的字符串
@@ -334,22 +334,22 @@ def split_sentences(text):
 
 
 def strip_markers(text):
-    """去掉引用标记、列表序号和 Markdown 的加粗（[1]、［1］、[1, 4]、①、行首的“1.”“- ”、**）：它们不是事实，“1.”也不是数量。"""
-    return re.sub(LIST_MARKER, "", re.sub(r"\^?[\[［][\d０-９]+(?:\s*[,，、]\s*[\d０-９]+)*[\]］]|[\u2460-\u2473]|\*\*", " ", text))
+    """去掉引用标记、列表序号和 Markdown 的加粗（[1]、［1］、[1, 4]、①、行首的“1.”“- ”、**，D04**#**1 就是 D04#1）：它们不是事实。"""
+    return re.sub(LIST_MARKER, "", re.sub(r"\^?[\[［][\d０-９]+(?:\s*[,，、]\s*[\d０-９]+)*[\]］]|[\u2460-\u2473]", " ", text.replace("**", "")))
 
 
 @functools.lru_cache(maxsize=4096)   # 同一句、同一个片段要和每条依据比一次：记住结果（带依据的核对快几倍，见 bench.py）
 def plain(text):
-    """比较引文用的写法：全角变半角、不分大小写，只留字母、数字和汉字。“试用期 7 天；” -> “试用期7天”。"""
-    return "".join(re.findall(r"[^\W_]", nfkc(text).casefold()))
+    """比较引文用的写法：fold 以后只留字母、数字、汉字和数字中间的小数点。“试用期 7 天；” -> “试用期7天”，“9.0 天” -> “9.0天”。"""
+    return "".join(re.findall(r"[^\W_]|(?<=\d)\.(?=\d)", fold(text)))
 
 
 def unsent_id(sentence, cited, context):
     """正文里写着资料库里这次没发送的编号（带不带括号、夹着零宽字符、全角半角都算），或者括号里、D04#1 这样的编号资料库里
     根本没有：等于引用了没发送的资料，和第 02 课的硬规则一样拒绝。例：只发送了 D01#1，“依据 D04#1。” -> 来源「D04#1」不在……"""
-    text, allowed, library = normalize(sentence.text), "、".join(sorted(context.sent)), context.library or list(context.sent)
-    unsent = [i for i in library if i not in context.sent and re.search(rf"(?<![0-9a-z#]){re.escape(normalize(i))}(?![0-9a-z]|[#.-][0-9a-z])", text)]
-    unknown = [m for pair in re.findall(ID_IN_TEXT, nfkc(sentence.text).translate(ZERO_WIDTH)) for m in pair if m and normalize(m) not in map(normalize, library)]
+    text, allowed, library = fold(sentence.text), "、".join(sorted(context.sent)), context.library or list(context.sent)
+    unsent = [i for i in library if i not in context.sent and re.search(rf"(?<![0-9a-z]){re.escape(fold(i))}(?![0-9a-z]|[#.-][0-9a-z])", text)]
+    unknown = [m for pair in re.findall(ID_IN_TEXT, fold(sentence.text, keep_case=True)) for m in pair if m and fold(m) not in map(fold, library)]
     return [f"来源「{one_line(i, 40)}」不在这次发送的资料里（只允许 {allowed}）" for i in unsent + unknown if context.library is None or i in unsent] + [
         f"来源「{one_line(m, 40)}」不是资料里的编号（编出来的；只允许 {allowed}）" for m in dict.fromkeys(unknown) if context.library is not None]
 
@@ -1637,7 +1637,7 @@ INSTRUCTION_PATTERNS = [
 @functools.lru_cache(maxsize=64)   # 出处核对时每句话都要问一遍引用的片段：同一段文字只查一次
 def instruction_like(text):
     """像是给模型下指令的片段：“忽略 以上 指令” -> ("忽略以上指令",)（先统一全角、大小写、零宽字符和汉字间空白）。"""
-    text = nfkc(text).casefold().translate(ZERO_WIDTH)
+    text = fold(text)
     text = re.sub(r"(?<=[^\x00-\x7f])\s+(?=[^\x00-\x7f])", "", re.sub(r"\s+", " ", text))
     return tuple(found.group() for pattern in INSTRUCTION_PATTERNS for found in re.finditer(pattern, text))
 
@@ -1705,7 +1705,7 @@ def document_warnings(records):
 
 def keyword_problem(keyword):
     """一个关键词的毛病（接在“关键词「…」”后面说），没有时是 None。练习自查（checks/exercise.py）也用它。"""
-    if normalize(keyword) in COMMON_KEYWORDS or len(normalize(keyword)) == 1:
+    if fold(keyword) in COMMON_KEYWORDS or len(fold(keyword)) == 1:
         return "太常见或只有一个字，很容易命中不相干的问题"
     if any(mark in keyword for mark in "，,、/;；"):
         return "里有分隔符：一个关键词只能是一个词，请拆开写"
@@ -1717,7 +1717,7 @@ def version_warnings(records):
     similar = near_duplicates([record["text"] for record in records], NEAR_DUPLICATE)
     titles = {}
     for index, record in enumerate(records):
-        titles.setdefault(normalize(record["title"]), []).append(index)
+        titles.setdefault(fold(record["title"]), []).append(index)
     pairs = set(similar) | {(i, j) for group in titles.values() for i in group for j in group if i < j}
     warnings, reported = [], set()
     numbers = {index: numbers_in(records[index]["text"]) for index in {i for pair in pairs for i in pair}}   # 每条只读一次数字

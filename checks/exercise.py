@@ -73,7 +73,7 @@ def shipped():
 
 def missing_trial(documents):
     """资料里找不到 D01#1 时说明可能的原因：id 被改成了全角的样子，或者练习三删掉以后没有恢复。"""
-    twin = next((record["id"] for record in documents if retrieval_qa.normalize(record["id"]) == "d01#1"), None)
+    twin = next((record["id"] for record in documents if retrieval_qa.fold(record["id"]) == "d01#1"), None)
     if twin is not None:   # 说清差在哪里：以前一律说“改回半角的”，可 d01#1、"D01#1 " 本来就是半角
         import unicodedata
         bare = "".join(char for char in twin.strip() if unicodedata.category(char) != "Cf")   # Cf：零宽字符这类看不见的

@@ -2,7 +2,7 @@
 import unittest
 
 from kit_helpers import needs_shipped_documents, student_documents
-from retrieval_qa import MAX_HITS, load_documents, normalize, retrieve
+from retrieval_qa import MAX_HITS, fold, load_documents, retrieve
 
 
 def record(record_id, keywords, title="标题", text="正文"):
@@ -37,7 +37,7 @@ class RankingTest(unittest.TestCase):
 
 class MatchingTest(unittest.TestCase):
     def test_full_width_and_case_are_normalised_both_ways(self):
-        self.assertEqual(normalize("ＡＢＣ"), "abc")
+        self.assertEqual(fold("ＡＢＣ"), "abc")
         self.assertEqual(ids(retrieve("ＡＢＣ 怎么用", [record("A", ["abc"])])), ["A"])
         self.assertEqual(ids(retrieve("api 限额", [record("A", ["ＡＰＩ"])])), ["A"])
         self.assertEqual(ids(retrieve("How to DEPLOY", [record("A", ["deploy"])])), ["A"])
