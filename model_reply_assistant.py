@@ -56,7 +56,8 @@ TEMPERATURE = 0              # 写草稿要稳，不要发挥
 def build_request_body(question, materials, model, official=True, rules=""):
     body = {
         "model": model,
-        "messages": with_evidence_prompt(build_messages(question, materials), rules),
+        "messages": [dict(message, content=hide_secrets(message["content"]))   # 资料里抄着的密钥不发给模型
+                     for message in with_evidence_prompt(build_messages(question, materials), rules)],
         "response_format": {"type": "json_object"},   # JSON 模式：提示词里必须出现 json 和样例
         "max_tokens": MAX_TOKENS,
         "temperature": TEMPERATURE,
@@ -295,7 +296,7 @@ class ShownSafely:
         self.stream, self.quiet = stream, quiet
 
     def write(self, text):
-        text = KEY_SHAPED.sub(lambda match: match.group(1) + "***", text)
+        text = hide_secrets(text)
         return self.lost_quietly(self.stream.write, UNSAFE_CHARACTERS.sub(lambda match: f"\\u{ord(match.group()):04x}", text))
 
     def flush(self):
@@ -334,12 +335,24 @@ def write_json(result):
 
 
 def masked(value):
-    """把 value（JSON 的对象、数组、字符串）里每个字符串中看着像密钥的换成 ***：{"a": ["Bearer 0123…"]} -> {"a": ["Bearer ***"]}。"""
+    """value（JSON 的对象、数组、字符串）里的每个字符串都经过 hide_secrets：{"a": ["Bearer 0123…"]} -> {"a": ["Bearer ***"]}。"""
     if isinstance(value, str):
-        return KEY_SHAPED.sub(lambda match: match.group(1) + "***", value)
+        return hide_secrets(value)
     if isinstance(value, dict):
         return {key: masked(item) for key, item in value.items()}
     return [masked(item) for item in value] if isinstance(value, list) else value
+
+
+SECRET_VARIABLES = ("DEEPSEEK_API_KEY", "LOCAL_MODEL_API_KEY", "SEARCH_API_KEY")
+TYPED_KEYS = []   # 这次运行里不回显输入的密钥（checked_key 记下）：它们不在环境变量里，也要抹掉
+
+
+def hide_secrets(text):
+    """写出去（stdout、stderr、网页、缓存）和发给模型的文字都经过这里，不管文字是从哪里来的（搜索结果的摘要也可能抄着密钥）：
+    配置了的密钥（SECRET_VARIABLES 和输入的）换成 ***，看着像密钥的（KEY_SHAPED）也换成 ***。"""
+    for secret in dict.fromkeys([os.environ.get(name, "").strip() for name in SECRET_VARIABLES] + TYPED_KEYS):
+        text = scrub(text, secret, any_case=False)   # 大小写要一样：密钥是 ollama 时，别处的 Ollama 不动
+    return KEY_SHAPED.sub(lambda match: match.group(1) + "***", text)
 
 
 def ask_question(prompt="问题："):
@@ -615,6 +628,8 @@ def checked_key(value, variable, typed=False):
     elif key[0] in "\"'" or key[-1] in "\"'":
         problem = "带着引号（Windows cmd 的 set 命令不要加引号）"
     else:
+        if typed:
+            TYPED_KEYS.append(key)
         return key
     where = "输入的密钥" if typed else f"环境变量 {variable} 的值"
     raise make_not_sent(f"{where}{problem}，不像一个完整的 {variable}。请重新复制密钥再试；请求没有发出。")
@@ -870,10 +885,7 @@ def parse_json(text, limit=MAX_JSON_CHARS):
     stack = [(value, [])]   # 用栈而不用递归：从前往后一项项看，报出的是写在最前面的那一处
     while stack:
         item, path = stack.pop()
-        where = ""   # evidence 第 1 项的 quote
-        for step in path:
-            where += f" 第 {step + 1} 项" if isinstance(step, int) else ("的 " if where else "") + visible(step, 20)
-        where = where.strip() + ("" if not where or where.endswith("项") else " ")   # “第 1 项里”，“quote 里”
+        where = where_in_json(path)
         if len(path) > MAX_JSON_DEPTH:
             raise JsonProblem(f"嵌套超过了 {MAX_JSON_DEPTH} 层")
         if isinstance(item, BadConstant):
@@ -886,6 +898,42 @@ def parse_json(text, limit=MAX_JSON_CHARS):
         children = list(item.items()) if isinstance(item, dict) else list(enumerate(item)) if isinstance(item, list) else []
         stack.extend((child, path + [step]) for step, child in reversed(children))
     return value
+
+
+def where_in_json(path):
+    """JSON 里的位置，接在一句话的前面：["evidence", 0, "quote"] -> "evidence 第 1 项的 quote "；[1] -> "第 2 项"；[] -> ""。"""
+    where = ""
+    for step in path:
+        where += f" 第 {step + 1} 项" if isinstance(step, int) else ("的 " if where else "") + visible(step, 20)
+    return where.strip() + ("" if not where or where.endswith("项") else " ")   # “第 1 项里”，“quote 里”
+
+
+TYPE_NAMES = {str: "字符串", int: "数字", float: "数字", type(None): "空值 null", bool: "布尔值"}
+
+
+def shape_problem(value, shape):
+    """value 合不合 shape 的样子：合就是 None，不合就说出第一处，例如“results 第 2 项缺少字段 url”。
+    shape 是类型（str、int……）或几种类型的元组，[每一项的样子]（数组），或 {字段: 样子}（对象；没列的字段不看）。
+    读进来的 JSON 先过 parse_json，再拿这里对一张样子表（搜索缓存的 CACHE_ENTRY……）。用栈而不用递归。"""
+    stack = [(value, shape, [])]
+    while stack:
+        value, shape, path = stack.pop()
+        where = where_in_json(path)
+        if isinstance(shape, dict):
+            if not isinstance(value, dict):
+                return f"{where or '最外层'}应当是对象 {{…}}，实际是{describe_value(value)}"
+            missing = [field for field in shape if field not in value]
+            if missing:
+                return f"{where}缺少字段 {missing[0]}"
+            stack.extend((value[field], inner, path + [field]) for field, inner in reversed(shape.items()))
+        elif isinstance(shape, list):
+            if not isinstance(value, list):
+                return f"{where or '最外层'}应当是数组，实际是{describe_value(value)}"
+            stack.extend((item, shape[0], path + [index]) for index, item in reversed(list(enumerate(value))))
+        elif not isinstance(value, shape) or isinstance(value, bool) and bool not in (shape if isinstance(shape, tuple) else (shape,)):
+            names = "或".join(dict.fromkeys(TYPE_NAMES[kind] for kind in (shape if isinstance(shape, tuple) else (shape,))))
+            return f"{where or '最外层'}应当是{names}，实际是{describe_value(value)}"
+    return None
 
 
 class JsonObject(dict):
@@ -1213,8 +1261,8 @@ STREAMING_TYPES = ("text/event-stream", "application/x-ndjson")   # SSE（OpenAI
 
 def response_text(headers, data):
     """200 的响应体：先确认它完整、没压缩、是 UTF-8，再交给 JSON 解析。"""
-    declared = headers.get("content-length", "").strip()
-    if declared.isascii() and declared.isdigit() and len(data) < int(declared):   # "²".isdigit() 也是 True
+    declared = whole_number(headers.get("content-length", ""))
+    if declared is not None and len(data) < declared:
         raise BadResponse(f"响应不完整：说好 {declared} 字节，只收到 {len(data)} 字节就断开了")
     encoding = headers.get("content-encoding", "identity").strip().lower()
     if encoding not in ("", "identity"):
@@ -1232,6 +1280,12 @@ def response_text(headers, data):
     if not text.strip():
         raise BadResponse("服务器返回了空的响应体")
     return text
+
+
+def whole_number(text):
+    """服务器给的头里的整数（Content-Length、Retry-After）：只认半角数字，最多 12 位；别的写法（"²"、"-1"、日期）是 None，从不出错。"""
+    text = text.strip()
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 12 else None
 
 
 def is_utf8(charset):
@@ -1333,6 +1387,8 @@ def describe_os_error(error, writing=False):
                PermissionError: "没有写入权限" if writing else "没有读取权限", NotADirectoryError: "路径中间有一段不是文件夹"}
     if error.errno == errno.ENOSPC:   # 和 stdout 写不出去时的说法一样（reply_assistant.output_lost）
         return "设备或磁盘已满"
+    if error.errno == errno.ELOOP:   # 用 O_NOFOLLOW 打开的是一个链接
+        return "这是一个链接，程序不跟着它走"
     return next((text for kind, text in reasons.items() if isinstance(error, kind)), error.strerror or str(error))
 
 
@@ -1595,7 +1651,9 @@ SEARCH_PROVIDERS = {
                "date": "published_date"},
 }
 SEARCH_COUNT = 10        # 向接口要 10 条：过滤、去重以后还剩得下 MAX_SOURCES 条
-SEARCH_TIMEOUT = 15.0    # 一次搜索（连接 + 等待 + 读完）的总时限，秒
+SEARCH_DEADLINE = 30.0   # 一次搜索连同重试的总时限，秒；--timeout 改的就是它
+SEARCH_TIMEOUT = 15.0    # 其中一次请求（连接 + 等待 + 读完）最多等这么久；剩下的时间不够，就只等剩下的
+MAX_RESULTS = 50         # 向接口要 SEARCH_COUNT 条，它多给了也只看前 50 条：过滤、去重的工作量有个上限
 RETRIES = 2              # 超时、429、5xx 最多再试 2 次；别的 4xx（密钥不对、参数不对）再试也没用，从不重试
 BACKOFF = 0.5            # 第 k 次重试前等 BACKOFF × 2^k 秒，再乘 0.5–1.5 的随机数（抖动），最多 RETRY_CAP 秒
 RETRY_CAP = 5.0          # Retry-After 说要等更久，也只等这么久；再久就算失败，交给缓存
@@ -1671,18 +1729,20 @@ def search_request(target, question, key, environ=None):
     return f"{target['url']}?{urllib.parse.urlencode(fields)}", None, headers
 
 
-def search_web(question, target, key, timeout=SEARCH_TIMEOUT, sleep=time.sleep):
-    """请求一次搜索接口（超时、429、5xx 按 RETRIES 重试，每次重试都在 stderr 上说），返回 adapt() 统一过的结果。
-    失败时抛出 NoAnswer（status error，退出码 3）；调用方再看缓存。"""
+def search_web(question, target, key, timeout=SEARCH_DEADLINE, sleep=time.sleep):
+    """请求搜索接口（超时、429、5xx 按 RETRIES 重试，每次重试都在 stderr 上说），返回 adapt() 统一过的结果。
+    连同重试一共最多 timeout 秒。响应是什么样子都不会变成 traceback：失败一律抛出 NoAnswer（status error，退出码 3），
+    调用方再看缓存。"""
     import http.client
     import random
     import urllib.parse
     url, body, headers = search_request(target, question, key)
     host = urllib.parse.urlsplit(target["url"]).netloc   # 带端口，和模型的报错一样（地址里不会有 @：search_target 不收）
+    deadline = time.monotonic() + timeout
     for attempt in range(RETRIES + 1):
         try:
-            status, response_headers, data = send(url, body, headers, timeout)
-        except (OSError, http.client.HTTPException) as error:
+            status, response_headers, data = send(url, body, headers, min(SEARCH_TIMEOUT, deadline - time.monotonic()))
+        except (OSError, http.client.HTTPException, BadResponse) as error:   # BadResponse：响应体超过 1 MiB、分块没完没了
             status, response_headers, data = None, {}, b""
             reason = describe_network_failure(error, host, local=not target["official"], service="搜索接口（第 07 课的假搜索接口）",
                                               variable="SEARCH_API_URL")
@@ -1700,6 +1760,8 @@ def search_web(question, target, key, timeout=SEARCH_TIMEOUT, sleep=time.sleep):
             if told > RETRY_CAP:
                 raise make_call_failure(f"搜索失败：{reason}；服务器要等 {told:g} 秒，超过了上限 {RETRY_CAP:g} 秒", key, retried=attempt)
             wait = told
+        if time.monotonic() + wait >= deadline:   # 等完就过了总时限：不再试
+            raise make_call_failure(f"搜索失败：{reason}；总时限 {timeout:g} 秒内来不及再试", key, retried=attempt)
         print(f"搜索没有成功（{one_line(scrub(reason, key), 80)}），{wait:.1f} 秒后第 {attempt + 1} 次重试……", file=sys.stderr)
         sleep(wait)
 
@@ -1707,9 +1769,9 @@ def search_web(question, target, key, timeout=SEARCH_TIMEOUT, sleep=time.sleep):
 def retry_after(headers):
     """服务器说要等几秒：Retry-After（秒数），或 Brave 的 X-RateLimit-Reset（每个窗口还剩几秒，取第一个）。说不清就是 None。"""
     for name in ("retry-after", "x-ratelimit-reset"):
-        first = headers.get(name, "").split(",")[0].strip()
-        if first.isdigit():
-            return float(first)
+        seconds = whole_number(headers.get(name, "").split(",")[0])
+        if seconds is not None:
+            return float(seconds)
     return None
 
 
@@ -1751,14 +1813,31 @@ def adapt(provider, payload):
     found = payload
     for step in shape["list"]:
         found = found.get(step) if isinstance(found, dict) else None
+    items = [item for item in (found if isinstance(found, list) else []) if isinstance(item, dict)]
+    if len(items) > MAX_RESULTS:
+        print(f"提醒：搜索接口给了 {len(items)} 条结果，只看前 {MAX_RESULTS} 条。", file=sys.stderr)
     results = []
-    for item in (item for item in (found if isinstance(found, list) else []) if isinstance(item, dict)):
+    for item in items[:MAX_RESULTS]:
         text = next((item[name] for name in shape["text"] if isinstance(item.get(name), str) and item[name].strip()), "")
-        date = item.get(shape["date"]) if shape["date"] else None
         results.append({"title": one_line(str(item.get(shape["title"]) or ""), 120), "url": str(item.get(shape["link"]) or ""),
                         "snippet": re.sub(r"</?strong>", "", text).strip(),   # Brave 用 <strong> 标出命中的词
-                        "published": date[:10] if isinstance(date, str) and re.match(r"\d{4}-\d{2}-\d{2}", date) else None})
+                        "published": published_date(item.get(shape["date"]) if shape["date"] else None)})
     return results
+
+
+def published_date(value):
+    """发布日期写成 "2025-02-10"：ISO 8601（2025-02-10T08:00:00Z，博查、Brave）和 RFC 2822（Mon, 10 Feb 2025 08:00:00 GMT，
+    Tavily 的新闻结果）都认；读不出来、不是真的日子（2 月 30 日）是 None，从不出错。"""
+    import datetime
+    import email.utils
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    iso = re.match(r"\s*(\d{4})-(\d{2})-(\d{2})", value)
+    try:
+        day = datetime.date(*map(int, iso.groups())) if iso else email.utils.parsedate_to_datetime(value).date()
+    except (TypeError, ValueError, IndexError, OverflowError):   # 3.10 读不出 RFC 2822 时是 TypeError，3.13 是 ValueError
+        return None
+    return day.isoformat()
 
 
 def read_domains(path):
@@ -1815,39 +1894,73 @@ def bare_domain(text):
     return host_key(host.lstrip("*.")).removeprefix("www.")
 
 
-def cache_path(target, question):
-    """缓存文件：系统临时文件夹里，按“哪家接口 + 归一化的问题”取名（问题去掉首尾空白、全角转半角、小写）。"""
-    import hashlib
+CACHE_ENTRY = {"saved": (int, float), "results": [{"title": str, "url": str, "snippet": str, "published": (str, type(None))}]}
+
+
+def cache_folder():
+    """缓存放在只有你自己能写的文件夹里：系统临时文件夹下的 kit-search-cache-<用户编号>，程序自己建（权限 0700）。
+    它已经在那里，却是链接、不归你、别人也能写，就不用：别人放进去的结果不能当成你搜到的。
+    Windows 的临时文件夹本来就是每个用户自己的，没有用户编号和权限位可查。"""
     import tempfile
-    import unicodedata
-    key = f"{target['provider']} {target['url']} {unicodedata.normalize('NFKC', question).strip().lower()}"
-    return os.path.join(tempfile.gettempdir(), "kit-search-cache", hashlib.sha256(key.encode("utf-8")).hexdigest() + ".json")
+    posix = hasattr(os, "getuid")
+    folder = os.path.join(tempfile.gettempdir(), f"kit-search-cache-{os.getuid()}" if posix else "kit-search-cache")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode) or posix and (info.st_uid != os.getuid() or info.st_mode & 0o077):
+        raise OSError(errno.EACCES, "缓存文件夹不是只有你自己能写的文件夹", folder)
+    return folder
+
+
+def cache_path(target, question):
+    """缓存文件：cache_folder() 里，按“哪家接口 + fold 过的问题”取名。"""
+    import hashlib
+    key = f"{target['provider']} {target['url']} {fold(question)}"
+    return os.path.join(cache_folder(), hashlib.sha256(key.encode("utf-8")).hexdigest() + ".json")
 
 
 def cached_search(question, target, key, search=search_web):
-    """先搜；成功就写进缓存。失败时有 CACHE_TTL 以内的缓存就用它，返回的 stale 说明是几秒前的，否则照样失败。
+    """先搜；成功就写进缓存。失败时有 CACHE_TTL 以内、验过的缓存就用它，返回的 stale 说明是几秒前的，否则照样失败。
     返回 (结果, stale)：stale 是 None（刚搜到的）或缓存的秒数。"""
-    path = cache_path(target, question)
     try:
         results = search(question, target, key)
     except NoAnswer as failure:
-        try:
-            age = time.time() - os.stat(path).st_mtime
-            if age <= CACHE_TTL:
-                cached = parse_json(read_head(path, MAX_RESPONSE_BYTES).decode("utf-8"))
-                # 先说搜索为什么没成功，调用方再说用了多久以前的缓存。是提醒不是“错误：”：这次运行照样成功
-                print(f"提醒：{failure.problems[0]}", file=sys.stderr)
-                return cached, age
-        except (OSError, UnicodeDecodeError, JsonProblem):
-            pass
-        raise
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as handle:
-            json.dump(results, handle, ensure_ascii=False)
-    except OSError:
-        pass   # 写不了缓存也不要紧：只是下次失败时没有退路
+        cached, age = read_cache(target, question)
+        if cached is None:
+            raise
+        print(f"提醒：{failure.problems[0]}", file=sys.stderr)   # 先说搜索为什么没成功，调用方再说用了多久以前的缓存
+        return cached, age
+    import tempfile
+    try:   # 先写进同一个文件夹里的新文件，再换上去：换的是文件名本身，那里放着链接也不会顺着它写到别处
+        path = cache_path(target, question)
+        handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with open(handle, "w", encoding="utf-8") as file:
+            json.dump(masked({"saved": time.time(), "results": results}), file, ensure_ascii=False)
+        os.replace(temporary, path)
+    except OSError as error:   # 写不了缓存也不要紧：只是下次失败时没有退路
+        print(f"提醒：搜索结果没有存进缓存（{describe_os_error(error, writing=True)}）。", file=sys.stderr)
     return results, None
+
+
+def read_cache(target, question):
+    """缓存里这个问题的结果：(结果, 几秒前)；没有、过期了是 (None, None)。打开时不跟随链接，用之前先验：
+    CACHE_ENTRY 的样子、存的时间不在将来。用不了的说一句，当作没有。"""
+    try:
+        handle = os.open(cache_path(target, question), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))   # Windows 没有这个选项
+        with open(handle, "rb") as file:
+            entry = parse_json(file.read(MAX_RESPONSE_BYTES + 1).decode("utf-8", errors="replace"))
+        problem = shape_problem(entry, CACHE_ENTRY) or (len(entry["results"]) > MAX_RESULTS and f"超过 {MAX_RESULTS} 条结果") \
+            or (entry["saved"] > time.time() and "存的时间在将来")
+    except FileNotFoundError:
+        return None, None
+    except OSError as error:
+        problem = describe_os_error(error)
+    except JsonProblem as error:
+        problem = error.what
+    if problem:
+        print(f"提醒：这个问题的搜索缓存用不了，没有用它（{problem}）。", file=sys.stderr)
+        return None, None
+    age = time.time() - entry["saved"]
+    return (entry["results"], age) if age <= CACHE_TTL else (None, None)
 
 
 class TokenBucket:
@@ -1887,7 +2000,7 @@ def write_html(path, result):
             + "".join(f"<p><small>问题：{escape(problem)}</small></p>\n" for problem in result.get("problems") or [])
             + "<ul style=\"list-style: none\">\n" + "\n".join(cards) + "\n</ul>\n</body></html>\n")
     with open(path, "w", encoding="utf-8") as handle:
-        handle.write(page)
+        handle.write(hide_secrets(page))
 
 
 # ---------- 命令行 ----------

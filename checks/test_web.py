@@ -309,7 +309,9 @@ class ResilienceTest(unittest.TestCase):
             self.assertIn("搜索失败：超时", "".join(str(call.args[0]) for call in stderr.write.call_args_list))
             self.assertEqual(again, fresh)
             self.assertLess(stale, 60)
-            os.utime(web.cache_path(target, "试用几天"), (0, 0))   # 缓存过期
+            path = web.cache_path(target, "试用几天")
+            entry = json.loads(Path(path).read_text(encoding="utf-8"))
+            Path(path).write_text(json.dumps(dict(entry, saved=entry["saved"] - web.CACHE_TTL - 1)), encoding="utf-8")   # 缓存过期
             with self.assertRaises(NoAnswer):
                 web.cached_search("试用几天", target, None, search=failing)
 
@@ -491,15 +493,20 @@ class CommandLineTest(unittest.TestCase):
 
     def test_a_server_that_never_answers_is_a_timeout_retried_then_one_line(self):
         waits = []
-        with StandInSearch() as server, mock.patch("sys.stderr"):
+        target = {"provider": "bocha", "url": None, "official": False}
+        with StandInSearch() as server, mock.patch("sys.stderr"), mock.patch.object(web, "SEARCH_TIMEOUT", 0.2):
             for _ in range(web.RETRIES + 1):
                 server.fault("silent")
+            with self.assertRaises(NoAnswer) as caught:   # 每次最多等 0.2 秒，总时限够再试两次
+                web.search_web(QUESTION, dict(target, url=server.url), None, timeout=5, sleep=waits.append)
+            self.assertEqual(len(server.requests), web.RETRIES + 1)
+            self.assertEqual(len(waits), web.RETRIES)
+            self.assertIn("超时", caught.exception.problems[0])
+            server.fault("silent")   # 总时限只有 0.3 秒：第一次请求就用掉了，不再重试
             with self.assertRaises(NoAnswer) as caught:
-                web.search_web(QUESTION, {"provider": "bocha", "url": server.url, "official": False}, None, timeout=0.2,
-                               sleep=waits.append)
-        self.assertEqual(len(server.requests), web.RETRIES + 1)
-        self.assertEqual(len(waits), web.RETRIES)
-        self.assertIn("超时", caught.exception.problems[0])
+                web.search_web(QUESTION, dict(target, url=server.url), None, timeout=0.3, sleep=waits.append)
+        self.assertEqual(len(server.requests), web.RETRIES + 2)
+        self.assertIn("总时限 0.3 秒内来不及再试", caught.exception.problems[0])
 
     def test_numbers_in_the_draft_are_checked_even_though_the_source_numbers_are_digits(self):
         # 新手试读：编号是 1–5 时，核对前曾把草稿里的 1–5 都删掉，“4 天”“514 天”都判 draft，“30 元”却说“数字 0”
