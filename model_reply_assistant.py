@@ -1907,7 +1907,7 @@ def cache_folder():
     os.makedirs(folder, mode=0o700, exist_ok=True)
     info = os.lstat(folder)
     if not stat.S_ISDIR(info.st_mode) or posix and (info.st_uid != os.getuid() or info.st_mode & 0o077):
-        raise OSError(errno.EACCES, "缓存文件夹不是只有你自己能写的文件夹", folder)
+        raise OSError(f"缓存文件夹 {folder} 不是只有你自己能写的文件夹")
     return folder
 
 

@@ -68,7 +68,8 @@ class StandInSearch(LoopbackServer):
     def fault(self, kind, **details):
         """排一个故障，给下一个请求：429（retry_after=秒）、500、401、redirect、slow（seconds=秒）、silent、
         garbage（不是 JSON）、gbk（GBK 编码、声明 charset=gbk）、empty（没有结果）、shape（不认识的格式）、
-        hostile（第一条结果的标题里夹着清屏的 ESC 序列和反转方向的字符）。"""
+        hostile（第一条结果的标题里夹着清屏的 ESC 序列和反转方向的字符）、huge（10 MiB 的响应体）、
+        endless（分块传输，一块接一块，永远不结束）。"""
         self.faults.append((kind, details))
 
     def handler(self):
@@ -96,6 +97,17 @@ def make_handler(stand_in):
             kind, details = stand_in.faults.pop(0) if stand_in.faults else ("ok", {})
             if kind == "silent":
                 stand_in.stop.wait(GIVE_UP_AFTER)
+                return
+            if kind in ("huge", "endless"):
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header(*(("Content-Length", str(10 << 20)) if kind == "huge" else ("Transfer-Encoding", "chunked")))
+                self.end_headers()
+                try:
+                    for _ in range(10 << 10):   # 10 MiB；endless 在 10 MiB 以后也该早被客户端挂断了
+                        self.wfile.write(b" " * 1024 if kind == "huge" else b"400\r\n" + b" " * 1024 + b"\r\n")
+                except OSError:
+                    pass
                 return
             if kind == "slow":
                 stand_in.stop.wait(details.get("seconds", 1))

@@ -1,13 +1,20 @@
 """从外面来的输入按类处理：一个严格的 JSON 读法、一种文字折叠、有上限的工作量、不外泄的密钥、只属于自己的缓存、
 搜索失败一律是一个 JSON。每组检查对着一种机制：把那个机制拿掉，这一组就会失败。期望值按规则写。"""
 import json
+import os
 import tempfile
+import time
 import unittest
+from pathlib import Path
+from unittest import mock
 
-from kit_helpers import SHIPPED_DOCUMENTS, run_json, run_kit, write_temp
+from kit_helpers import SHIPPED_DOCUMENTS, clean_env, run_json, run_kit, write_temp
 
-import model_reply_assistant
-from model_reply_assistant import JsonProblem, parse_json
+import model_reply_assistant as kit
+import stand_in_search
+from model_reply_assistant import JsonProblem, NoAnswer, parse_json
+from stand_in_model import StandIn
+from stand_in_search import StandInSearch
 
 SHIPPED = json.loads(SHIPPED_DOCUMENTS.read_text(encoding="utf-8"))
 
@@ -36,7 +43,7 @@ class StrictReaderTest(unittest.TestCase):
         self.assertTrue(caught.exception.what.startswith("evidence 第 1 项里"), caught.exception.what)
 
     def test_nan_depth_and_size_are_refused(self):
-        for text, what in (("[1, NaN]", "第 2 项是 NaN"), ("[" * 30 + "]" * 30, f"嵌套超过了 {model_reply_assistant.MAX_JSON_DEPTH} 层"),
+        for text, what in (("[1, NaN]", "第 2 项是 NaN"), ("[" * 30 + "]" * 30, f"嵌套超过了 {kit.MAX_JSON_DEPTH} 层"),
                            ("[" + "1," * 600000 + "1]", "超过了")):
             with self.subTest(text=text[:20]), self.assertRaises(JsonProblem) as caught:
                 parse_json(text)
@@ -62,7 +69,7 @@ class FoldingTest(unittest.TestCase):
                  " ＡＢＣ ": "abc", "保存 9.0 天": "保存 9.0 天"}
         for text, folded in cases.items():
             with self.subTest(text=text):
-                self.assertEqual(model_reply_assistant.fold(text), folded)
+                self.assertEqual(kit.fold(text), folded)
 
     def test_a_keyword_or_id_that_folds_to_nothing_is_refused_at_load_naming_record_and_field(self):
         for field, value, named in (("keywords", ["试用", "\u200b"], 'keywords 第 2 项 "\\u200b"'),
@@ -104,16 +111,179 @@ class FoldingTest(unittest.TestCase):
         sources = [{"n": 1}, {"n": 2}]
         for draft, wrong in (("试用 14 天 [10000]。", "[10000]"), ("试用 14 天 [\u200b3]。", "[3]"), ("试用 14 天 [１]［２］。", None)):
             with self.subTest(draft=draft):
-                problems = model_reply_assistant.citation_problems({"status": "draft", "draft": draft, "sources": ["1", "2"]}, sources)
+                problems = kit.citation_problems({"status": "draft", "draft": draft, "sources": ["1", "2"]}, sources)
                 self.assertEqual(problems, [f"草稿里的「{wrong}」不是这次的来源编号（只有 1–2）"] if wrong else [])
 
     def test_a_denied_domain_is_denied_in_every_spelling(self):
         with tempfile.TemporaryDirectory() as directory:
-            policy = model_reply_assistant.read_domains(str(write_temp(directory, "domains.json", '{"deny": ["ＥＶＩＬ。example"]}')))
+            policy = kit.read_domains(str(write_temp(directory, "domains.json", '{"deny": ["ＥＶＩＬ。example"]}')))
         self.assertEqual(policy, {"deny": ["evil.example"]})
         for host in ("evil.example.", "evil．example", "evil。example", "ｅｖｉｌ.example", "EVIL.example", "a.evil\u200b.example",
                      "evil.example\uff61"):
             with self.subTest(host=host):
                 result = {"title": "t", "url": f"https://{host}/p", "snippet": "记得笔记的免费试用期是十四天，到期以后自动转为免费版。", "published": None}
-                reason = model_reply_assistant.unusable(result, "试用期", policy, None)
+                reason = kit.unusable(result, "试用期", policy, None)
                 self.assertTrue(reason and "不用的名单" in reason, reason)
+
+
+def run_web(server, args, **env):
+    """真的运行 retrieval_qa.py --web，对着假搜索接口。返回 (退出码, 输出的 JSON 或 None, stderr)。"""
+    code, out, err = run_kit(["--web", *args], env=clean_env(SEARCH_PROVIDER=server.provider, SEARCH_API_URL=server.url, **env),
+                             documents=None)
+    return code, json.loads(out) if out else None, err
+
+
+class WebFailureTest(unittest.TestCase):
+    """搜索失败，不管响应体和头是什么样子，都是一个 JSON、退出码 3；连同重试有一个总时限。"""
+
+    def test_a_body_too_big_or_never_ending_is_one_json_object_with_exit_3(self):
+        for fault in ("huge", "endless"):
+            with self.subTest(fault=fault), StandInSearch() as server:
+                server.fault(fault)
+                code, result, err = run_web(server, ["--retrieve-only", "记得笔记的试用期"])
+            self.assertEqual((code, result["status"]), (3, "error"), err)
+            self.assertIn("响应体超过 1 MiB 上限", result["problems"][0])
+            self.assertNotIn("Traceback", err)
+
+    def test_a_retry_after_that_is_not_ascii_digits_is_ignored(self):
+        for said in ("²", "-1", "Wed, 21 Oct 2015 07:28:00 GMT", "9" * 40):
+            with self.subTest(said=said):
+                self.assertIsNone(kit.retry_after({"retry-after": said}))
+        self.assertEqual(kit.retry_after({"retry-after": "2"}), 2.0)
+        with StandInSearch() as server, mock.patch("sys.stderr"):
+            server.fault("429", retry_after="²")   # 只按自己的退避等，再试一次就成功
+            results = kit.search_web("记得笔记的试用期", {"provider": "bocha", "url": server.url, "official": False}, None,
+                                     sleep=lambda seconds: None)
+        self.assertTrue(results)
+
+    def test_one_deadline_covers_every_attempt(self):
+        with StandInSearch() as server:
+            for _ in range(kit.RETRIES + 1):
+                server.fault("silent")
+            started = time.monotonic()
+            code, result, err = run_web(server, ["--retrieve-only", "--timeout", "1", "记得笔记的试用期"])
+            spent = time.monotonic() - started
+        self.assertEqual((code, result["status"]), (3, "error"), err)
+        self.assertLess(spent, 4)   # 以前是每次 1 秒、试三次，外加两次退避
+        self.assertEqual(len(server.requests), 1)
+        self.assertIn("总时限 1 秒内来不及再试", result["problems"][0])
+        self.assertLessEqual(kit.SEARCH_DEADLINE, 30)
+
+    def test_dates_are_read_in_iso_8601_and_rfc_2822(self):
+        payload = {"query": "q", "results": [{"title": "t", "url": "https://a.example/", "content": "x", "published_date": date}
+                                             for date in ("Mon, 10 Feb 2025 08:00:00 GMT", "2025-02-10T08:00:00Z", "2025-02-30",
+                                                          "昨天", "Mon, 99 Feb 2025 08:00:00 GMT")]}
+        self.assertEqual([result["published"] for result in kit.adapt("tavily", payload)],
+                         ["2025-02-10", "2025-02-10", None, None, None])
+
+    def test_at_most_max_results_are_read_from_one_response(self):
+        payload = {"query": "q", "results": [{"title": f"t{n}", "url": f"https://a.example/{n}", "content": "x"} for n in range(1200)]}
+        with mock.patch("sys.stderr") as stderr:
+            results = kit.adapt("tavily", payload)
+        self.assertEqual(len(results), kit.MAX_RESULTS)
+        self.assertIn(f"只看前 {kit.MAX_RESULTS} 条", "".join(str(call.args[0]) for call in stderr.write.call_args_list))
+
+
+SEARCH_KEY = "BSAq7Lz0x9searchKey4471"   # 不像 sk-…，“看着像密钥”的规则认不出它：只能靠“这是配置了的密钥”
+
+
+class SecretTest(unittest.TestCase):
+    """配置了的密钥，不管出现在从哪里来的文字里，都不写出去、不发给模型。"""
+
+    def setUp(self):
+        self.saved = list(stand_in_search.PAGES)
+        echo = dict(self.saved[0], snippet=self.saved[0]["snippet"] + f" 调试信息：key={SEARCH_KEY}。")   # 搜索结果抄着密钥
+        stand_in_search.PAGES[:] = [echo] + self.saved[1:]
+
+    def tearDown(self):
+        stand_in_search.PAGES[:] = self.saved
+
+    def test_a_search_key_echoed_by_a_result_is_not_printed_nor_sent_to_the_model(self):
+        question = self.saved[0]["title"]
+        with StandInSearch() as server:
+            code, result, err = run_web(server, ["--retrieve-only", question], SEARCH_API_KEY=SEARCH_KEY)
+            self.assertEqual(code, 0, err)
+            self.assertIn("key=***", json.dumps(result, ensure_ascii=False))   # 这条结果还在，只是密钥抹掉了
+            with StandIn() as model:
+                model.reply(json.dumps({"status": "missing", "draft": "资料里没有提到。", "sources": []}, ensure_ascii=False))
+                code, result, err = run_web(server, [question], SEARCH_API_KEY=SEARCH_KEY, LOCAL_MODEL_URL=model.url,
+                                            LOCAL_MODEL_NAME="m")
+                sent = json.dumps(model.requests, ensure_ascii=False)
+        self.assertIn("key=***", sent)
+        for text in (sent, json.dumps(result, ensure_ascii=False), err):
+            self.assertNotIn(SEARCH_KEY, text)
+
+    def test_every_configured_and_typed_key_is_hidden(self):
+        with mock.patch.dict(os.environ, {"DEEPSEEK_API_KEY": "ds-0123456789", "LOCAL_MODEL_API_KEY": "local-key-42",
+                                          "SEARCH_API_KEY": SEARCH_KEY}), mock.patch.object(kit, "TYPED_KEYS", []):
+            kit.checked_key("typed-key-0987", "SEARCH_API_KEY", typed=True)
+            text = f"a ds-0123456789 b local-key-42 c {SEARCH_KEY[:6]}\u200b{SEARCH_KEY[6:]} d typed-key-0987 e Local-Key-42"
+            self.assertEqual(kit.hide_secrets(text), "a *** b *** c *** d *** e Local-Key-42")
+
+
+class CacheTest(unittest.TestCase):
+    """搜索缓存只在自己能写的文件夹里，不跟随链接，用之前验过样子和时间；用不了的说一句，当作没有。"""
+    TARGET = {"provider": "bocha", "url": "http://127.0.0.1:9/search", "official": False}
+
+    def setUp(self):
+        self.directory = tempfile.TemporaryDirectory()
+        patcher = mock.patch("tempfile.gettempdir", return_value=self.directory.name)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        self.addCleanup(self.directory.cleanup)
+
+    def failing(self, *args):
+        raise kit.make_call_failure("搜索失败：超时", None)
+
+    def use_cache(self):
+        """搜索失败时：(缓存的结果或 NoAnswer, stderr)。"""
+        with mock.patch("sys.stderr") as stderr:
+            try:
+                outcome = kit.cached_search("试用几天", self.TARGET, None, search=self.failing)
+            except NoAnswer as failure:
+                outcome = failure
+        return outcome, "".join(str(call.args[0]) for call in stderr.write.call_args_list)
+
+    def plant(self, entry):
+        Path(kit.cache_path(self.TARGET, "试用几天")).write_text(json.dumps(entry), encoding="utf-8")
+
+    @unittest.skipUnless(hasattr(os, "getuid"), "Windows 的临时文件夹本来就只归一个用户")
+    def test_the_folder_is_private_and_a_shared_one_is_not_used(self):
+        folder = kit.cache_folder()
+        self.assertEqual(os.stat(folder).st_mode & 0o777, 0o700)
+        self.plant({"saved": time.time(), "results": []})
+        os.chmod(folder, 0o777)   # 别人也能往里放东西：不用
+        outcome, said = self.use_cache()
+        self.assertIsInstance(outcome, NoAnswer)
+        self.assertIn("不是只有你自己能写的文件夹", said)
+
+    @unittest.skipUnless(hasattr(os, "O_NOFOLLOW"), "没有 O_NOFOLLOW 的系统")
+    def test_a_link_at_the_cache_name_is_neither_followed_nor_overwritten(self):
+        victim = Path(self.directory.name, "victim.txt")
+        victim.write_text("别人的文件", encoding="utf-8")
+        os.symlink(victim, kit.cache_path(self.TARGET, "试用几天"))
+        outcome, said = self.use_cache()
+        self.assertIsInstance(outcome, NoAnswer)
+        self.assertIn("这是一个链接", said)
+        kit.cached_search("试用几天", self.TARGET, None, search=lambda *args: [])
+        self.assertEqual(victim.read_text(encoding="utf-8"), "别人的文件")
+
+    def test_malformed_or_future_entries_are_ignored_with_one_line(self):
+        good = {"title": "t", "url": "https://a.example/", "snippet": "x", "published": None}
+        for entry, said in (({"a": 1}, "缺少字段 saved"), ([1, 2], "最外层应当是对象"),
+                            ({"saved": time.time(), "results": [{"title": "t"}]}, "results 第 1 项缺少字段 url"),
+                            ({"saved": time.time(), "results": [dict(good, url=3)]}, "url 应当是字符串"),
+                            ({"saved": time.time() + 365 * 86400, "results": [good]}, "存的时间在将来"),
+                            ('{"saved": 1, "saved": 2, "results": []}', "字段 saved 写了 2 次")):
+            with self.subTest(said=said):
+                if isinstance(entry, str):
+                    Path(kit.cache_path(self.TARGET, "试用几天")).write_text(entry, encoding="utf-8")
+                else:
+                    self.plant(entry)
+                outcome, told = self.use_cache()
+                self.assertIsInstance(outcome, NoAnswer)
+                self.assertIn(said, told)
+                self.assertEqual(told.count("搜索缓存用不了"), 1)
+        self.plant({"saved": time.time() - 5, "results": [good]})   # 好的缓存照常用
+        outcome, _ = self.use_cache()
+        self.assertEqual(outcome[0], [good])
