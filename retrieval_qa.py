@@ -255,13 +255,14 @@ def misspelt_field(record, field):
 
 
 # ---------- 第 04 课：核对出处——草稿的每句话和模型给出的依据（evidence）逐条对照 ----------
-# 第 02 课请模型写 evidence：[{claim: 草稿里照抄的一句, source: 片段编号, quote: 那个片段里照抄的一段}]。这一节逐条和已知数据准确比较：
-# 引文在不在它说的片段里，每句话只和自己的引文比数量、比肯定否定。从 check_grounding 往下读；nfkc 在第 03 课，one_line 在第 02 课的
-# 文件，其余都在本节。依据的覆盖、更多写法和意思规则、没写 evidence 时的逐句猜测在“选读”，都往同一张 RULES 里加。
+# 第 02 课请模型写 evidence：[{claim: 草稿里照抄的一句, source: 片段编号, quote: 那个片段里照抄的一段}]。这一节逐条和已知数据准确比较：引文在不在
+# 它说的片段里，每句话只和自己的引文比数量、比肯定否定。从 check_grounding 往下读；nfkc 在第 03 课，one_line、fold 在第 02 课的文件，
+# 其余都在本节。依据的覆盖、更多写法和意思规则、没写 evidence 时的逐句猜测在“选读”，都往同一张 RULES 里加。
 
 RELIABLE = 0.75            # 一条规则标出的回答里至少 75% 真有错，它才改状态；不到的只写进 hints（实测选的取值，见第 04 课）
 QUOTE_NEAR = 0.85          # 引文有 85% 以上的字按顺序对得上原文，说“近似”：多半是抄的时候改了字，也要人对照
-MAX_DRAFT_CHARS, MAX_DRAFT_NUMBERS, MAX_DRAFT_QUOTES = 2000, 100, 5   # 字、数字、引文多到这个份上，不像回复草稿：不逐句核对，交给人
+MAX_DRAFT_CHARS, MAX_DRAFT_NUMBERS, MAX_DRAFT_QUOTES, MAX_EVIDENCE = 2000, 100, 5, 100   # 多到这个份上不像回复草稿：不逐句核对，交给人
+MAX_OPERANDS = 24          # 一步算账最多用 24 个数：真算式用不了这么多，数字一多也不会越算越慢
 QUOTE = r"「([^」]+)」|『([^』]+)』|“([^”]+)”"
 ID_IN_TEXT = r"(?i)[\[【［]\s*([a-z][\w#.\-]*\d[\w#.\-]*)\s*[\]】］]|(?<![0-9a-z#])([a-z]{1,3}\d{1,3}#\d{1,3})(?![0-9a-z#])"   # [D04#1]、X9#2
 SENTENCE_END = r"(?i)(?<=[。！？!?\n])|(?<=\.)(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<!vs\.)(?=\s)"   # 句号后面要有空白；e.g. 这样的缩写不算
@@ -277,9 +278,9 @@ RULES, READERS = [], []   # 规则表（本节末尾，选读和第 05 课再往
 def check_grounding(draft, sources, hits, question="", evidence=None, library=None):
     """草稿逐句对照引用的片段，返回 {"status", "problems", "hints"}：draft、needs_review（可靠的规则发现了问题）或 rejected（写了没发送
     的编号），不够可靠的规则找到的放进 hints。evidence 为 None：回答没写依据（靠选读去猜）；library：资料库的全部编号（省略时只认发送的）。"""
-    if too_much_to_check(draft):   # 不逐句核对，可正文里的越界编号照样拒绝（不写 :=：3.8 以前的 Python 读不懂，说不出“需要 3.10”）
+    if too_much_to_check(draft, evidence):   # 不逐句核对，可正文里的越界编号照样拒绝（不写 :=：3.8 以前的 Python 读不懂，说不出“需要 3.10”）
         refused = unsent_id(Sentence(draft), [], Context(draft, hits, question, None, library))
-        return {"status": "rejected" if refused else "needs_review", "problems": refused or [too_much_to_check(draft)], "hints": []}
+        return {"status": "rejected" if refused else "needs_review", "problems": refused or [too_much_to_check(draft, evidence)], "hints": []}
     found = {"rejected": [], "needs_review": [], "hint": []}
     for rule, problem in grounding_findings(draft, sources, hits, question, evidence, library):
         found[rule.level].append(problem)
@@ -287,13 +288,14 @@ def check_grounding(draft, sources, hits, question="", evidence=None, library=No
     return {"status": status, "problems": found["rejected"] or found["needs_review"], "hints": found["hint"]}
 
 
-def too_much_to_check(draft):
-    """太长、数字或引文太多的草稿不逐句核对：返回给人看的说明；正常的草稿返回 None。"""
-    numbers = len(re.findall(r"\d+|[零一二两三四五六七八九十百千万半]+", draft))
-    counts = ((len(draft), MAX_DRAFT_CHARS, "个字", "字"), (numbers, MAX_DRAFT_NUMBERS, "个数字", "个"),
-              (len(re.findall(QUOTE, draft)), MAX_DRAFT_QUOTES, "处引文", "处"))
-    return next((f"草稿有 {count} {what}，超过逐句核对的上限 {limit} {unit}，请人工复核"
-                 for count, limit, what, unit in counts if count > limit), None)
+def too_much_to_check(draft, evidence=None):
+    """太长、数字或引文太多的草稿（连同依据）不逐句核对：返回给人看的说明；正常的返回 None。上限以内，核对的工作量有个头。"""
+    everything = draft + "".join(item["claim"] + item["quote"] for item in evidence or [])
+    numbers = [len(re.findall(r"\d+|[零一二两三四五六七八九十百千万半]+", text)) for text in (draft, everything)]
+    counts = [("草稿", len(draft), MAX_DRAFT_CHARS, "个字", "字"), ("草稿", numbers[0], MAX_DRAFT_NUMBERS, "个数字", "个"),
+              ("草稿", len(re.findall(QUOTE, draft)), MAX_DRAFT_QUOTES, "处引文", "处"), ("依据", len(evidence or []), MAX_EVIDENCE, "条", "条"),
+              ("草稿连同依据", len(everything), 3 * MAX_DRAFT_CHARS, "个字", "字"), ("草稿连同依据", numbers[1], 3 * MAX_DRAFT_NUMBERS, "个数字", "个")]
+    return next((f"{whose}有 {count} {what}，超过逐句核对的上限 {limit} {unit}，请人工复核" for whose, count, limit, what, unit in counts if count > limit), None)
 
 
 def grounding_findings(draft, sources, hits, question="", evidence=None, library=None):
@@ -325,7 +327,7 @@ class Context:
         self.library = library   # 资料库里全部的编号；None：不知道，只认得发送的
         written = [v for part in re.split(r"[，。；！？\n]", strip_markers(draft)) for v, _ in amounts(part)] if evidence else []
         quoted = [v for text in [question] + [item["quote"] for item in evidence or []] for v, _ in amounts(text)]
-        self.numbers = [v for v in written + [v for v in quoted if v not in written] if isinstance(v, float)]   # 日期钟点不算
+        self.numbers = tuple([v for v in written + [v for v in quoted if v not in written] if isinstance(v, float)][:MAX_OPERANDS])   # 日期钟点不算
 
 
 def split_sentences(text):
@@ -387,23 +389,21 @@ def amounts(text):
 def misstated_amount(sentence, cited, context):
     """claim 里的数量要在这句的引文或问题里（单位相同或一边没写），或是 context.numbers 一步算得出的（选读读出的“一晚”的“一”不算）。例：claim「可以
     试用 10 天」，quote「试用期 7 天」 -> 「10 天」对不上；写着“合计”时给出最接近的算式：「合计 488 元」，quote「398 元……另加 80 元」 -> 398 + 80 = 478。"""
-    problems = []
+    problems, steps = [], one_step(context.numbers)
     known = set(amounts(" ".join(item["quote"] for items in sentence.claims.values() for item in items) + " " + context.question))
     for claim, items in sentence.claims.items():
         for (value, unit), shown in amounts(strip_markers(claim)).items():
-            if shown.startswith("一") or any(value == v and (unit == u or "" in (unit, u)) for v, u in known):
-                continue
-            results = {result: how for result, (a, b, how) in one_step(context.numbers).items() if value not in (a, b)}   # 不拿它自己来算
-            if isinstance(value, float) and value in results:
-                continue
-            where = f"按引文的数一步算，最接近的是 {results[min(results, key=lambda result: abs(result - value))]}" if \
-                re.search(COMPUTING, claim) and results and isinstance(value, float) else f"它的引文「{one_line(items[0]['quote'], 31)}」里没有"
+            if shown.startswith("一") or any(value == v and (unit == u or "" in (unit, u)) for v, u in known) or value in steps:
+                continue   # steps 里的结果都不等于算它的数：不会拿它自己来算它自己
+            near = [r for r, (a, b, _) in steps.items() if value not in (a, b)] if re.search(COMPUTING, claim) and isinstance(value, float) else []
+            where = f"按引文的数一步算，最接近的是 {steps[min(near, key=lambda r: abs(r - value))][2]}" if near else f"它的引文「{one_line(items[0]['quote'], 31)}」里没有"
             problems.append(f"「{shown}」和依据对不上：{where}（草稿「{one_line(claim, 31)}」）")
     return problems
 
 
+@functools.lru_cache(maxsize=16)   # 一份回答里每个数量都拿它来查：同一组数只算一次
 def one_step(numbers):
-    """两两一步算出的 {值: (数, 数, 算式)}：加减乘除、打折、百分之几。[398.0, 80.0] -> {478.0: (398.0, 80.0, "398 + 80 = 478"), …}"""
+    """两两一步算出的 {值: (数, 数, 算式)}：加减乘除、打折、百分之几。(398.0, 80.0) -> {478.0: (398.0, 80.0, "398 + 80 = 478"), …}"""
     results = {}
     for i, a in enumerate(numbers):
         for b in [b for b in numbers[:i] + numbers[i + 1:] if b]:
@@ -1021,7 +1021,9 @@ class GuessContext:
 
 # 数量的各种写法：全角数字、1,000、七天、十四个、七五折、1.2 万元、百分之零点五、日期、钟点、星期。
 CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-CN_NUMBER = "[零一二两三四五六七八九十百千万]+(?:点[零一二三四五六七八九]+)?"
+NUMERAL = "零一二两三四五六七八九十百千万"
+# 中文数字最多 16 个字（“一千二百三十四万五千六百七十八”）：更长的一串不是数量，一个也不读（读了也会超出整数的位数上限）
+CN_NUMBER = f"(?<![{NUMERAL}])[{NUMERAL}]{{1,16}}(?![{NUMERAL}])(?:点[零一二三四五六七八九]{{1,16}})?"
 NUMBER = r"\d+(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"   # 1,000 和 1000、3.5 都是一个数
 # 单位和量词，长的写在前面（“个工作日”先于“个”）。等号右边是它算作的单位：7 日和 7 天相同，5 位和 5 名相同
 UNITS = {"个工作日": "个工作日", "工作日": "个工作日", "个小时": "小时", "小时": "小时", "分钟": "分钟", "个月": "月",
@@ -1111,7 +1113,7 @@ def quantities_in(text):
     take(WEEKDAY, "星期", lambda m: WEEKDAYS[m.group(1)])
     take(r"百分之(" + CN_NUMBER + ")", "%", lambda m: plain_number(chinese_number(m.group(1))))
     # 半小时 = 0.5 小时，两个半小时 = 2.5 小时；只从一串数字的第一个字开始找，免得一长串数字每个位置都从头试一遍
-    half = r"(?<![\d一二两三四五六七八九十])(\d+|[一二两三四五六七八九十]+)?个?半个?(小时|天|年|月)"
+    half = r"(?<![\d一二两三四五六七八九十])(\d{1,9}|[一二两三四五六七八九十]{1,9})?个?半个?(小时|天|年|月)"
     for match in re.finditer(half, text):
         whole = match.group(1) or "0"
         found.append((match.start(), (match.group(2), plain_number((int(whole) if whole.isdigit() else chinese_number(whole)) + 0.5),

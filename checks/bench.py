@@ -140,6 +140,29 @@ def evidence_sample(size):
     return draft, [hit["id"] for hit in hits], hits, evidence
 
 
+def largest_evidence_answer(items=retrieval_qa.MAX_EVIDENCE):
+    """逐句核对的上限以内最费事的带依据回答：95 句、每句一个数的草稿，items 条依据，每条的引文里又是一个对不上的数
+    （每个数都要去算一步算不算得出）。items 超过 MAX_EVIDENCE 时，它该在上限那里就停下。"""
+    names = "甲乙丙丁戊己庚辛壬癸子丑寅卯辰巳午未申酉戌亥"
+    sentences = [f"{names[i % 22]}{names[i // 22]}类记录保存 {i} 天" for i in range(1, 96)]
+    evidence = [{"claim": sentences[i % 95], "source": "D04#1", "quote": f"保存 {i} 天"} for i in range(items)]
+    return {"status": "draft", "draft": "。".join(sentences) + "。", "sources": ["D04#1"], "evidence": evidence}
+
+
+def check_draft_seconds(answer, directory):
+    """python3 retrieval_qa.py --check-draft 一份回答，在新进程里走完一遍的秒数（三次取中位数）。"""
+    path = os.path.join(directory, "answer.json")
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(answer, handle, ensure_ascii=False)
+    command = [sys.executable, str(SCRIPT), "--check-draft", path, "保存多久？"]
+    times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        subprocess.run(command, capture_output=True, env=clean_env())
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
 def odd_drafts(size):
     """不像回复的草稿（“不管是什么字”）：同一个字、标点、数字、引号、链接、可以和不予……重复到 size 字。"""
     pieces = ["a", "。", " ", "1", "1.", "1,", "\n", "「", "「a」", "一", "十", "万", "http://a", "a.", "7 天，", "一共 8 元。",
@@ -199,6 +222,10 @@ def main(argv):
         spent, target = median_ms(lambda: retrieval_qa.check_grounding(text, cited, chunks, "", evidence), repeat=10), 5 * len(text) / 500
         rows.append((f"带依据的核对：3 个 400 字的片段、{len(text)} 字的草稿、{len(evidence)} 条依据", f"{spent:.1f} ms",
                      f"≤ {target:.1f} ms", spent <= target))
+    with tempfile.TemporaryDirectory() as directory:   # 上限以内最大的带依据回答，和远超上限的（一条条核对的话是平方级的）
+        for items, target in ((retrieval_qa.MAX_EVIDENCE, 2.0), (800, 1.0)):
+            spent = check_draft_seconds(largest_evidence_answer(items), directory)
+            rows.append((f"--check-draft：{items} 条依据、95 句各带一个数的草稿", f"{spent:.2f} s", f"≤ {target:g} s", spent <= target))
     with contextlib.redirect_stderr(io.StringIO()):
         documents = retrieval_qa.load_documents(str(ROOT / "checks" / "shipped_documents.json"))
     spent = {size: {name: median_ms(lambda: question_path(text, documents), repeat=5) for name, text in odd_questions(size).items()}

@@ -287,3 +287,53 @@ class CacheTest(unittest.TestCase):
         self.plant({"saved": time.time() - 5, "results": [good]})   # 好的缓存照常用
         outcome, _ = self.use_cache()
         self.assertEqual(outcome[0], [good])
+
+
+class BoundedWorkTest(unittest.TestCase):
+    """从外面来的东西再多再怪，读数量从不出错，核对的工作量有上限，超过上限就交给人，并说出是哪一个上限。"""
+
+    def test_reading_numbers_never_raises(self):
+        import retrieval_qa
+        for text in ("保存" + "九" * 5000 + "天", "九万" * 3000, "百分之" + "九" * 3000, "9" * 5000 + "个半小时",
+                     "九" * 3000 + "点", "1" * 5000 + ".5 万元", "零点" + "五" * 5000, "试用" + "九万" * 991 + "天？"):
+            with self.subTest(text=text[:12]):
+                retrieval_qa.amounts(text)
+                retrieval_qa.quantities_in(text)
+                retrieval_qa.tokens(text)
+        self.assertEqual(retrieval_qa.quantities_in("一千二百三十四万五千六百七十八元，" + "九" * 17 + "元"),
+                         [("元", "12345678", "一千二百三十四万五千六百七十八元")])   # 17 个九不是数量
+
+    def test_a_question_of_numerals_under_the_length_cap_is_checked_with_and_without_evidence(self):
+        question = "试用" + "九万" * 991 + "天？"   # 1984 个字，问题的上限是 2000
+        answer = {"status": "draft", "draft": "试用期 7 天。", "sources": ["D01#1"]}
+        for evidence in (None, [{"claim": "试用期 7 天", "source": "D01#1", "quote": "试用期 7 天"}]):
+            with self.subTest(evidence=bool(evidence)):
+                code, result = check_draft(dict(answer, evidence=evidence), question)
+                self.assertEqual((code, result["status"]), (0, "draft"))
+
+    def test_too_much_evidence_goes_to_a_person_naming_the_cap(self):
+        import retrieval_qa
+        items = retrieval_qa.MAX_EVIDENCE + 1
+        answer = {"status": "draft", "draft": "对话记录保存 90 天。", "sources": ["D04#1"],
+                  "evidence": [{"claim": "对话记录保存 90 天", "source": "D04#1", "quote": "保存 90 天"}] * items}
+        code, result = check_draft(answer)
+        self.assertEqual((code, result["status"]), (1, "needs_review"))
+        self.assertEqual(result["problems"], [f"依据有 {items} 条，超过逐句核对的上限 {retrieval_qa.MAX_EVIDENCE} 条，请人工复核"])
+        claim = "、".join(f"{n} 元" for n in range(3 * retrieval_qa.MAX_DRAFT_NUMBERS))   # 一条 claim 里三百个数
+        answer = dict(answer, evidence=[{"claim": claim, "source": "D04#1", "quote": "保存 90 天"}])
+        code, result = check_draft(answer)
+        self.assertEqual((code, result["status"]), (1, "needs_review"))
+        self.assertRegex(result["problems"][0], "^草稿连同依据有 \\d+ 个(字|数字)，超过逐句核对的上限")
+
+    def test_arithmetic_is_worked_out_once_per_answer_over_a_bounded_set_of_numbers(self):
+        import retrieval_qa
+        from bench import largest_evidence_answer
+        answer = largest_evidence_answer()   # 上限以内最费事的：95 个数的草稿，100 条依据，每条都有一个对不上的数
+        hits = [{"id": "D04#1", "title": "数据安全", "text": SHIPPED[4]["text"], "matched": []}]
+        rounds = []   # one_step 每算一步要 round 三次：数一数，就知道算式表算了几遍、用了多少个数
+        getattr(retrieval_qa.one_step, "cache_clear", lambda: None)()
+        with mock.patch.object(retrieval_qa, "round", create=True, new=lambda *args: (rounds.append(1), round(*args))[1]):
+            verdict = retrieval_qa.check_grounding(answer["draft"], ["D04#1"], hits, "保存多久？", answer["evidence"], ["D04#1"])
+        self.assertEqual(verdict["status"], "needs_review")
+        operands = retrieval_qa.MAX_OPERANDS
+        self.assertLessEqual(len(rounds), operands * (operands - 1) * 6 * 3)   # 只算一遍，最多 MAX_OPERANDS 个数
