@@ -157,6 +157,7 @@ def parse_response(status, headers, data, target):
 
 ANSWER_STATUSES = ("draft", "missing")
 EVIDENCE_FIELDS = ("claim", "source", "quote")
+EVIDENCE_ITEM = dict.fromkeys(EVIDENCE_FIELDS, str)   # 每一项的样子，shape_problem 照它验
 MAX_NAMED_SOURCES = 5         # 一次拒绝最多点名 5 个越界的来源，其余只说一共还有几个
 
 
@@ -229,23 +230,15 @@ def evidence_problems(evidence, sources):
     if not isinstance(evidence, list):
         return [f"evidence 应当是数组（每项是 {{claim, source, quote}}），实际是{describe_value(evidence)}"]
     problems = []
-    for number, item in enumerate(evidence, 1):
+    for index, item in enumerate(evidence):   # 每一项只说第一处毛病
+        empty = shape_problem(item, EVIDENCE_ITEM, ["evidence", index]) or next(   # fold 以后没有字：半角的浊音符 ﾞ 也不算字
+            (f"evidence 第 {index + 1} 项的 {field} " + ("是空的" if not item[field].strip() else "里没有字")
+             for field in EVIDENCE_FIELDS if not any(char.isalnum() for char in fold(item[field]))), None)
+        if empty or item["source"] not in sources:
+            problems.append(empty or f"evidence 第 {index + 1} 项的来源「{visible(item['source'])}」不在 sources 里")
         if len(problems) > MAX_NAMED_SOURCES:   # 几千项写坏的 evidence：只点名前几处，不一条条印出来
-            break
-        if not isinstance(item, dict):
-            problems.append(f"evidence 第 {number} 项应当是对象 {{claim, source, quote}}，实际是{describe_value(item)}")
-            continue
-        for field in EVIDENCE_FIELDS:
-            value = item.get(field)
-            if field not in item:
-                problems.append(f"evidence 第 {number} 项缺少字段 {field}")
-            elif not isinstance(value, str):
-                problems.append(f"evidence 第 {number} 项的 {field} 应当是字符串，实际是{describe_value(value)}")
-            elif not any(char.isalnum() for char in fold(value)):   # fold 以后：半角的浊音符 ﾞ 也不算字
-                problems.append(f"evidence 第 {number} 项的 {field} " + ("是空的" if not value.strip() else "里没有字"))
-        if isinstance(item.get("source"), str) and item["source"].strip() and item["source"] not in sources:
-            problems.append(f"evidence 第 {number} 项的来源「{visible(item['source'])}」不在 sources 里")
-    return problems[:MAX_NAMED_SOURCES] + ["evidence 里还有别的问题，没有一一列出"] if len(problems) > MAX_NAMED_SOURCES else problems
+            return problems[:MAX_NAMED_SOURCES] + ["evidence 里还有别的问题，没有一一列出"]
+    return problems
 
 
 def make_rejection(*problems, raw=None):
@@ -911,17 +904,17 @@ def where_in_json(path):
 TYPE_NAMES = {str: "字符串", int: "数字", float: "数字", type(None): "空值 null", bool: "布尔值"}
 
 
-def shape_problem(value, shape):
+def shape_problem(value, shape, path=()):
     """value 合不合 shape 的样子：合就是 None，不合就说出第一处，例如“results 第 2 项缺少字段 url”。
     shape 是类型（str、int……）或几种类型的元组，[每一项的样子]（数组），或 {字段: 样子}（对象；没列的字段不看）。
     读进来的 JSON 先过 parse_json，再拿这里对一张样子表（搜索缓存的 CACHE_ENTRY……）。用栈而不用递归。"""
-    stack = [(value, shape, [])]
+    stack = [(value, shape, list(path))]   # path：value 自己在哪里，例如 ["evidence", 0]
     while stack:
         value, shape, path = stack.pop()
         where = where_in_json(path)
         if isinstance(shape, dict):
             if not isinstance(value, dict):
-                return f"{where or '最外层'}应当是对象 {{…}}，实际是{describe_value(value)}"
+                return f"{where or '最外层'}应当是对象 {{{', '.join(shape)}}}，实际是{describe_value(value)}"
             missing = [field for field in shape if field not in value]
             if missing:
                 return f"{where}缺少字段 {missing[0]}"
