@@ -1324,15 +1324,17 @@ def describe_error_object(payload):
 # ---------- 没有密钥也能练：检查一份保存的回答（--check-draft） ----------
 
 def decode_student_file(data):
-    """学生自己存的小文件（--check-draft 的回答、--domains 的名单、练习写的 JSON）：字节 → (文字, None)；
+    """学生自己存的文件（资料文件、--check-draft 的回答、--domains 的名单、练习写的 JSON）：字节 → (文字, None)；
     编码不对时是 (None, 中文原因)。记事本的“Unicode”（UTF-16）和“ANSI”（GBK）各说各的，和资料文件的说法一样；
     存了两次 BOM 也说清（读的时候只去掉一个）。"""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return None, "是 UTF-16 或 UTF-32 编码（记事本里叫“Unicode”），请在编辑器里选择“UTF-8”重新保存"
     try:
         text = data.decode("utf-8-sig")   # utf-8-sig：记事本写的一个 BOM 也接受
-    except UnicodeDecodeError:   # 中文 Windows 的记事本“ANSI”就是 GBK
-        return None, "不是 UTF-8 编码（可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存"
+    except UnicodeDecodeError as error:   # 中文 Windows 的记事本“ANSI”就是 GBK
+        line = data.count(b"\n", 0, error.start) + 1
+        return None, (f"不是 UTF-8 编码（第 {line} 行有无法解码的字节 0x{data[error.start]:02X}，可能是用 GBK/ANSI 保存的），"
+                      "请在编辑器里选择“UTF-8”重新保存")
     if "\x00" in text:   # 没有 BOM 的 UTF-16 也能“解码”成 UTF-8，只是满是 NUL
         return None, "不是 UTF-8 编码（里面有 NUL 字符，像是 UTF-16），请在编辑器里选择“UTF-8”重新保存"
     if not text.strip():   # 以前说“文件在这里意外结束，可能少了「]」”，像是写坏了一半

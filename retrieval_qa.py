@@ -33,7 +33,7 @@ import sys
 import time
 import unicodedata
 
-from model_reply_assistant import (ENVIRONMENT_HELP, WEB_RULES, JsonProblem, fold, NoAnswer, ask_model, ask_question,
+from model_reply_assistant import (ENVIRONMENT_HELP, WEB_RULES, JsonProblem, fold, NoAnswer, ask_model, ask_question, decode_student_file,
                                    checked_answer, citation_problems, cited_sources, describe_os_error, describe_value, make_rejection, one_line,
                                    parse_json, parse_options, parse_timeout, read_domains, read_head, read_saved_reply, shown_safely,
                                    web_hits, write_html, write_json)
@@ -67,7 +67,10 @@ def read_and_check(path):
     不再去看一次文件（它可能已经被删了）。"""
     shown = os.path.basename(path) if path == DOCUMENTS_PATH else path
     raw = read_document_bytes(path, shown)
-    data = parse_documents_json(decode_documents(raw, shown), shown)
+    text, problem = decode_student_file(raw)   # 编码不对、是空的：和学生别的文件一个说法
+    if problem:
+        raise make_documents_error(shown, problem)
+    data = parse_documents_json(text, shown)
     check_records(data, shown)
     print_warnings(document_warnings(data), shown)   # 合规但可疑的地方只警告：第 05 课（见本文件第 05 课那一节）
     return data, len(raw)
@@ -150,22 +153,6 @@ def read_document_bytes(path, shown):
         raise make_documents_error(shown, f"超过了 {MAX_FILE_BYTES} 字节（100 KB）的上限",
                                    "资料应当是人工切分的短片段")
     return data
-
-
-def decode_documents(data, shown):
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise make_documents_error(shown, "是 UTF-16 或 UTF-32 编码", "在编辑器里选择“UTF-8”重新保存")
-    try:
-        text = data.decode("utf-8-sig")   # utf-8-sig：Windows 记事本写的 BOM 也接受
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise make_documents_error(shown, f"不是 UTF-8 编码（第 {line} 行有无法解码的字节 0x{data[error.start]:02X}）",
-                                   "可能是用 GBK/ANSI 保存的，请在编辑器里选择“UTF-8”重新保存") from None
-    if "\x00" in text:
-        raise make_documents_error(shown, "含有 NUL 字符，看起来不是文本文件")
-    if not text.strip():
-        raise make_documents_error(shown, "文件是空的", "它应当是一个 JSON 数组：[ {…}, {…} ]")
-    return text
 
 
 def parse_documents_json(text, shown):

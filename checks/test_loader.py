@@ -93,15 +93,14 @@ class EncodingTest(LoaderCase):
     def test_gbk_file_names_the_encoding(self):
         content = records_text(GOOD).encode("gbk")
         self.assertEqual(self.error_for(content),
-                         "：不是 UTF-8 编码（第 1 行有无法解码的字节 0xB1）。"
-                         "提示：可能是用 GBK/ANSI 保存的，请在编辑器里选择“UTF-8”重新保存。")
+                         "：不是 UTF-8 编码（第 1 行有无法解码的字节 0xB1，可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存。")
 
     def test_utf16_file_is_named(self):
         content = records_text(GOOD).encode("utf-16")
-        self.assertEqual(self.error_for(content), "：是 UTF-16 或 UTF-32 编码。提示：在编辑器里选择“UTF-8”重新保存。")
+        self.assertEqual(self.error_for(content), "：是 UTF-16 或 UTF-32 编码（记事本里叫“Unicode”），请在编辑器里选择“UTF-8”重新保存。")
 
     def test_empty_and_blank_files(self):
-        expected = "：文件是空的。提示：它应当是一个 JSON 数组：[ {…}, {…} ]。"
+        expected = "：是空的：还没有写内容，或保存时没存上。"
         self.assertEqual(self.error_for(""), expected)
         self.assertEqual(self.error_for(" \n\t\r\n"), expected)
 
@@ -277,8 +276,7 @@ class SyntaxHintTest(LoaderCase):
     def test_a_second_bom_is_named_in_chinese(self):
         # 存了两次 BOM：读的时候去掉一个，剩下的以前原样报出 json 的英文“Unexpected UTF-8 BOM”
         self.assertEqual(self.error_for("\ufeff\ufeff" + json.dumps([GOOD])),
-                         " 第 1 行第 1 列：JSON 格式不对，文件开头多了一个看不见的 BOM（\\ufeff）。"
-                         "提示：在编辑器里把文件另存为“UTF-8”（不带 BOM），或删掉开头那个看不见的字符。")
+                         "：开头存了两个看不见的 BOM（\\ufeff），请在编辑器里另存为“UTF-8”（不带 BOM）。")
 
     def test_full_width_comma_is_named_and_shown(self):
         content = '[{"id": "A1"，"title": "标题"}]'

@@ -265,7 +265,8 @@ class BaselineSavedAnswerTest(unittest.TestCase):
             Path(directory, "bom2.json").write_bytes('\ufeff\ufeff{"status": "draft", "draft": "试用期 7 天"}'.encode("utf-8"))
             Path(directory, "empty.json").write_bytes(b"\xef\xbb\xbf\r\n")   # 记事本新建、没写内容就保存
             for name, expected in (("trick.json", "读不了回答文件 trick.json（文件不存在；相对路径从当前文件夹算起）"),
-                                   ("gbk.json", "回答文件 gbk.json 不是 UTF-8 编码（可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存"),
+                                   ("gbk.json", "回答文件 gbk.json 不是 UTF-8 编码（第 1 行有无法解码的字节 0xCA，可能是用 GBK/ANSI 保存的），"
+                                                "请在编辑器里选择“UTF-8”重新保存"),
                                    ("utf16.json", "回答文件 utf16.json 是 UTF-16 或 UTF-32 编码（记事本里叫“Unicode”），请在编辑器里选择“UTF-8”重新保存"),
                                    ("bom2.json", "回答文件 bom2.json 开头存了两个看不见的 BOM（\\ufeff），请在编辑器里另存为“UTF-8”（不带 BOM）"),
                                    ("empty.json", "回答文件 empty.json 是空的：还没有写内容，或保存时没存上")):

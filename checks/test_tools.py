@@ -569,7 +569,7 @@ class ExerciseCommandTest(unittest.TestCase):
         (self.kit.path / "trick.json").write_text('{"status": "draft", "draft": "试用期 7 天。"}', encoding="gbk")
         code, out = self.judge(4)
         self.assertEqual(code, 1)
-        self.assertIn("trick.json 不是 UTF-8 编码（可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存。", out)
+        self.assertIn("trick.json 不是 UTF-8 编码（第 1 行有无法解码的字节 0xCA，可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存。", out)
         self.assertNotIn("Error", out)
         (self.kit.path / "trick.json").write_text('{"status": "draft", "draft": "试用期 7 天。"}', encoding="utf-16")
         self.assertIn("trick.json 是 UTF-16 或 UTF-32 编码（记事本里叫“Unicode”），请在编辑器里选择“UTF-8”重新保存。", self.judge(4)[1])   # 记事本的“Unicode”：以前也说成 GBK

@@ -205,7 +205,7 @@ class DomainFileTest(unittest.TestCase):
             bracket = write_temp(directory, "bracket.json", '{"deny": ["bbs.test", "http://[x/"]}')   # 审阅时发现：以前是 traceback
             star = write_temp(directory, "star.json", '{"allow": ["*"]}')   # 什么也不剩的一项：以前收下，allow 把来源全去掉了
             for path, expected in ((comma, "第 1 行第 37 列：这里多了一个逗号。提示：数组或对象的最后一项后面不能再写逗号，删掉它。"),
-                                   (gbk, "不是 UTF-8 编码（可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存。"),
+                                   (gbk, "不是 UTF-8 编码（第 1 行有无法解码的字节 0xC2，可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存。"),
                                    (utf16, "是 UTF-16 或 UTF-32 编码（记事本里叫“Unicode”），请在编辑器里选择“UTF-8”重新保存。"),
                                    # 又加了一行 deny：以前只留下后一个，论坛悄悄还在，练习 7 还说“你没去掉它”（新手试读）
                                    (twice, '字段 deny 写了 2 次（["bbs.efficiency-club.test"] 和 ["download-soft.test"]）。'
