@@ -764,21 +764,11 @@ def mentions_secret(content, secret):
         return False
     if scrub(content, secret, any_case=False) != content:   # 整份回答都要丢掉：只认原样的密钥，不因为一个同名的词丢掉好回答
         return True
-    try:
-        value = parse_json(content)
+    try:   # 读成 JSON 再原样写回去：\u0073 这样的转义都解开了，字段名和值都在里面（parse_json 在第三步）
+        decoded = json.dumps(parse_json(content), ensure_ascii=False)
     except JsonProblem:
         return False
-    stack = [value]
-    while stack:   # 用栈而不用递归：深层嵌套也不会崩（parse_json 在第三步）
-        item = stack.pop()
-        if isinstance(item, str) and scrub(item, secret, any_case=False) != item:
-            return True
-        if isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
+    return scrub(decoded, secret, any_case=False) != decoded
 
 
 MAX_FAILURE_TEXT = 300       # 一条失败原因最多 300 个字：中文说明加上服务器原话的开头，够看清原因，又不会刷屏
@@ -1924,13 +1914,10 @@ def cached_search(question, target, key, search=search_web):
             raise
         print(f"提醒：{failure.problems[0]}", file=sys.stderr)   # 先说搜索为什么没成功，调用方再说用了多久以前的缓存
         return cached, age
-    import tempfile
-    try:   # 先写进同一个文件夹里的新文件，再换上去：换的是文件名本身，那里放着链接也不会顺着它写到别处
-        path = cache_path(target, question)
-        handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+    try:   # O_NOFOLLOW：缓存文件的名字上放着链接，就打不开，不会顺着它写到别处（Windows 没有这个选项）
+        handle = os.open(cache_path(target, question), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
         with open(handle, "w", encoding="utf-8") as file:
             json.dump(masked({"saved": time.time(), "results": results}), file, ensure_ascii=False)
-        os.replace(temporary, path)
     except OSError as error:   # 写不了缓存也不要紧：只是下次失败时没有退路
         print(f"提醒：搜索结果没有存进缓存（{describe_os_error(error, writing=True)}）。", file=sys.stderr)
     return results, None
