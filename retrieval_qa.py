@@ -896,7 +896,7 @@ class GuessSentence:
         self.pairs = set().union(*(clause.masked for clause in clauses))
 
 
-@functools.lru_cache(maxsize=256)   # 评测时上千份回答引用同一批片段，每个只准备一次：grounding_eval.py 从 2.5 s 降到 2.0 s
+@functools.lru_cache(maxsize=256)   # 评测时上千份回答引用同一批片段，每个只准备一次
 def prepared_chunk(hit_id, title, text):
     return Chunk({"id": hit_id, "title": title, "text": text})
 
@@ -1654,7 +1654,7 @@ def near_duplicates(texts, threshold):
     """返回 {(i, j): Jaccard 相似度}，只含 ≥ threshold 的对（i < j）。Jaccard = 共有的片段数 ÷ 两边合起来的片段数。
     不把每两条都拿来比：先记下每个片段出现在哪几条记录里（和检索用的“词 → 记录”是同一种索引），
     再数每一对记录共有多少片段；一个片段都不共有的两条（绝大多数）根本不会被数到。
-    结果和两两比较完全一样，只是快：100 条、每条 300 字时约 27 ms 对 42 ms（2026-11-30 在开发机上量的），而每次运行都要做这一步。"""
+    结果和两两比较完全一样，只是快（bench.py 量读 100 条几乎一样的记录），而每次运行都要做这一步。"""
     prints = [shingles(text) for text in texts]
     holders = {}   # 片段 -> 含有它的记录编号（从小到大）
     for index, pieces in enumerate(prints):
