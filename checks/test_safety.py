@@ -192,7 +192,8 @@ class SecretTest(unittest.TestCase):
 
     def setUp(self):
         self.saved = list(stand_in_search.PAGES)
-        echo = dict(self.saved[0], snippet=self.saved[0]["snippet"] + f" 调试信息：key={SEARCH_KEY}。")   # 搜索结果抄着密钥
+        echo = dict(self.saved[0], title=self.saved[0]["title"] + f" {SEARCH_KEY}",   # 搜索结果抄着密钥：标题印在 stderr 上
+                    snippet=self.saved[0]["snippet"] + f" 调试信息：key={SEARCH_KEY}。")
         stand_in_search.PAGES[:] = [echo] + self.saved[1:]
 
     def tearDown(self):
@@ -200,6 +201,7 @@ class SecretTest(unittest.TestCase):
 
     def test_a_search_key_echoed_by_a_result_is_not_printed_nor_sent_to_the_model(self):
         question = self.saved[0]["title"]
+        self.assertIn(f"{SEARCH_KEY}", stand_in_search.PAGES[0]["title"])
         with StandInSearch() as server:
             code, result, err = run_web(server, ["--retrieve-only", question], SEARCH_API_KEY=SEARCH_KEY)
             self.assertEqual(code, 0, err)
