@@ -13,7 +13,7 @@
   --retrieve-only     只检索：不调用模型，也不读取密钥
   --check-draft 文件  不调用模型：把文件里保存的回答 {status, draft, sources} 当作模型的回答来检查
   --documents PATH    改用另一个资料文件（默认：脚本旁边的 retrieval_documents.json）
-  --timeout 秒        模型请求的总时限（默认 60 秒）；超时不自动重试
+  --timeout 秒        模型请求的总时限（默认 60 秒）；超时不自动重试。和 --web 一起用时也是搜索连同重试的总时限（默认 30 秒）
   --trace             在 stderr 上逐段报告：资料、检索、上下文、请求、响应、核对（耗时和数量，不含密钥，文字最多 40 字）
   --web               第 07 课（选读）：不读资料文件，改用联网搜索（SEARCH_PROVIDER、SEARCH_API_KEY、SEARCH_API_URL，见第 07 课）
   --domains 文件      和 --web 一起用：{"deny": [域名, …], "allow": [域名, …]}，不要或只要这些网站
