@@ -344,7 +344,7 @@ def hide_secrets(text):
     """写出去（stdout、stderr、网页、缓存）和发给模型的文字都经过这里，不管文字是从哪里来的（搜索结果的摘要也可能抄着密钥）：
     配置了的密钥（SECRET_VARIABLES 和输入的）换成 ***，看着像密钥的（KEY_SHAPED）也换成 ***。"""
     for secret in dict.fromkeys([os.environ.get(name, "").strip() for name in SECRET_VARIABLES] + TYPED_KEYS):
-        text = scrub(text, secret, any_case=False)   # 大小写要一样：密钥是 ollama 时，别处的 Ollama 不动
+        text = scrub(text, secret)
     return KEY_SHAPED.sub(lambda match: match.group(1) + "***", text)
 
 
@@ -366,23 +366,30 @@ def ask_question(prompt="问题："):
 
 # ---------- 三个小工具：比较用的写法，把别人给的文字并成一行，用中文说出一个值是什么 ----------
 
-EMPHASIS = "*_~`"   # Markdown 的强调记号：**D04#1**、D04**#**1 里的星号不是编号的一部分
+MARKUP = "*_~`\\"   # Markdown 的强调和转义记号：**D04#1**、D04**#**1、D04\#1 里的这些都不是编号的一部分
+FILLERS = "\u115f\u1160\u3164\uffa0"   # 看不见、却算作字母的几个填充字符
+
+
+def invisible(char):
+    """看不见、比较时不算的字符：格式字符（Cf：零宽、方向标记、隐形运算符、软连字符……）、组合附加符号（Mn、Me：变体选择符 FE0F、
+    U+034F……）和填充字符。"""
+    return unicodedata.category(char) in ("Cf", "Mn", "Me") or char in FILLERS
 
 
 def fold(text, keep_case=False):
     """比较用的写法，套件里只有这一种：检索的问题和关键词、片段编号、草稿里的 [n]、域名，读资料时和核对时都先经过它。
-    NFKC（全角变半角、花体变普通），去掉所有格式字符（Unicode 的 Cf 类：零宽字符、方向标记、隐形运算符、软连字符……）
-    和 Markdown 的强调记号，不分大小写（keep_case：给人看的时候保留大小写），去掉首尾空白；数字和小数点照留。
-    "Ｄ04**#**1\u200e" -> "d04#1"。"""
-    text = "".join(char for char in unicodedata.normalize("NFKC", text) if char not in EMPHASIS and unicodedata.category(char) != "Cf")
+    HTML 的字符实体换成字（&#35; 就是 #），NFKC（全角变半角、花体变普通），去掉看不见的字符（invisible）和 Markdown 的记号，
+    不分大小写（keep_case：给人看的时候保留大小写），去掉首尾空白；数字和小数点照留。"Ｄ04**#**1\u200e" -> "d04#1"。"""
+    import html
+    text = "".join(char for char in unicodedata.normalize("NFKC", html.unescape(text)) if char not in MARKUP and not invisible(char))
     return (text if keep_case else text.casefold()).strip()
 
 
 def one_line(text, limit=None):
     """把别人给的文字（服务器、模型、文件）放进一行提示：换行、制表符、控制字符（包括终端的 ESC 序列）、
     零宽和方向控制字符都换成空格并合并；给了 limit 就截到 limit 个字以内，截断时退回到最近的空格
-    （不把英文单词切成两半），末尾加“…”。"""
-    text = " ".join("".join(char if char.isprintable() else " " for char in str(text)).split())
+    （不把英文单词切成两半），末尾加“…”。先抹密钥再截短：截在密钥中间，半截密钥就认不出来了。"""
+    text = " ".join("".join(char if char.isprintable() else " " for char in hide_secrets(str(text))).split())
     if limit is None or len(text) <= limit:
         return text
     cut = text[:limit - 1]
@@ -394,7 +401,7 @@ def one_line(text, limit=None):
 def visible(text, limit=40):
     """把别人写的编号、状态原样放进一句话：看不见的字符（换行、零宽、方向控制……）写成 \\u200b 这样的六个字，首尾的空格
     留着；超过 limit 个字就交给 one_line 截短。例：“D01#1”后面跟一个零宽字符 -> D01#1\\u200b；"draft " -> 「draft 」里看得见空格。"""
-    shown = "".join(char if char.isprintable() else f"\\u{ord(char):04x}" for char in str(text))
+    shown = "".join(char if char.isprintable() else f"\\u{ord(char):04x}" for char in hide_secrets(str(text)))   # 先抹密钥再截短
     return shown if len(shown) <= limit else one_line(shown, limit)   # 太长的照 one_line 截短
 
 
@@ -750,12 +757,28 @@ MIN_SCRUBBED_KEY = 6         # 短于 6 个字符的“密钥”（本机服务�
 
 
 def scrub(text, secret, any_case=True):
-    """服务器和异常带来的文字离开这一层之前都经过这里：万一其中出现密钥，换成 ***。
-    密钥中间被插进空格、换行（服务器把它折了行）或零宽字符，或者被改成了大写、小写，也认得出来。
+    """服务器和异常带来的文字离开这一层之前都经过这里：万一其中出现密钥，换成 ***。密钥中间被插进空白、看不见的字符
+    （invisible 认的那些：零宽、软连字符、变体选择符……），写成了全角，或者被改了大小写，也认得出来。
     any_case=False 只认大小写一样的（mentions_secret 用：密钥是 ollama 时，回答里写 Ollama 不算泄露）。"""
     if not secret or len(secret) < MIN_SCRUBBED_KEY:
         return text
-    return re.sub(f"[\\s{INVISIBLE}]*".join(map(re.escape, secret)), "***", text, flags=re.IGNORECASE if any_case else 0)
+    letters = lambda value: re.sub(r"[^0-9a-z]", "", unicodedata.normalize("NFKC", value).casefold())   # noqa: E731
+    if letters(secret) and letters(secret) not in letters(text):   # 先粗筛一遍（快）：只留字母数字都连不成密钥，就一定没有它
+        return text
+    kept, where = [], []   # 去掉空白和看不见的字符、全角变半角以后的每个字，和它在原文里的位置
+    for index, char in enumerate(text):
+        for piece in unicodedata.normalize("NFKC", char):
+            if not piece.isspace() and not invisible(piece):
+                kept += piece.casefold() if any_case else piece
+                where += [index] * len(piece.casefold() if any_case else piece)
+    kept, wanted = "".join(kept), secret.casefold() if any_case else secret
+    spans, start = [], kept.find(wanted)
+    while start >= 0:
+        spans.append((where[start], where[start + len(wanted) - 1] + 1))
+        start = kept.find(wanted, start + len(wanted))
+    for begin, end in reversed(spans):   # 从后往前换，前面的位置不变
+        text = text[:begin] + "***" + text[end:]
+    return text
 
 
 def mentions_secret(content, secret):
@@ -846,6 +869,7 @@ class JsonProblem(Exception):
 
 
 MAX_JSON_CHARS = 1024 * 1024   # 最多读 1 MiB 的 JSON：和响应体的上限一样；资料文件、学生的小文件另有更小的上限
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")   # 正常读出来的文字里不会有它们：只有 JSON 里写了落单的 \ud800 这样的转义才会
 MAX_JSON_DEPTH = 20            # 套件读的 JSON 最多四五层（evidence 第 1 项的 quote）；再深就不是手写的文件或正常的回答
 
 
@@ -873,6 +897,12 @@ def parse_json(text, limit=MAX_JSON_CHARS):
             raise JsonProblem(f"嵌套超过了 {MAX_JSON_DEPTH} 层")
         if isinstance(item, BadConstant):
             raise JsonProblem(f"{where or '里面'}是 {item.name}，JSON 不允许 NaN 和 Infinity")
+        if isinstance(item, float) and abs(item) == float("inf"):   # 1e400 这样的数，json 读成了无穷大
+            raise JsonProblem(f"{where or '里面'}的数太大，读出来是无穷大")
+        texts = [item] if isinstance(item, str) else list(item) if isinstance(item, dict) else []   # 字符串，和对象的字段名
+        lone = next((found for found in map(LONE_SURROGATE.search, texts) if found), None)
+        if lone:   # "\ud800" 这样的转义：读得出来，却不是一个字，写文件、发请求时才出错
+            raise JsonProblem(f"{where + '里' if where else '里面'}有落单的半个字符 \\u{ord(lone.group()):04x}（\\ud800–\\udfff 要两个配成对才是一个字）")
         if isinstance(item, JsonObject) and item.duplicates:
             key, values = next(iter(item.duplicates.items()))
             shown = " 和 ".join(one_line(json.dumps(value, ensure_ascii=False, default=lambda bad: bad.name), 30) for value in values)
@@ -1275,7 +1305,7 @@ def is_utf8(charset):
     """utf-8、UTF8、utf_8 都是 UTF-8；ASCII 是它的一部分，也算。"""
     try:
         return codecs.lookup(charset).name in ("utf-8", "ascii")
-    except LookupError:
+    except (LookupError, ValueError):   # 不认识的名字；名字里有 NUL 是 ValueError
         return False
 
 
@@ -1563,9 +1593,10 @@ def citation_problems(answer, sources):
 
 
 def cited_numbers(draft):
-    """草稿里写的来源编号，按出现的先后：“试用 14 天 [2]［３］，另见 [1, 4]” -> ["2", "3", "1", "4"]。"""
-    groups = re.findall(r"\[\s*(\d+(?:\s*[,、]\s*\d+)*)\s*\]", fold(draft or ""))
-    return [number for group in groups for number in re.findall(r"\d+", group)]   # [1, 4] 是引用了 1 和 4
+    """草稿里写的来源编号，按出现的先后：“试用 14 天 [2]［３］【5】，另见 [1, 4]、[^6]” -> ["2", "3", "5", "1", "4", "6"]。
+    编号按写法原样比较：[5.0]、[01] 都不是来源 5、1。"""
+    groups = re.findall(r"[\[【〔]\s*\^?\s*(\d+(?:\.\d+)?(?:\s*[,、]\s*\d+(?:\.\d+)?)*)\s*[\]】〕]", fold(draft or ""))
+    return [number for group in groups for number in re.findall(r"\d+(?:\.\d+)?", group)]   # [1, 4] 是引用了 1 和 4
 
 
 def cited_sources(answer, sources):
@@ -1599,10 +1630,11 @@ def clean_url(url):
 
 
 def urlsplit_host(url):
-    """http(s) 网址的主机名（host_key 的写法，去掉 www.）；javascript:、data:、没有主机的，返回 None。"""
+    """http(s) 网址的主机名（host_key 的写法，去掉 www.）；javascript:、data:、没有主机的，返回 None。
+    和浏览器一样把反斜杠当作斜杠：https://evil.example\\@good.example/ 打开的是 evil.example。"""
     import urllib.parse
     try:
-        parts = urllib.parse.urlsplit(url.strip())
+        parts = urllib.parse.urlsplit(url.strip().replace("\\", "/"))
     except ValueError:
         return None
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
@@ -1611,13 +1643,33 @@ def urlsplit_host(url):
 
 
 def host_key(host):
-    """比较域名用的写法，搜索结果的网址和学生写的名单都先变成它：fold，句号（。．｡）都是点，去掉末尾的点（evil.example.
-    就是 evil.example），国际化域名统一成 xn-- 的写法。"ＥＶＩＬ。example." -> "evil.example"。"""
-    host = fold(host).replace("。", ".").rstrip(".")
+    """比较域名用的写法，搜索结果的网址和学生写的名单都先变成它，和浏览器认的是同一台主机：百分号转义解开（%65vil 就是 evil），
+    fold，句号（。．｡）都是点，去掉末尾的点（evil.example. 就是 evil.example），xn-- 开头的一段解成它代表的字
+    （xn--fa-hia 就是 faß），数字写的 IPv4 地址写成四段十进制（2130706433、0x7f.1 都是 127.0.0.1）。"ＥＶＩＬ。example." -> "evil.example"。"""
+    import urllib.parse
+    labels = fold(urllib.parse.unquote(host)).replace("。", ".").rstrip(".").split(".")
+    for index, label in enumerate(labels):
+        if label.startswith("xn--"):
+            try:
+                labels[index] = fold(label[4:].encode("ascii").decode("punycode"))
+            except (UnicodeError, ValueError):   # 解不开的照原样比
+                pass
+    return ipv4_address(labels) or ".".join(labels)
+
+
+def ipv4_address(labels):
+    """按浏览器的规则把 1–4 段数字读成 IPv4 地址：每段是十进制、0x 开头的十六进制或 0 开头的八进制，最后一段占满剩下的字节。
+    ["127", "1"] -> "127.0.0.1"；不是这样的写法是 None。"""
     try:
-        return host.encode("idna").decode("ascii")
-    except UnicodeError:   # 空的一段（a..b）、超过 63 个字的一段：照 fold 的写法比
-        return host
+        numbers = [int(label, 16 if label[:2] == "0x" else 8 if label[:1] == "0" and len(label) > 1 else 10) for label in labels
+                   if label.isascii()]
+    except ValueError:
+        return None
+    if len(numbers) != len(labels) or not 1 <= len(numbers) <= 4 or max(numbers[:-1], default=0) > 255 \
+            or numbers[-1] >= 256 ** (5 - len(numbers)):
+        return None
+    value = sum(number << 8 * (3 - index) for index, number in enumerate(numbers[:-1])) + numbers[-1]
+    return ".".join(str(value >> shift & 255) for shift in (24, 16, 8, 0))
 
 
 # 各家搜索接口：地址、方法、密钥怎么带、结果在响应的哪里、各字段叫什么。全部来自各家自己的文档（第 07 课列了页面）；
@@ -1780,7 +1832,7 @@ def parse_search_response(headers, data):
         else:
             text = response_text(headers, data)
         return parse_json(text)
-    except (LookupError, UnicodeDecodeError):
+    except (LookupError, ValueError):   # 不认识的编码、名字里有 NUL、解码不了（UnicodeDecodeError 也是 ValueError）
         raise make_call_failure(f"搜索接口的响应声明的编码是 {one_line(charset, 40)}，可按它解码不了", None) from None
     except BadResponse as problem:
         raise make_call_failure(f"搜索接口的{problem}", None) from None
@@ -1924,11 +1976,13 @@ def cached_search(question, target, key, search=search_web):
 
 
 def read_cache(target, question):
-    """缓存里这个问题的结果：(结果, 几秒前)；没有、过期了是 (None, None)。打开时不跟随链接，用之前先验：
-    CACHE_ENTRY 的样子、存的时间不在将来。用不了的说一句，当作没有。"""
-    try:
-        handle = os.open(cache_path(target, question), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))   # Windows 没有这个选项
+    """缓存里这个问题的结果：(结果, 几秒前)；没有、过期了是 (None, None)。打开时不跟随链接、不等命名管道，用之前先验：
+    CACHE_ENTRY 的样子、存的时间不在将来；日期再按 published_date 读一遍。用不了的说一句，当作没有。"""
+    try:   # Windows 没有这两个选项：那里的临时文件夹本来就只归你
+        handle = os.open(cache_path(target, question), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
         with open(handle, "rb") as file:
+            if not stat.S_ISREG(os.fstat(handle).st_mode):
+                raise OSError(errno.EINVAL, "不是普通文件，像是命名管道或设备")
             entry = parse_json(file.read(MAX_RESPONSE_BYTES + 1).decode("utf-8", errors="replace"))
         problem = shape_problem(entry, CACHE_ENTRY) or (len(entry["results"]) > MAX_RESULTS and f"超过 {MAX_RESULTS} 条结果") \
             or (entry["saved"] > time.time() and "存的时间在将来")
@@ -1942,7 +1996,8 @@ def read_cache(target, question):
         print(f"提醒：这个问题的搜索缓存用不了，没有用它（{problem}）。", file=sys.stderr)
         return None, None
     age = time.time() - entry["saved"]
-    return (entry["results"], age) if age <= CACHE_TTL else (None, None)
+    results = [dict(result, published=published_date(result["published"])) for result in entry["results"]]
+    return (results, age) if age <= CACHE_TTL else (None, None)
 
 
 class TokenBucket:
@@ -1966,7 +2021,7 @@ def write_html(path, result):
     """把回答和来源写成一个小网页：[n] 是指向来源卡片的链接，每个字段都转义（网页里的标题、摘要可能带着 <script>）。
     链接只用 http(s)：javascript: 之类在 web_sources 里就去掉了，这里再挡一次。"""
     import html
-    escape = lambda text: html.escape(str(text or ""), quote=True)   # noqa: E731
+    escape = lambda text: html.escape(hide_secrets(str(text or "")), quote=True)   # noqa: E731  先抹密钥再转义：转义会把密钥里的 & 改掉
     draft = escape(result.get("draft") or result.get("note") or "")
     draft = re.sub(r"\[(\d{1,3})\]", lambda m: f'<a href="#source-{m.group(1)}">[{m.group(1)}]</a>', draft)
     cards = []
@@ -1982,7 +2037,7 @@ def write_html(path, result):
             + "".join(f"<p><small>问题：{escape(problem)}</small></p>\n" for problem in result.get("problems") or [])
             + "<ul style=\"list-style: none\">\n" + "\n".join(cards) + "\n</ul>\n</body></html>\n")
     with open(path, "w", encoding="utf-8") as handle:
-        handle.write(hide_secrets(page))
+        handle.write(page)
 
 
 # ---------- 命令行 ----------

@@ -2,6 +2,7 @@
 搜索失败一律是一个 JSON。每组检查对着一种机制：把那个机制拿掉，这一组就会失败。期望值按规则写。"""
 import json
 import os
+import re
 import tempfile
 import time
 import unittest
@@ -44,7 +45,9 @@ class StrictReaderTest(unittest.TestCase):
 
     def test_nan_depth_and_size_are_refused(self):
         for text, what in (("[1, NaN]", "第 2 项是 NaN"), ("[" * 30 + "]" * 30, f"嵌套超过了 {kit.MAX_JSON_DEPTH} 层"),
-                           ("[" + "1," * 600000 + "1]", "超过了")):
+                           ("[" + "1," * 600000 + "1]", "超过了"), ('{"saved": -1e400}', "saved 的数太大，读出来是无穷大"),
+                           ('{"url": "https://a.example/\\udc00"}', "url 里有落单的半个字符 \\udc00"),   # 写文件、发请求时才会出错
+                           ('{"\\ud800": 1}', "里面有落单的半个字符 \\ud800")):
             with self.subTest(text=text[:20]), self.assertRaises(JsonProblem) as caught:
                 parse_json(text)
             self.assertIn(what, caught.exception.what)
@@ -66,7 +69,8 @@ class FoldingTest(unittest.TestCase):
 
     def test_what_folding_removes_and_keeps(self):
         cases = {"Ｄ04**#**1\u200e": "d04#1", "D04\u2062#1": "d04#1", "D04\u00ad#1": "d04#1", "\u200b": "", "**": "",
-                 " ＡＢＣ ": "abc", "保存 9.0 天": "保存 9.0 天"}
+                 " ＡＢＣ ": "abc", "保存 9.0 天": "保存 9.0 天", "D0\ufe0f1#1": "d01#1", "D01\u034f#1": "d01#1",   # 变体选择符、CGJ
+                 "\u3164": "", "D01\\#1": "d01#1", "D01&#35;1": "d01#1"}   # 韩文填充字、Markdown 的转义、HTML 的字符实体
         for text, folded in cases.items():
             with self.subTest(text=text):
                 self.assertEqual(kit.fold(text), folded)
@@ -86,7 +90,8 @@ class FoldingTest(unittest.TestCase):
 
     def test_an_unsent_id_is_rejected_however_it_is_dressed(self):
         # 只发送了 D01#1；D04#1 在资料库里
-        for form in ("D04**#**1", "D04\u200e#1", "D04\u2062#1", "D04\u00ad#1", "[详情](#D04#1)", "#D04#1", "Ｄ04＃1"):
+        for form in ("D04**#**1", "D04\u200e#1", "D04\u2062#1", "D04\u00ad#1", "[详情](#D04#1)", "#D04#1", "Ｄ04＃1", "D0\ufe0f4#1",
+                     "D04\\#1", "D04&#35;1"):
             with self.subTest(form=form):
                 code, result = check_draft({"status": "draft", "draft": f"试用期 7 天，详见 {form}。", "sources": ["D01#1"]}, "试用几天？")
                 self.assertEqual((code, result["status"]), (4, "rejected"))
@@ -101,15 +106,22 @@ class FoldingTest(unittest.TestCase):
 
     def test_a_decimal_point_is_kept_when_quotes_are_compared(self):
         # 片段写的是 90 天；“9.0 天”折叠时若丢了小数点，就和“90 天”一样了
-        answer = {"status": "draft", "draft": "对话记录保存 9.0 天。", "sources": ["D04#1"],
-                  "evidence": [{"claim": "对话记录保存 9.0 天", "source": "D04#1", "quote": "保存 9.0 天"}]}
-        code, result = check_draft(answer)
-        self.assertEqual((code, result["status"]), (1, "needs_review"))
-        self.assertTrue(any(problem.startswith("引文在 D04#1 里") for problem in result["problems"]), result["problems"])
+        for number in ("9.0", "9\u066b0", "9,0", "9\u00b70", "9.\u03010", "9 . 0"):   # 阿拉伯文的小数点、逗号、间隔号、夹着附加符号
+            answer = {"status": "draft", "draft": f"对话记录保存 {number} 天。", "sources": ["D04#1"],
+                      "evidence": [{"claim": f"对话记录保存 {number} 天", "source": "D04#1", "quote": f"保存 {number} 天"}]}
+            with self.subTest(number=number):
+                code, result = check_draft(answer)
+                self.assertEqual((code, result["status"]), (1, "needs_review"))
+                self.assertTrue(any(problem.startswith("引文在 D04#1 里") for problem in result["problems"]), result["problems"])
+        answer = {"status": "draft", "draft": "对话记录保存 90 天。", "sources": ["D04#1"],
+                  "evidence": [{"claim": "对话记录保存 90 天", "source": "D04#1", "quote": "保存 90 天"}]}
+        self.assertEqual(check_draft(answer)[0], 0)   # 照抄的引文照常通过
 
     def test_web_citations_are_compared_after_folding(self):
         sources = [{"n": 1}, {"n": 2}]
-        for draft, wrong in (("试用 14 天 [10000]。", "[10000]"), ("试用 14 天 [\u200b3]。", "[3]"), ("试用 14 天 [１]［２］。", None)):
+        for draft, wrong in (("试用 14 天 [10000]。", "[10000]"), ("试用 14 天 [\u200b3]。", "[3]"), ("试用 14 天 [１]［２］。", None),
+                             ("试用 14 天 [1]【5】。", "[5]"), ("试用 14 天 [1]〔5〕。", "[5]"), ("试用 14 天 [1][^5]。", "[5]"),
+                             ("试用 14 天 [1][2.0]。", "[2.0]"), ("试用 14 天 [1][5\ufe0f]。", "[5]")):
             with self.subTest(draft=draft):
                 problems = kit.citation_problems({"status": "draft", "draft": draft, "sources": ["1", "2"]}, sources)
                 self.assertEqual(problems, [f"草稿里的「{wrong}」不是这次的来源编号（只有 1–2）"] if wrong else [])
@@ -118,12 +130,17 @@ class FoldingTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as directory:
             policy = kit.read_domains(str(write_temp(directory, "domains.json", '{"deny": ["ＥＶＩＬ。example"]}')))
         self.assertEqual(policy, {"deny": ["evil.example"]})
+        with tempfile.TemporaryDirectory() as directory:
+            policy["deny"] += kit.read_domains(str(write_temp(directory, "more.json", '{"deny": ["127.0.0.1", "faß.example"]}')))["deny"]
         for host in ("evil.example.", "evil．example", "evil。example", "ｅｖｉｌ.example", "EVIL.example", "a.evil\u200b.example",
-                     "evil.example\uff61"):
+                     "evil.example\uff61", "evil.example\\@good.example", "evil%2Eexample", "%65vil.example",   # 浏览器打开的都是 evil.example
+                     "2130706433", "0x7f.1", "127.1", "xn--fa-hia.example"):   # 127.0.0.1 的另几种写法；IDNA 2008 的 faß
             with self.subTest(host=host):
                 result = {"title": "t", "url": f"https://{host}/p", "snippet": "记得笔记的免费试用期是十四天，到期以后自动转为免费版。", "published": None}
                 reason = kit.unusable(result, "试用期", policy, None)
                 self.assertTrue(reason and "不用的名单" in reason, reason)
+        self.assertIsNone(kit.unusable({"title": "t", "url": "https://good.example/evil.example", "snippet": "记得笔记的免费试用期是十四天，到期以后自动转为免费版。",
+                                        "published": None}, "试用期", policy, None))
 
 
 def run_web(server, args, **env):
@@ -168,6 +185,12 @@ class WebFailureTest(unittest.TestCase):
         self.assertEqual(len(server.requests), 1)
         self.assertIn("总时限 1 秒内来不及再试", result["problems"][0])
         self.assertLessEqual(kit.SEARCH_DEADLINE, 30)
+
+    def test_a_charset_no_codec_knows_is_one_failure(self):
+        for charset in ("utf\x00-8", "no-such-charset", "utf-7"):
+            with self.subTest(charset=charset), self.assertRaises(NoAnswer):
+                kit.parse_search_response({"content-type": f"application/json; charset={charset}"}, b'{"a": "\xff"}')
+        self.assertFalse(kit.is_utf8("utf\x00-8"))
 
     def test_dates_are_read_in_iso_8601_and_rfc_2822(self):
         payload = {"query": "q", "results": [{"title": "t", "url": "https://a.example/", "content": "x", "published_date": date}
@@ -215,12 +238,31 @@ class SecretTest(unittest.TestCase):
         for text in (sent, json.dumps(result, ensure_ascii=False), err):
             self.assertNotIn(SEARCH_KEY, text)
 
+    def test_a_key_is_hidden_before_text_is_cut_short_or_escaped(self):
+        with mock.patch.dict(os.environ, {"SEARCH_API_KEY": SEARCH_KEY}):
+            title = "标" * 110 + SEARCH_KEY   # 截到 120 个字时正好切在密钥中间：前半截以前照样印出来
+            self.assertNotIn(SEARCH_KEY[:6], kit.adapt("tavily", {"query": "q", "results": [{"title": title, "url": "https://a.example/",
+                                                                                              "content": "x"}]})[0]["title"])
+            self.assertNotIn(SEARCH_KEY[:6], kit.visible(SEARCH_KEY + "尾巴", 20))
+            with self.assertRaises(NoAnswer) as caught:   # 不认识的格式时说出看到的字段名：字段名就是密钥
+                kit.adapt("bocha", {SEARCH_KEY: 1})
+            self.assertNotIn(SEARCH_KEY[:6], caught.exception.problems[0])
+        key = "abcd&efgh<ijkl>mnop1234"
+        with mock.patch.dict(os.environ, {"SEARCH_API_KEY": key}), tempfile.TemporaryDirectory() as directory:
+            page = Path(directory, "page.html")
+            kit.write_html(page, {"question": "q", "draft": f"试用 14 天 [1]，{key}", "status": "draft",
+                                  "cited": [{"n": 1, "title": key, "url": "https://a.example/", "published": None}]})
+            text = page.read_text(encoding="utf-8")
+        self.assertNotIn("abcd&amp;efgh", text)
+        self.assertIn("***", text)
+
     def test_every_configured_and_typed_key_is_hidden(self):
         with mock.patch.dict(os.environ, {"DEEPSEEK_API_KEY": "ds-0123456789", "LOCAL_MODEL_API_KEY": "local-key-42",
                                           "SEARCH_API_KEY": SEARCH_KEY}), mock.patch.object(kit, "TYPED_KEYS", []):
             kit.checked_key("typed-key-0987", "SEARCH_API_KEY", typed=True)
-            text = f"a ds-0123456789 b local-key-42 c {SEARCH_KEY[:6]}\u200b{SEARCH_KEY[6:]} d typed-key-0987 e Local-Key-42"
-            self.assertEqual(kit.hide_secrets(text), "a *** b *** c *** d *** e Local-Key-42")
+            text = (f"a ds-0123456789 b local-key-42 c {SEARCH_KEY[:6]}\u200b{SEARCH_KEY[6:]} d typed-key-0987 e LOCAL-KEY-42 "
+                    f"f {chr(0xad).join(SEARCH_KEY)} g {SEARCH_KEY.upper().translate({c: c + 0xFEE0 for c in range(0x21, 0x7f)})}")
+            self.assertEqual(kit.hide_secrets(text), "a *** b *** c *** d *** e *** f *** g ***")   # 夹着软连字符、全角、大写
 
 
 class CacheTest(unittest.TestCase):
@@ -267,8 +309,24 @@ class CacheTest(unittest.TestCase):
         outcome, said = self.use_cache()
         self.assertIsInstance(outcome, NoAnswer)
         self.assertIn("这是一个链接", said)
-        kit.cached_search("试用几天", self.TARGET, None, search=lambda *args: [])
+        with mock.patch("sys.stderr") as stderr:
+            kit.cached_search("试用几天", self.TARGET, None, search=lambda *args: [])
+        self.assertIn("没有存进缓存（这是一个链接", "".join(str(call.args[0]) for call in stderr.write.call_args_list))
         self.assertEqual(victim.read_text(encoding="utf-8"), "别人的文件")
+
+    @unittest.skipUnless(hasattr(os, "mkfifo"), "没有命名管道的系统")
+    def test_a_named_pipe_at_the_cache_name_is_not_waited_on(self):
+        os.mkfifo(kit.cache_path(self.TARGET, "试用几天"))   # 以前打开它就一直等下去
+        outcome, said = self.use_cache()
+        self.assertIsInstance(outcome, NoAnswer)
+        self.assertIn("不是普通文件", said)
+
+    def test_dates_in_a_cache_entry_are_read_again(self):
+        odd = [{"title": "t", "url": "https://a.example/", "snippet": "x", "published": date} for date in ("2024", "abcd-ef-gh", "2025-02-10")]
+        self.plant({"saved": time.time() - 5, "results": odd})
+        outcome, _ = self.use_cache()
+        self.assertEqual([result["published"] for result in outcome[0]], [None, None, "2025-02-10"])
+        kit.source_hit(dict(outcome[0][0], n=1))   # 以前 int("2024"[5:7]) 是一段 traceback
 
     def test_malformed_or_future_entries_are_ignored_with_one_line(self):
         good = {"title": "t", "url": "https://a.example/", "snippet": "x", "published": None}
@@ -304,6 +362,13 @@ class BoundedWorkTest(unittest.TestCase):
                 retrieval_qa.tokens(text)
         self.assertEqual(retrieval_qa.quantities_in("一千二百三十四万五千六百七十八元，" + "九" * 17 + "元"),
                          [("元", "12345678", "一千二百三十四万五千六百七十八元")])   # 17 个九不是数量
+
+    def test_a_clock_is_never_looked_for_from_inside_a_run_of_spaces(self):
+        # 钟点的写法以可有可无的“下午”和空白开头：从一长串空格的每个位置找起，就是长度的平方（2000 个空格要一两秒）
+        import retrieval_qa
+        for pattern in (retrieval_qa.CLOCK, retrieval_qa.HOUR):
+            self.assertIsNone(re.match(pattern, "   9:30 9 点"))
+        self.assertEqual([value for kind, value, _ in retrieval_qa.quantities_in("下午   3:00，" + " " * 50 + "9 点半")], [900, 570])
 
     def test_a_question_of_numerals_under_the_length_cap_is_checked_with_and_without_evidence(self):
         question = "试用" + "九万" * 991 + "天？"   # 1984 个字，问题的上限是 2000
