@@ -1383,13 +1383,15 @@ def read_saved_reply(path):
     return {"content": content, "finish_reason": "stop"}
 
 
-def read_head(path, limit):
-    """读一个普通文件的前 limit + 1 个字节（多读一个，才知道是不是超过了 limit）。
-    先看它是什么再打开：文件夹、命名管道、设备都不打开（打开没人写的命名管道会一直等下去）。
-    失败时抛出 OSError 的子类，describe_os_error() 能把它说成中文。"""
-    mode = os.stat(path).st_mode   # 找不到、没有权限（包括上层文件夹不让进）都在这里报出来
+def read_head(path, limit, follow_links=True):
+    """读一个普通文件的前 limit + 1 个字节（多读一个，才知道是不是超过了 limit）。套件从磁盘读的文件都经过这里。
+    先看它是什么再打开：文件夹、命名管道、设备都不打开（打开没人写的命名管道会一直等下去）；follow_links=False 时
+    链接也不打开（搜索缓存）。失败时抛出 OSError 的子类，describe_os_error() 能把它说成中文。"""
+    mode = (os.stat if follow_links else os.lstat)(path).st_mode   # 找不到、没有权限（包括上层文件夹不让进）都在这里报出来
     if stat.S_ISDIR(mode):
         raise IsADirectoryError(errno.EISDIR, "这是一个文件夹", path)
+    if stat.S_ISLNK(mode):
+        raise OSError(errno.ELOOP, "这是一个链接", path)
     if not stat.S_ISREG(mode):
         raise OSError(errno.EINVAL, "不是普通文件，像是命名管道或设备", path)
     with open(path, "rb") as handle:
@@ -1976,14 +1978,10 @@ def cached_search(question, target, key, search=search_web):
 
 
 def read_cache(target, question):
-    """缓存里这个问题的结果：(结果, 几秒前)；没有、过期了是 (None, None)。打开时不跟随链接、不等命名管道，用之前先验：
+    """缓存里这个问题的结果：(结果, 几秒前)；没有、过期了是 (None, None)。链接、命名管道都不打开，用之前先验：
     CACHE_ENTRY 的样子、存的时间不在将来；日期再按 published_date 读一遍。用不了的说一句，当作没有。"""
-    try:   # Windows 没有这两个选项：那里的临时文件夹本来就只归你
-        handle = os.open(cache_path(target, question), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-        with open(handle, "rb") as file:
-            if not stat.S_ISREG(os.fstat(handle).st_mode):
-                raise OSError(errno.EINVAL, "不是普通文件，像是命名管道或设备")
-            entry = parse_json(file.read(MAX_RESPONSE_BYTES + 1).decode("utf-8", errors="replace"))
+    try:
+        entry = parse_json(read_head(cache_path(target, question), MAX_RESPONSE_BYTES, follow_links=False).decode("utf-8", errors="replace"))
         problem = shape_problem(entry, CACHE_ENTRY) or (len(entry["results"]) > MAX_RESULTS and f"超过 {MAX_RESULTS} 条结果") \
             or (entry["saved"] > time.time() and "存的时间在将来")
     except FileNotFoundError:
