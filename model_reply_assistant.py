@@ -352,8 +352,9 @@ def ask_question(prompt="问题："):
     """在 stderr 上提示，从 stdin 读一行；来自管道时把读到的问题回显出来，看起来和在终端里输入一样。"""
     sys.stderr.write(prompt)
     sys.stderr.flush()
+    limit = 4 * MAX_QUESTION_CHARS   # 最多读上限的四倍（前后的空白也算在里面）：灌进来几十 MB，也不先整个读进内存再说太长
     try:
-        line = sys.stdin.readline() if sys.stdin is not None else ""
+        line = sys.stdin.readline(limit + 2) if sys.stdin is not None else ""
     except UnicodeDecodeError:
         sys.stderr.write("\n")
         raise make_kit_error("从标准输入读到的问题不是 UTF-8 文本。提示：把问题直接写在命令后面，例如 … 试用几天？") from None
@@ -361,6 +362,8 @@ def ask_question(prompt="问题："):
         echoed = line.rstrip("\r\n").lstrip("\ufeff")   # Windows 管道开头的 BOM 不回显：和 JSON 里的 question 一样去掉
         too_long = len(echoed.strip()) > MAX_QUESTION_CHARS   # 超过上限的（把文件整个灌进来了）只回显开头；量法和 checked_question 一样
         sys.stderr.write((one_line(echoed, 40) if too_long else echoed) + "\n")
+    if len(line) > limit and not line.endswith("\n"):   # 读到 limit 还没有读完这一行
+        raise make_kit_error(f"问题超过 {limit} 个字，超过上限 {MAX_QUESTION_CHARS} 字。请只写问题本身。")
     return line.lstrip("\ufeff")
 
 
@@ -378,10 +381,11 @@ def invisible(char):
 
 def fold(text, keep_case=False):
     """比较用的写法，套件里只有这一种：检索的问题和关键词、片段编号、草稿里的 [n]、域名，读资料时和核对时都先经过它。
-    HTML 的字符实体换成字（&#35; 就是 #），NFKC（全角变半角、花体变普通），去掉看不见的字符（invisible）和 Markdown 的记号，
+    去掉 HTML 标签、字符实体换成字（&#35; 就是 #），NFKC（全角变半角、花体变普通），去掉看不见的字符（invisible）和 Markdown 的记号，
     不分大小写（keep_case：给人看的时候保留大小写），去掉首尾空白；数字和小数点照留。"Ｄ04**#**1\u200e" -> "d04#1"。"""
     import html
-    text = "".join(char for char in unicodedata.normalize("NFKC", html.unescape(text)) if char not in MARKUP and not invisible(char))
+    text = html.unescape(re.sub(r"</?[a-z][^<>]*>", "", text, flags=re.IGNORECASE))   # HTML 的标签不显示，字符实体显示成字
+    text = "".join(char for char in unicodedata.normalize("NFKC", text) if char not in MARKUP and not invisible(char))
     return (text if keep_case else text.casefold()).strip()
 
 
@@ -753,17 +757,22 @@ def read_limited(response):
     return data
 
 
+SECRET_PIECE = 12           # 密钥里连着的 12 个字也算密钥：少抄了头尾几个字的半截密钥照样抹掉（短于 12 个字的密钥要整个出现）
 MIN_SCRUBBED_KEY = 6         # 短于 6 个字符的“密钥”（本机服务常填的占位符 a、none）不是秘密，抹掉反而会把 stop 之类的词弄坏
 
 
 def scrub(text, secret, any_case=True):
     """服务器和异常带来的文字离开这一层之前都经过这里：万一其中出现密钥，换成 ***。密钥中间被插进空白、看不见的字符
-    （invisible 认的那些：零宽、软连字符、变体选择符……），写成了全角，或者被改了大小写，也认得出来。
-    any_case=False 只认大小写一样的（mentions_secret 用：密钥是 ollama 时，回答里写 Ollama 不算泄露）。"""
+    （invisible 认的那些：零宽、软连字符、变体选择符……），写成了全角，改了大小写，或者只抄了其中连着的 SECRET_PIECE 个字，
+    也认得出来。any_case=False 只认大小写一样的（mentions_secret 用：密钥是 ollama 时，回答里写 Ollama 不算泄露）。"""
     if not secret or len(secret) < MIN_SCRUBBED_KEY:
         return text
+    wanted = secret.casefold() if any_case else secret
+    size = min(len(wanted), SECRET_PIECE)
+    pieces = {wanted[start:start + size] for start in range(len(wanted) - size + 1)}
     letters = lambda value: re.sub(r"[^0-9a-z]", "", unicodedata.normalize("NFKC", value).casefold())   # noqa: E731
-    if letters(secret) and letters(secret) not in letters(text):   # 先粗筛一遍（快）：只留字母数字都连不成密钥，就一定没有它
+    seen = letters(text)   # 先粗筛一遍（快）：只留字母数字，哪一段都连不上，就一定没有它
+    if all(letters(piece) for piece in pieces) and not any(letters(piece) in seen for piece in pieces):
         return text
     kept, where = [], []   # 去掉空白和看不见的字符、全角变半角以后的每个字，和它在原文里的位置
     for index, char in enumerate(text):
@@ -771,11 +780,19 @@ def scrub(text, secret, any_case=True):
             if not piece.isspace() and not invisible(piece):
                 kept += piece.casefold() if any_case else piece
                 where += [index] * len(piece.casefold() if any_case else piece)
-    kept, wanted = "".join(kept), secret.casefold() if any_case else secret
-    spans, start = [], kept.find(wanted)
-    while start >= 0:
-        spans.append((where[start], where[start + len(wanted) - 1] + 1))
-        start = kept.find(wanted, start + len(wanted))
+    kept, covered = "".join(kept), [False] * len(kept) + [False]
+    for piece in pieces:
+        start = kept.find(piece)
+        while start >= 0:
+            covered[start:start + size] = [True] * size
+            start = kept.find(piece, start + 1)
+    spans, first = [], None   # 连着盖住的一段换成一个 ***
+    for index, hit in enumerate(covered):
+        if hit and first is None:
+            first = index
+        elif not hit and first is not None:
+            spans.append((where[first], where[index - 1] + 1))
+            first = None
     for begin, end in reversed(spans):   # 从后往前换，前面的位置不变
         text = text[:begin] + "***" + text[end:]
     return text
@@ -850,7 +867,7 @@ def describe_network_failure(error, host, local=False, service="本机模型", v
     if isinstance(error, http.client.IncompleteRead):
         return f"{host} 的响应不完整：传到一半连接断了，或者分块的格式不对"
     if isinstance(error, http.client.HTTPException):
-        return f"{host} 的回答不是合规的 HTTP（{error.__class__.__name__}）：那个端口上的服务可能不是模型服务"
+        return f"{host} 的回答不是合规的 HTTP（{error.__class__.__name__}）：那个端口上的服务可能不是{service}"
     return f"网络错误：{one_line(reason)}"
 
 
@@ -889,27 +906,28 @@ def parse_json(text, limit=MAX_JSON_CHARS):
         raise JsonProblem("括号嵌套太深，无法读取") from None
     except ValueError:   # 超过 4300 位的整数：Python 为了防止拖慢程序，拒绝把这么长的数字串转成整数
         raise JsonProblem("里面有位数太多的整数，无法读取") from None
-    stack = [(value, [])]   # 用栈而不用递归：从前往后一项项看，报出的是写在最前面的那一处
+    stack = [(value, ())]   # 用栈而不用递归：从前往后一项项看，报出的是写在最前面的那一处
     while stack:
         item, path = stack.pop()
-        where = where_in_json(path)
-        if len(path) > MAX_JSON_DEPTH:
+        if isinstance(item, (dict, list)) and len(path) >= MAX_JSON_DEPTH:   # 最外层的括号算第 1 层
             raise JsonProblem(f"嵌套超过了 {MAX_JSON_DEPTH} 层")
         if isinstance(item, BadConstant):
-            raise JsonProblem(f"{where or '里面'}是 {item.name}，JSON 不允许 NaN 和 Infinity")
+            raise JsonProblem(f"{where_in_json(path) or '里面'}是 {item.name}，JSON 不允许 NaN 和 Infinity")
         if isinstance(item, float) and abs(item) == float("inf"):   # 1e400 这样的数，json 读成了无穷大
-            raise JsonProblem(f"{where or '里面'}的数太大，读出来是无穷大")
-        texts = [item] if isinstance(item, str) else list(item) if isinstance(item, dict) else []   # 字符串，和对象的字段名
-        lone = next((found for found in map(LONE_SURROGATE.search, texts) if found), None)
-        if lone:   # "\ud800" 这样的转义：读得出来，却不是一个字，写文件、发请求时才出错
+            raise JsonProblem(f"{where_in_json(path) or '里面'}的数太大，读出来是无穷大")
+        lone = next(filter(None, map(LONE_SURROGATE.search, (item,) if isinstance(item, str) else item if isinstance(item, dict) else ())), None)
+        if lone:   # "\ud800" 这样的转义：读得出来，却不是一个字，写文件、发请求时才出错（对象要看字段名）
+            where = where_in_json(path)
             raise JsonProblem(f"{where + '里' if where else '里面'}有落单的半个字符 \\u{ord(lone.group()):04x}（\\ud800–\\udfff 要两个配成对才是一个字）")
         if isinstance(item, JsonObject) and item.duplicates:
             key, values = next(iter(item.duplicates.items()))
             shown = " 和 ".join(one_line(json.dumps(value, ensure_ascii=False, default=lambda bad: bad.name), 30) for value in values)
+            where = where_in_json(path)
             raise JsonProblem(f"{where and where + '里'}字段 {visible(key)} 写了 {len(values)} 次（{shown}）",
                               "JSON 只会悄悄保留最后一个值：删掉多余的，或把它们合成一个")
-        children = list(item.items()) if isinstance(item, dict) else list(enumerate(item)) if isinstance(item, list) else []
-        stack.extend((child, path + [step]) for step, child in reversed(children))
+        if isinstance(item, (dict, list)):   # 整数、true、false、null 没什么可查的，不放进栈
+            stack.extend((child, path + (step,)) for step, child in reversed(list(item.items() if isinstance(item, dict) else enumerate(item)))
+                         if not isinstance(child, (int, type(None))))
     return value
 
 
@@ -954,8 +972,10 @@ class JsonObject(dict):
 
     def __init__(self, pairs):
         super().__init__(pairs)
-        counts = Counter(key for key, _ in pairs)
-        self.duplicates = {key: [v for k, v in pairs if k == key] for key, count in counts.items() if count > 1}
+        values = {}   # 每个字段名写过的值：走一遍就分好（几万个重复的字段也不会越算越慢）
+        for key, value in pairs:
+            values.setdefault(key, []).append(value)
+        self.duplicates = {key: written for key, written in values.items() if len(written) > 1}
 
 
 class BadConstant:
@@ -1648,8 +1668,16 @@ def host_key(host):
     """比较域名用的写法，搜索结果的网址和学生写的名单都先变成它，和浏览器认的是同一台主机：百分号转义解开（%65vil 就是 evil），
     fold，句号（。．｡）都是点，去掉末尾的点（evil.example. 就是 evil.example），xn-- 开头的一段解成它代表的字
     （xn--fa-hia 就是 faß），数字写的 IPv4 地址写成四段十进制（2130706433、0x7f.1 都是 127.0.0.1）。"ＥＶＩＬ。example." -> "evil.example"。"""
+    import ipaddress
     import urllib.parse
-    labels = fold(urllib.parse.unquote(host)).replace("。", ".").rstrip(".").split(".")
+    host = fold(urllib.parse.unquote(host)).replace("。", ".").rstrip(".")
+    if ":" in host:   # IPv6 地址写成最短的写法（2001:0db8::0001 就是 2001:db8::1），%eth0 这样的网卡名不算，映射的 IPv4 写成 IPv4
+        try:
+            address = ipaddress.ip_address(host.strip("[]").split("%")[0])
+            return str(address.ipv4_mapped or address)
+        except ValueError:
+            return host
+    labels = host.split(".")
     for index, label in enumerate(labels):
         if label.startswith("xn--"):
             try:
@@ -1926,10 +1954,9 @@ def bare_domain(text):
     else:
         host = re.split(r"[/?#]", text)[0]   # 路径、查询、锚点都不是域名的一部分（里面也可能有冒号）
         if host.startswith("["):   # [2001:db8::1]:8443：方括号里是 IPv6 地址
-            return host[1:].split("]")[0]
-        if host.count(":") > 1:   # 2001:db8::1：IPv6 地址里的冒号不是端口
-            return host
-        host = host.split(":")[0]   # 端口也不是
+            host = host[1:].split("]")[0]
+        elif host.count(":") <= 1:   # 2001:db8::1：IPv6 地址里的冒号不是端口；别的冒号后面是端口，也不是域名的一部分
+            host = host.split(":")[0]
     return host_key(host.lstrip("*.")).removeprefix("www.")
 
 

@@ -33,7 +33,7 @@ import sys
 import time
 import unicodedata
 
-from model_reply_assistant import (ENVIRONMENT_HELP, WEB_RULES, JsonProblem, fold, NoAnswer, ask_model, ask_question, decode_student_file,
+from model_reply_assistant import (ENVIRONMENT_HELP, WEB_RULES, JsonProblem, fold, NoAnswer, ask_model, ask_question, decode_student_file, visible,
                                    checked_answer, citation_problems, cited_sources, describe_os_error, describe_value, make_rejection, one_line,
                                    parse_json, parse_options, parse_timeout, read_domains, read_head, read_saved_reply, shown_safely,
                                    web_hits, write_html, write_json)
@@ -223,7 +223,7 @@ def check_record(record, number, shown):
         if has_control_characters(keyword):
             raise make_documents_error(shown, f"{label}的 keywords 第 {index} 项里有控制字符（换行、ESC 之类）")
         if not fold(keyword):   # 比较时是空字符串：空字符串在每个问题里都“找得到”，零命中就不再是零命中
-            raise make_documents_error(shown, f"{label}的 keywords 第 {index} 项 {json.dumps(keyword)} {FOLDS_TO_NOTHING}",
+            raise make_documents_error(shown, f"{label}的 keywords 第 {index} 项「{visible(keyword)}」{FOLDS_TO_NOTHING}",
                                        "这样的关键词会命中每一个问题：删掉它，或写成一个真正的词")
 
 
@@ -242,9 +242,8 @@ def misspelt_field(record, field):
 
 
 # ---------- 第 04 课：核对出处——草稿的每句话和模型给出的依据（evidence）逐条对照 ----------
-# 第 02 课请模型写 evidence：[{claim: 草稿里照抄的一句, source: 片段编号, quote: 那个片段里照抄的一段}]。这一节逐条和已知数据准确比较：引文在不在
-# 它说的片段里，每句话只和自己的引文比数量、比肯定否定。从 check_grounding 往下读；nfkc 在第 03 课，one_line、fold 在第 02 课的文件，
-# 其余都在本节。依据的覆盖、更多写法和意思规则、没写 evidence 时的逐句猜测在“选读”，都往同一张 RULES 里加。
+# 第 02 课请模型写 evidence：[{claim: 草稿里照抄的一句, source: 片段编号, quote: 那个片段里照抄的一段}]。这一节逐条和已知数据准确比较：引文在不在它说的片段里，
+# 每句话只和自己的引文比数量、比肯定否定。从 check_grounding 往下读；nfkc 在第 03 课，one_line、fold 在第 02 课的文件。选读的规则都往同一张 RULES 里加。
 
 RELIABLE = 0.75            # 一条规则标出的回答里至少 75% 真有错，它才改状态；不到的只写进 hints（实测选的取值，见第 04 课）
 QUOTE_NEAR = 0.85          # 引文有 85% 以上的字按顺序对得上原文，说“近似”：多半是抄的时候改了字，也要人对照
@@ -329,16 +328,17 @@ def strip_markers(text):
 
 @functools.lru_cache(maxsize=4096)   # 同一句、同一个片段要和每条依据比一次：记住结果（带依据的核对快几倍，见 bench.py）
 def plain(text):
-    """比较引文用的写法：fold 后只留字母、数字、汉字，数字中间隔着的标点空格记成点。“试用期 7 天；” -> “试用期7天”，“9,0 天” -> “9.0天”。"""
-    return "".join(piece if piece.isalnum() else "." for piece in re.findall(r"[^\W_]|(?<=\d)[\W_]+(?=\d)", fold(text)))
+    """比较引文用的写法：只留字母、数字、汉字，数字中间隔着的任何标点、记号、空格都记成点（9,0、9*0 都不是 90）。“试用期 7 天；” -> “试用期7天”。"""
+    return "".join(re.findall(r"[^\W_]|(?<=\d)\.(?=\d)", fold(re.sub(r"(?<=\d)[\W_]+(?=\d)", ".", nfkc(text)))))
 
 
 def unsent_id(sentence, cited, context):
     """正文里写着资料库里这次没发送的编号（带不带括号、夹着零宽字符、全角半角都算），或者括号里、D04#1 这样的编号资料库里
     根本没有：等于引用了没发送的资料，和第 02 课的硬规则一样拒绝。例：只发送了 D01#1，“依据 D04#1。” -> 来源「D04#1」不在……"""
-    text, allowed, library = fold(sentence.text), "、".join(sorted(context.sent)), context.library or list(context.sent)
-    unsent = [i for i in library if i not in context.sent and re.search(rf"(?<![0-9a-z]){re.escape(fold(i))}(?![0-9a-z]|[#.-][0-9a-z])", text)]
-    unknown = [m for pair in re.findall(ID_IN_TEXT, fold(sentence.text, keep_case=True)) for m in pair if m and fold(m) not in map(fold, library)]
+    text, allowed, library = context.draft or sentence.text, "、".join(sorted(context.sent)), context.library or list(context.sent)   # 整份草稿：编号被换行切开也找得到
+    spaced = lambda i: r"\s*".join(map(re.escape, re.findall(r"[^\W_]+|[\W_]", fold(i))))   # noqa: E731  “D01 #1”：标点两边可以有空白
+    unsent = [i for i in library if i not in context.sent and re.search(rf"(?<![0-9a-z]){spaced(i)}(?![0-9a-z]|[#.-][0-9a-z])", fold(text))]
+    unknown = [m for pair in re.findall(ID_IN_TEXT, fold(text, keep_case=True)) for m in pair if m and fold(m) not in map(fold, library)]
     return [f"来源「{one_line(i, 40)}」不在这次发送的资料里（只允许 {allowed}）" for i in unsent + unknown if context.library is None or i in unsent] + [
         f"来源「{one_line(m, 40)}」不是资料里的编号（编出来的；只允许 {allowed}）" for m in dict.fromkeys(unknown) if context.library is not None]
 

@@ -12,7 +12,8 @@
    500 字和 2000 字的草稿：目标 ≤ 10 ms 和 ≤ 50 ms；再用一批不像回复的草稿（同一个字、标点、数字重复；表里写着几种）
    各量一次，报最慢的。带依据（evidence）的核对：同样的片段，约 500 字和约 1150 字的草稿带着每句的依据，
    目标和草稿长度成正比，500 字 ≤ 5 ms。再在新进程里跑 --check-draft：逐句核对上限以内最费事的带依据回答（100 条依据、
-   95 句各带一个数的草稿），目标 ≤ 2 s；800 条依据的（超过上限，该马上交给人），目标 ≤ 1 s。
+   95 句各带一个数的草稿），目标 ≤ 2 s；800 条依据的（超过上限，该马上交给人），目标 ≤ 1 s。parse_json 读 1 MiB 以内最费事的
+   JSON（13 万个对象；4 万个字段各写两遍）：目标 ≤ 1.5 s。
 4. 问题：一批怪问题（同上的重复片段，加上命中关键词、编号、<material> 的重复）各写到 1000 字和 2000 字（问题的上限），
    在进程内走完检索、组装请求和出处核对：报 2000 字里最慢的，目标 ≤ 50 ms；再报 2000 字比 1000 字慢几倍里最大的，
    和长度成正比时约为 2，目标 ≤ 2.5（长度的平方会是 4）。
@@ -227,6 +228,14 @@ def main(argv):
         for items, target in ((retrieval_qa.MAX_EVIDENCE, 2.0), (800, 1.0)):
             spent = check_draft_seconds(largest_evidence_answer(items), directory)
             rows.append((f"--check-draft：{items} 条依据、95 句各带一个数的草稿", f"{spent:.2f} s", f"≤ {target:g} s", spent <= target))
+    import model_reply_assistant   # 读 1 MiB 以内最费事的 JSON：一项项都要看（13 万个对象），或者每个字段都写了两遍
+    for name, text in (("13 万个对象", "[" + ",".join(['{"a":1}'] * 130000) + "]"),
+                       ("4 万个字段各写两遍", "{" + ",".join(f'"k{n}": 1, "k{n}": 2' for n in range(40000)) + "}")):
+        started = time.perf_counter()
+        with contextlib.suppress(model_reply_assistant.JsonProblem):
+            model_reply_assistant.parse_json(text)
+        spent = time.perf_counter() - started
+        rows.append((f"parse_json：{len(text) // 1024} KB 的 JSON，{name}", f"{spent:.2f} s", "≤ 1.5 s", spent <= 1.5))
     with contextlib.redirect_stderr(io.StringIO()):
         documents = retrieval_qa.load_documents(str(ROOT / "checks" / "shipped_documents.json"))
     spent = {size: {name: median_ms(lambda: question_path(text, documents), repeat=5) for name, text in odd_questions(size).items()}

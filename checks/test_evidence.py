@@ -385,7 +385,7 @@ class BadInputOnTheModelPathTest(unittest.TestCase):
             code, out, err = run_kit(["--check-draft", str(path)], stdin=question + "\n")
         self.assertEqual(code, 2)
         self.assertEqual(out, "")
-        self.assertIn(f"问题有 {len(question)} 个字，超过上限 {reply_assistant.MAX_QUESTION_CHARS} 字", err)
+        self.assertIn(f"问题超过 {4 * reply_assistant.MAX_QUESTION_CHARS} 个字，超过上限 {reply_assistant.MAX_QUESTION_CHARS} 字", err)
         self.assertNotIn("核对出处", err)
         self.assertLess(len(err), 1000)   # 灌进来的 256 KiB 只回显开头，不刷满屏幕
         at_limit = "问" * reply_assistant.MAX_QUESTION_CHARS   # 正好在上限（带着 BOM 和首尾空白）的照常回显全文

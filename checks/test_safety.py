@@ -47,10 +47,18 @@ class StrictReaderTest(unittest.TestCase):
         for text, what in (("[1, NaN]", "第 2 项是 NaN"), ("[" * 30 + "]" * 30, f"嵌套超过了 {kit.MAX_JSON_DEPTH} 层"),
                            ("[" + "1," * 600000 + "1]", "超过了"), ('{"saved": -1e400}', "saved 的数太大，读出来是无穷大"),
                            ('{"url": "https://a.example/\\udc00"}', "url 里有落单的半个字符 \\udc00"),   # 写文件、发请求时才会出错
-                           ('{"\\ud800": 1}', "里面有落单的半个字符 \\ud800")):
+                           ('{"\\ud800": 1}', "里面有落单的半个字符 \\ud800"), ("[" * 21 + "]" * 21, "嵌套超过了 20 层")):
             with self.subTest(text=text[:20]), self.assertRaises(JsonProblem) as caught:
                 parse_json(text)
             self.assertIn(what, caught.exception.what)
+
+    def test_twenty_levels_and_many_repeated_keys_are_read_in_one_pass(self):
+        self.assertEqual(parse_json("[" * 20 + "]" * 20), [[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]])   # 最外层的括号算第 1 层
+        pairs = ",".join(f'"k{n}": 1, "k{n}": 2' for n in range(20000))   # 每个字段都写了两遍：以前每个重复的字段都把全部字段再数一遍
+        with self.assertRaises(JsonProblem) as caught:
+            parse_json("{" + pairs + "}")
+        self.assertEqual(caught.exception.what, "字段 k0 写了 2 次（1 和 2）")
+        self.assertEqual(kit.JsonObject([("a", 1), ("b", 2), ("a", 3), ("b", 4)]).duplicates, {"a": [1, 3], "b": [2, 4]})
 
     def test_an_evidence_item_with_a_forged_quote_or_source_written_first_is_rejected(self):
         # 先写伪造的、再写真的：json 只留后一个，核对的就是真的那个，伪造的那个却也在文件里
@@ -76,8 +84,8 @@ class FoldingTest(unittest.TestCase):
                 self.assertEqual(kit.fold(text), folded)
 
     def test_a_keyword_or_id_that_folds_to_nothing_is_refused_at_load_naming_record_and_field(self):
-        for field, value, named in (("keywords", ["试用", "\u200b"], 'keywords 第 2 项 "\\u200b"'),
-                                    ("keywords", ["试用", "**"], 'keywords 第 2 项 "**"'), ("id", "\u200e", "字段 id")):
+        for field, value, named in (("keywords", ["试用", "\u200b"], "keywords 第 2 项「\\u200b」"),
+                                    ("keywords", ["试用", "**"], "keywords 第 2 项「**」"), ("id", "\u200e", "字段 id")):
             records = json.loads(json.dumps(SHIPPED))
             records[0][field] = value
             with self.subTest(value=value), tempfile.TemporaryDirectory() as directory:
@@ -91,7 +99,7 @@ class FoldingTest(unittest.TestCase):
     def test_an_unsent_id_is_rejected_however_it_is_dressed(self):
         # 只发送了 D01#1；D04#1 在资料库里
         for form in ("D04**#**1", "D04\u200e#1", "D04\u2062#1", "D04\u00ad#1", "[详情](#D04#1)", "#D04#1", "Ｄ04＃1", "D0\ufe0f4#1",
-                     "D04\\#1", "D04&#35;1"):
+                     "D04\\#1", "D04&#35;1", "D04 #1", "[D04 # 1]", "D04\n#1", "D04<b>#</b>1"):   # 标点两边的空白、换行切开、HTML 标签
             with self.subTest(form=form):
                 code, result = check_draft({"status": "draft", "draft": f"试用期 7 天，详见 {form}。", "sources": ["D01#1"]}, "试用几天？")
                 self.assertEqual((code, result["status"]), (4, "rejected"))
@@ -106,7 +114,7 @@ class FoldingTest(unittest.TestCase):
 
     def test_a_decimal_point_is_kept_when_quotes_are_compared(self):
         # 片段写的是 90 天；“9.0 天”折叠时若丢了小数点，就和“90 天”一样了
-        for number in ("9.0", "9\u066b0", "9,0", "9\u00b70", "9.\u03010", "9 . 0"):   # 阿拉伯文的小数点、逗号、间隔号、夹着附加符号
+        for number in ("9.0", "9\u066b0", "9,0", "9\u00b70", "9.\u03010", "9 . 0", "9*0", "9_0", "9\u200b0"):   # 阿拉伯文的小数点、逗号、间隔号、夹着附加符号
             answer = {"status": "draft", "draft": f"对话记录保存 {number} 天。", "sources": ["D04#1"],
                       "evidence": [{"claim": f"对话记录保存 {number} 天", "source": "D04#1", "quote": f"保存 {number} 天"}]}
             with self.subTest(number=number):
@@ -131,10 +139,12 @@ class FoldingTest(unittest.TestCase):
             policy = kit.read_domains(str(write_temp(directory, "domains.json", '{"deny": ["ＥＶＩＬ。example"]}')))
         self.assertEqual(policy, {"deny": ["evil.example"]})
         with tempfile.TemporaryDirectory() as directory:
-            policy["deny"] += kit.read_domains(str(write_temp(directory, "more.json", '{"deny": ["127.0.0.1", "faß.example"]}')))["deny"]
+            policy["deny"] += kit.read_domains(str(write_temp(directory, "more.json",
+                                                              '{"deny": ["127.0.0.1", "faß.example", "[2001:db8::1]"]}')))["deny"]
         for host in ("evil.example.", "evil．example", "evil。example", "ｅｖｉｌ.example", "EVIL.example", "a.evil\u200b.example",
                      "evil.example\uff61", "evil.example\\@good.example", "evil%2Eexample", "%65vil.example",   # 浏览器打开的都是 evil.example
-                     "2130706433", "0x7f.1", "127.1", "xn--fa-hia.example"):   # 127.0.0.1 的另几种写法；IDNA 2008 的 faß
+                     "2130706433", "0x7f.1", "127.1", "xn--fa-hia.example",   # 127.0.0.1 的另几种写法；IDNA 2008 的 faß
+                     "[2001:0db8:0000::0001]", "[2001:DB8:0:0:0:0:0:1]", "[2001:db8::1%25eth0]", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]"):
             with self.subTest(host=host):
                 result = {"title": "t", "url": f"https://{host}/p", "snippet": "记得笔记的免费试用期是十四天，到期以后自动转为免费版。", "published": None}
                 reason = kit.unusable(result, "试用期", policy, None)
@@ -260,6 +270,8 @@ class SecretTest(unittest.TestCase):
         with mock.patch.dict(os.environ, {"DEEPSEEK_API_KEY": "ds-0123456789", "LOCAL_MODEL_API_KEY": "local-key-42",
                                           "SEARCH_API_KEY": SEARCH_KEY}), mock.patch.object(kit, "TYPED_KEYS", []):
             kit.checked_key("typed-key-0987", "SEARCH_API_KEY", typed=True)
+            cut = f"h {SEARCH_KEY[:-3]} i {SEARCH_KEY[4:]} j"   # 少抄了头尾几个字的半截密钥
+            self.assertEqual(kit.hide_secrets(cut), "h *** i *** j")
             text = (f"a ds-0123456789 b local-key-42 c {SEARCH_KEY[:6]}\u200b{SEARCH_KEY[6:]} d typed-key-0987 e LOCAL-KEY-42 "
                     f"f {chr(0xad).join(SEARCH_KEY)} g {SEARCH_KEY.upper().translate({c: c + 0xFEE0 for c in range(0x21, 0x7f)})}")
             self.assertEqual(kit.hide_secrets(text), "a *** b *** c *** d *** e *** f *** g ***")   # 夹着软连字符、全角、大写
@@ -369,6 +381,17 @@ class BoundedWorkTest(unittest.TestCase):
         for pattern in (retrieval_qa.CLOCK, retrieval_qa.HOUR):
             self.assertIsNone(re.match(pattern, "   9:30 9 点"))
         self.assertEqual([value for kind, value, _ in retrieval_qa.quantities_in("下午   3:00，" + " " * 50 + "9 点半")], [900, 570])
+
+    def test_a_question_piped_in_is_read_only_up_to_a_bound(self):
+        import io
+        import retrieval_qa
+        from kit_helpers import run_main
+        stdin = io.StringIO("问" * 1_000_000)   # 把一个大文件灌进来：以前先整个读进内存（50 MB 要好几秒），再说太长
+        with mock.patch("sys.stdin", stdin):
+            code, out, err = run_main(retrieval_qa, ["--retrieve-only"])
+        self.assertEqual((code, out), (2, ""))
+        self.assertIn(f"超过上限 {kit.MAX_QUESTION_CHARS} 字", err)
+        self.assertLessEqual(stdin.tell(), 4 * kit.MAX_QUESTION_CHARS + 2)
 
     def test_a_question_of_numerals_under_the_length_cap_is_checked_with_and_without_evidence(self):
         question = "试用" + "九万" * 991 + "天？"   # 1984 个字，问题的上限是 2000
