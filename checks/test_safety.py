@@ -225,8 +225,8 @@ class SecretTest(unittest.TestCase):
 
     def setUp(self):
         self.saved = list(stand_in_search.PAGES)
-        echo = dict(self.saved[0], title=self.saved[0]["title"] + f" {SEARCH_KEY}",   # 搜索结果抄着密钥：标题印在 stderr 上
-                    snippet=self.saved[0]["snippet"] + f" 调试信息：key={SEARCH_KEY}。")
+        echo = dict(self.saved[0], title=self.saved[0]["title"] + f" {SEARCH_KEY}",   # 搜索结果抄着密钥：标题、网址印在 stderr 上
+                    url=self.saved[0]["url"] + f"?token={SEARCH_KEY}", snippet=self.saved[0]["snippet"] + f" 调试信息：key={SEARCH_KEY}。")
         stand_in_search.PAGES[:] = [echo] + self.saved[1:]
 
     def tearDown(self):
