@@ -379,12 +379,12 @@ def invisible(char):
     return unicodedata.category(char) in ("Cf", "Mn", "Me") or char in FILLERS
 
 
-def fold(text, keep_case=False):
+def fold(text, keep_case=False, as_html=False):
     """比较用的写法，套件里只有这一种：检索的问题和关键词、片段编号、草稿里的 [n]、域名，读资料时和核对时都先经过它。
-    去掉 HTML 标签、字符实体换成字（&#35; 就是 #），NFKC（全角变半角、花体变普通），去掉看不见的字符（invisible）和 Markdown 的记号，
+    as_html：把文字当作网页显示出来的样子（去掉标签、&#35; 显示成 #；找草稿里的片段编号时再看一遍这个样子）。NFKC（全角变半角、花体变普通），去掉看不见的字符（invisible）和 Markdown 的记号，
     不分大小写（keep_case：给人看的时候保留大小写），去掉首尾空白；数字和小数点照留。"Ｄ04**#**1\u200e" -> "d04#1"。"""
     import html
-    text = html.unescape(re.sub(r"</?[a-z][^<>]*>", "", text, flags=re.IGNORECASE))   # HTML 的标签不显示，字符实体显示成字
+    text = html.unescape(re.sub(r"</?[a-z][^<>]*>", "", text, flags=re.IGNORECASE)) if as_html else text
     text = "".join(char for char in unicodedata.normalize("NFKC", text) if char not in MARKUP and not invisible(char))
     return (text if keep_case else text.casefold()).strip()
 
@@ -758,7 +758,7 @@ def read_limited(response):
 
 
 SECRET_PIECE = 12           # 密钥里连着的 12 个字也算密钥：少抄了头尾几个字的半截密钥照样抹掉（短于 12 个字的密钥要整个出现）
-MIN_SCRUBBED_KEY = 6         # 短于 6 个字符的“密钥”（本机服务常填的占位符 a、none）不是秘密，抹掉反而会把 stop 之类的词弄坏
+MIN_SCRUBBED_KEY = 8         # 短于 8 个字符的“密钥”（本机服务常填的占位符 a、none、ollama、sk-1234）不是秘密，抹掉反而会把 Ollama 这样的词弄坏
 
 
 def scrub(text, secret, any_case=True):
@@ -1599,13 +1599,13 @@ sources 写你引用的编号，例如 ["1", "3"]。资料说的时间和问题�
 
 
 def citation_problems(answer, sources):
-    """草稿里写的 [n] 必须是这次的来源 1…k（sources 字段由第 02 课的硬规则管）：[6] 和没发送的片段一样拒绝。
-    草稿至少要有一个 [n]，草稿里的 [n] 都要写进 sources（不然那句话不会拿它去核对）。全角的［６］也认得。
+    """草稿里写的 [n] 必须是这次的来源 1…k，都要写进 sources，至少要有一个（sources 字段由第 02 课的硬规则管）；全角的［６］也认得。
     例：只有 5 条来源，“试用 14 天 [2][6]。” -> ["草稿里的「[6]」不是这次的来源编号（只有 1–5）", …]"""
     numbers = {str(source["n"]) for source in sources}
     written = cited_numbers(answer.get("draft"))
+    labels = re.findall(r"【\s*(\d+(?:\.\d+)?)\s*】", fold(answer.get("draft") or ""))   # 【1】常是列表的序号；写成【6】却像引用了第 6 条
     allowed = "1" if len(sources) == 1 else f"1–{len(sources)}"
-    problems = [f"草稿里的「[{number}]」不是这次的来源编号（只有 {allowed}）" for number in dict.fromkeys(written)
+    problems = [f"草稿里的「[{number}]」不是这次的来源编号（只有 {allowed}）" for number in dict.fromkeys(written + labels)
                 if number not in numbers]
     if answer.get("status") == "draft" and not written:
         problems.append("草稿里没有用 [编号] 标出处：每句事实后面要写它依据的来源编号")
@@ -1615,9 +1615,9 @@ def citation_problems(answer, sources):
 
 
 def cited_numbers(draft):
-    """草稿里写的来源编号，按出现的先后：“试用 14 天 [2]［３］【5】，另见 [1, 4]、[^6]” -> ["2", "3", "5", "1", "4", "6"]。
+    """草稿里写的来源编号，按出现的先后：“试用 14 天 [2]［３］，另见 [1, 4]、[^6]” -> ["2", "3", "1", "4", "6"]。
     编号按写法原样比较：[5.0]、[01] 都不是来源 5、1。"""
-    groups = re.findall(r"[\[【〔]\s*\^?\s*(\d+(?:\.\d+)?(?:\s*[,、]\s*\d+(?:\.\d+)?)*)\s*[\]】〕]", fold(draft or ""))
+    groups = re.findall(r"\[\s*\^?\s*(\d+(?:\.\d+)?(?:\s*[,、]\s*\d+(?:\.\d+)?)*)\s*\]", fold(draft or ""))
     return [number for group in groups for number in re.findall(r"\d+(?:\.\d+)?", group)]   # [1, 4] 是引用了 1 和 4
 
 
@@ -1670,7 +1670,7 @@ def host_key(host):
     （xn--fa-hia 就是 faß），数字写的 IPv4 地址写成四段十进制（2130706433、0x7f.1 都是 127.0.0.1）。"ＥＶＩＬ。example." -> "evil.example"。"""
     import ipaddress
     import urllib.parse
-    host = fold(urllib.parse.unquote(host)).replace("。", ".").rstrip(".")
+    host = fold(urllib.parse.unquote(host), keep_case=True).lower().replace("。", ".").rstrip(".")   # lower 而不是 casefold：faß 不是 fass
     if ":" in host:   # IPv6 地址写成最短的写法（2001:0db8::0001 就是 2001:db8::1），%eth0 这样的网卡名不算，映射的 IPv4 写成 IPv4
         try:
             address = ipaddress.ip_address(host.strip("[]").split("%")[0])
@@ -1681,7 +1681,7 @@ def host_key(host):
     for index, label in enumerate(labels):
         if label.startswith("xn--"):
             try:
-                labels[index] = fold(label[4:].encode("ascii").decode("punycode"))
+                labels[index] = fold(label[4:].encode("ascii").decode("punycode"), keep_case=True).lower()
             except (UnicodeError, ValueError):   # 解不开的照原样比
                 pass
     return ipv4_address(labels) or ".".join(labels)
@@ -1948,7 +1948,7 @@ def read_domains(path):
 def bare_domain(text):
     """"https://www.bbs.example.com/a" -> "bbs.example.com"；"*.example.com"、"．example。com" -> "example.com"。"""
     import urllib.parse
-    text = fold(text).replace("。", ".")
+    text = fold(text, keep_case=True).lower().replace("。", ".")   # 和 host_key 一样不用 casefold：faß 不是 fass
     if "://" in text:   # 网址：hostname 已经去掉了端口、路径和 IPv6 的方括号（[2001:db8::1]:8443 的冒号不能再拆）
         host = urllib.parse.urlsplit(text).hostname or ""
     else:

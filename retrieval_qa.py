@@ -333,11 +333,11 @@ def plain(text):
 
 
 def unsent_id(sentence, cited, context):
-    """正文里写着资料库里这次没发送的编号（带不带括号、夹着零宽字符、全角半角都算），或者括号里、D04#1 这样的编号资料库里
-    根本没有：等于引用了没发送的资料，和第 02 课的硬规则一样拒绝。例：只发送了 D01#1，“依据 D04#1。” -> 来源「D04#1」不在……"""
+    """正文里写着库里这次没发送的编号（fold 认得的写法都算），或库里根本没有的 [X9]、X9#9：和第 02 课的硬规则一样拒绝。只发 D01#1，“依据 D04#1。” -> 拒绝"""
     text, allowed, library = context.draft or sentence.text, "、".join(sorted(context.sent)), context.library or list(context.sent)   # 整份草稿：编号被换行切开也找得到
-    spaced = lambda i: r"\s*".join(map(re.escape, re.findall(r"[^\W_]+|[\W_]", fold(i))))   # noqa: E731  “D01 #1”：标点两边可以有空白
-    unsent = [i for i in library if i not in context.sent and re.search(rf"(?<![0-9a-z]){spaced(i)}(?![0-9a-z]|[#.-][0-9a-z])", fold(text))]
+    spaced = lambda i: r"\s*#\s*".join(map(re.escape, fold(i).split("#")))   # noqa: E731  “D01 #1”：# 两边可以有空白
+    shown = fold(text) + "\n" + fold(text, as_html=True)   # 草稿原样，和当作网页显示出来的样子（D01<b>#</b>1、D01&#35;1）
+    unsent = [i for i in library if i not in context.sent and re.search(rf"(?<![0-9a-z]){spaced(i)}(?![0-9a-z]|[#.-][0-9a-z])", shown)]
     unknown = [m for pair in re.findall(ID_IN_TEXT, fold(text, keep_case=True)) for m in pair if m and fold(m) not in map(fold, library)]
     return [f"来源「{one_line(i, 40)}」不在这次发送的资料里（只允许 {allowed}）" for i in unsent + unknown if context.library is None or i in unsent] + [
         f"来源「{one_line(m, 40)}」不是资料里的编号（编出来的；只允许 {allowed}）" for m in dict.fromkeys(unknown) if context.library is not None]

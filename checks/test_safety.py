@@ -78,10 +78,11 @@ class FoldingTest(unittest.TestCase):
     def test_what_folding_removes_and_keeps(self):
         cases = {"Ｄ04**#**1\u200e": "d04#1", "D04\u2062#1": "d04#1", "D04\u00ad#1": "d04#1", "\u200b": "", "**": "",
                  " ＡＢＣ ": "abc", "保存 9.0 天": "保存 9.0 天", "D0\ufe0f1#1": "d01#1", "D01\u034f#1": "d01#1",   # 变体选择符、CGJ
-                 "\u3164": "", "D01\\#1": "d01#1", "D01&#35;1": "d01#1"}   # 韩文填充字、Markdown 的转义、HTML 的字符实体
+                 "\u3164": "", "D01\\#1": "d01#1", "<br>": "<br>", "&nbsp;": "&nbsp;", "a<b 且 b>c": "a<b 且 b>c"}   # HTML 照原样比
         for text, folded in cases.items():
             with self.subTest(text=text):
                 self.assertEqual(kit.fold(text), folded)
+        self.assertEqual(kit.fold("D01&#35;<b></b>1", as_html=True), "d01#1")   # 找草稿里的编号时，再看一遍网页显示出来的样子
 
     def test_a_keyword_or_id_that_folds_to_nothing_is_refused_at_load_naming_record_and_field(self):
         for field, value, named in (("keywords", ["试用", "\u200b"], "keywords 第 2 项「\\u200b」"),
@@ -104,6 +105,20 @@ class FoldingTest(unittest.TestCase):
                 code, result = check_draft({"status": "draft", "draft": f"试用期 7 天，详见 {form}。", "sources": ["D01#1"]}, "试用几天？")
                 self.assertEqual((code, result["status"]), (4, "rejected"))
                 self.assertIn("来源「D04#1」不在这次发送的资料里", result["problems"][0])
+
+    def test_ordinary_text_is_not_taken_for_an_id_a_tag_or_another_domain(self):
+        import retrieval_qa
+        hit = lambda hit_id, text: {"id": hit_id, "title": "规则", "text": text, "matched": []}   # noqa: E731
+        hits = [hit("1.1", "体验版试用期 7 天。"), hit("1.2", "1 个团队只能开通一次体验版。")]
+        draft = "1. 体验版试用期 7 天；\n2. 1 个团队只能开通一次体验版。"   # 列表序号“2.”后面跟着“1 个”：不是编号 2.1
+        self.assertNotEqual(retrieval_qa.check_grounding(draft, ["1.1", "1.2"], hits, "", None, ["1.1", "1.2", "2.1"])["status"], "rejected")
+        records = [{"id": "H1", "title": "换行标签", "text": "<br> 是换行，<div> 是块。", "keywords": ["<br>", "<div>", "&nbsp;"]}]
+        self.assertEqual([h["id"] for h in retrieval_qa.retrieve("<br> 和 <div> 有什么区别？", records)], ["H1"])   # HTML 的关键词照原样比
+        quoted = [hit("S1", "当温度 t<tmax 时正常运行，温度超过 tmax 且持续 5 分钟时报警。")]
+        evidence = [{"claim": "温度超过 tmax 且持续 5 分钟时报警", "source": "S1", "quote": "温度超过 tmax 且持续 5 分钟时报警"}]
+        self.assertEqual(retrieval_qa.check_grounding("温度超过 tmax 且持续 5 分钟时报警。", ["S1"], quoted, "", evidence)["status"], "draft")
+        result = {"title": "t", "url": "https://xn--fa-hia.example/p", "snippet": "记得笔记的免费试用期是十四天，到期以后自动转为免费版。", "published": None}
+        self.assertIn("不在只用的名单", kit.unusable(result, "试用期", {"allow": ["fass.example"]}, None))   # faß 和 fass 是两个域名
 
     def test_a_quote_with_no_letters_after_folding_is_rejected(self):
         answer = {"status": "draft", "draft": "试用期 7 天。", "sources": ["D01#1"],
@@ -128,7 +143,8 @@ class FoldingTest(unittest.TestCase):
     def test_web_citations_are_compared_after_folding(self):
         sources = [{"n": 1}, {"n": 2}]
         for draft, wrong in (("试用 14 天 [10000]。", "[10000]"), ("试用 14 天 [\u200b3]。", "[3]"), ("试用 14 天 [１]［２］。", None),
-                             ("试用 14 天 [1]【5】。", "[5]"), ("试用 14 天 [1]〔5〕。", "[5]"), ("试用 14 天 [1][^5]。", "[5]"),
+                             ("试用 14 天 [1]【5】。", "[5]"), ("【1】试用 14 天 [1]。\n【2】到期降级 [1]。", None),   # 【n】常是列表序号
+                             ("依据青政发〔2023〕15号，试用 14 天 [1]。", None), ("试用 14 天 [1][^5]。", "[5]"),   # 〔〕是公文的年份
                              ("试用 14 天 [1][2.0]。", "[2.0]"), ("试用 14 天 [1][5\ufe0f]。", "[5]")):
             with self.subTest(draft=draft):
                 problems = kit.citation_problems({"status": "draft", "draft": draft, "sources": ["1", "2"]}, sources)

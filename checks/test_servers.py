@@ -283,10 +283,11 @@ class KeyScrubTest(ServerCase):
                 self.assertNotIn("9f8e7d6c5b4a", printed.casefold())
 
     def test_an_answer_is_discarded_only_for_the_key_as_sent(self):
-        # 占位的密钥（ollama）和回答里的词只差大小写：抹掉消息里的可以宽一点，整份回答丢掉要认原样的密钥
-        self.assertFalse(model_reply_assistant.mentions_secret('{"draft": "可以用 Ollama 在本机运行。"}', "ollama"))
-        self.assertTrue(model_reply_assistant.mentions_secret('{"draft": "密钥是 ollama。"}', "ollama"))
-        self.assertEqual(model_reply_assistant.scrub("bad key OLLAMA", "ollama"), "bad key ***")
+        # 密钥（ollama-local）和回答里的词只差大小写：抹掉消息里的可以宽一点，整份回答丢掉要认原样的密钥
+        self.assertFalse(model_reply_assistant.mentions_secret('{"draft": "可以用 Ollama-Local 在本机运行。"}', "ollama-local"))
+        self.assertTrue(model_reply_assistant.mentions_secret('{"draft": "密钥是 ollama-local。"}', "ollama-local"))
+        self.assertEqual(model_reply_assistant.scrub("bad key OLLAMA-LOCAL", "ollama-local"), "bad key ***")
+        self.assertEqual(model_reply_assistant.scrub("本机用 Ollama", "ollama"), "本机用 Ollama")   # 短于 8 个字符的是占位符，不是秘密
 
     def test_a_placeholder_local_key_is_too_short_to_scrub(self):
         self.server.reply(GOOD)   # 本机服务常让人随便填个 a；抹掉它会把回答里的每个 a 都弄坏
