@@ -381,8 +381,9 @@ def invisible(char):
 
 def fold(text, keep_case=False, as_html=False):
     """比较用的写法，套件里只有这一种：检索的问题和关键词、片段编号、草稿里的 [n]、域名，读资料时和核对时都先经过它。
-    as_html：把文字当作网页显示出来的样子（去掉标签、&#35; 显示成 #；找草稿里的片段编号时再看一遍这个样子）。NFKC（全角变半角、花体变普通），去掉看不见的字符（invisible）和 Markdown 的记号，
-    不分大小写（keep_case：给人看的时候保留大小写），去掉首尾空白；数字和小数点照留。"Ｄ04**#**1\u200e" -> "d04#1"。"""
+    NFKC（全角变半角、花体变普通），去掉看不见的字符（invisible）和 Markdown 的记号，不分大小写，去掉首尾空白；数字和小数点照留。
+    "Ｄ04**#**1\u200e" -> "d04#1"。keep_case：保留大小写（给人看）；as_html：先当作网页显示出来的样子（去掉标签，&#35; 显示成 #），
+    找草稿里的片段编号时再看一遍这个样子。"""
     import html
     text = html.unescape(re.sub(r"</?[a-z][^<>]*>", "", text, flags=re.IGNORECASE)) if as_html else text
     text = "".join(char for char in unicodedata.normalize("NFKC", text) if char not in MARKUP and not invisible(char))
@@ -764,7 +765,7 @@ MIN_SCRUBBED_KEY = 8         # 短于 8 个字符的“密钥”（本机服务�
 def scrub(text, secret, any_case=True):
     """服务器和异常带来的文字离开这一层之前都经过这里：万一其中出现密钥，换成 ***。密钥中间被插进空白、看不见的字符
     （invisible 认的那些：零宽、软连字符、变体选择符……），写成了全角，改了大小写，或者只抄了其中连着的 SECRET_PIECE 个字，
-    也认得出来。any_case=False 只认大小写一样的（mentions_secret 用：密钥是 ollama 时，回答里写 Ollama 不算泄露）。"""
+    也认得出来。any_case=False 只认大小写一样的（mentions_secret 用：密钥恰好像个词，比如 ollama-local，回答里写 Ollama-Local 不算泄露）。"""
     if not secret or len(secret) < MIN_SCRUBBED_KEY:
         return text
     wanted = secret.casefold() if any_case else secret
@@ -893,8 +894,9 @@ MAX_JSON_DEPTH = 20            # 套件读的 JSON 最多四五层（evidence �
 def parse_json(text, limit=MAX_JSON_CHARS):
     """套件从外面读的每一个 JSON（资料文件、保存的和模型的回答、服务器的响应、搜索缓存、学生的练习文件）都经过这里，
     结果只有两种：一个值，或者 JsonProblem（一句中文），哪一处都不会冒出 traceback。
-    比 json.loads 严格：同一个对象里字段写了两遍（json 只悄悄留下后一个）、NaN 和 Infinity（JSON 标准里没有）、
-    超过 limit 个字、嵌套超过 MAX_JSON_DEPTH 层，都读不出来，并说出在哪里：“evidence 第 1 项里字段 quote 写了 2 次”。"""
+    比 json.loads 严格：同一个对象里字段写了两遍（json 只悄悄留下后一个）、NaN 和 Infinity（JSON 标准里没有）、大到读成无穷大的数、
+    落单的 \\ud800 这样的半个字符、超过 limit 个字、嵌套超过 MAX_JSON_DEPTH 层，都读不出来，并说出在哪里：
+    “evidence 第 1 项里字段 quote 写了 2 次”。"""
     if len(text) > limit:
         raise JsonProblem(f"超过了 {limit} 个字的上限")
     try:
