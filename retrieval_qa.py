@@ -54,7 +54,7 @@ MAX_FILE_BYTES = 100 * 1024   # 100 KB：手工切分的教学资料远小于此
 MAX_RECORDS = 100             # 1–100 条：再多就不是“人工切分、人工写关键词”了（第 03 课）
 MAX_HITS = 3                  # 最多取 3 条：教学取值，不是通用最优参数（第 03 课“想多了解”）
 CONTROL_CHARACTER = "[\x00-\x1f\x7f-\x9f]"   # Unicode 的控制字符（Cc 类）正好是这两段
-FOLDS_TO_NOTHING = "比较时什么也不剩：只有看不见的字符（零宽、方向标记……）或 * _ ~ ` 这样的记号"
+FOLDS_TO_NOTHING = "比较时什么也不剩：只有看不见的字符（零宽、方向标记、变体选择符……）或 * _ ~ ` \\ 这样的记号"
 
 
 def load_documents(path=DOCUMENTS_PATH):
