@@ -956,8 +956,9 @@ def shape_problem(value, shape, path=()):
             if not isinstance(value, dict):
                 return f"{where or '最外层'}应当是对象 {{{', '.join(shape)}}}，实际是{describe_value(value)}"
             missing = [field for field in shape if field not in value]
-            if missing:
-                return f"{where}缺少字段 {missing[0]}"
+            if missing:   # 拼错了的字段名（qoute）猜一猜，和资料文件、回答的说法一样
+                guess = closest(missing[0], [key for key in value if key not in shape])
+                return f"{where}缺少字段 {missing[0]}" + (f"（有一个 {visible(guess)}，是不是想写 {missing[0]}？）" if guess else "")
             stack.extend((value[field], inner, path + [field]) for field, inner in reversed(shape.items()))
         elif isinstance(shape, list):
             if not isinstance(value, list):

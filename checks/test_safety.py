@@ -60,6 +60,13 @@ class StrictReaderTest(unittest.TestCase):
         self.assertEqual(caught.exception.what, "字段 k0 写了 2 次（1 和 2）")
         self.assertEqual(kit.JsonObject([("a", 1), ("b", 2), ("a", 3), ("b", 4)]).duplicates, {"a": [1, 3], "b": [2, 4]})
 
+    def test_one_shape_table_names_the_first_wrong_place_and_guesses_a_misspelt_field(self):
+        self.assertEqual(kit.shape_problem({"claim": "c", "source": "D01#1", "qoute": "q"}, kit.EVIDENCE_ITEM, ["evidence", 0]),
+                         "evidence 第 1 项缺少字段 quote（有一个 qoute，是不是想写 quote？）")
+        self.assertEqual(kit.shape_problem({"saved": 1, "results": [{"title": "t", "url": 3, "snippet": "s", "published": None}]},
+                                           kit.CACHE_ENTRY), "results 第 1 项的 url 应当是字符串，实际是数字 3")
+        self.assertEqual(kit.shape_problem([], kit.CACHE_ENTRY), "最外层应当是对象 {saved, results}，实际是数组（0 项）")
+
     def test_an_evidence_item_with_a_forged_quote_or_source_written_first_is_rejected(self):
         # 先写伪造的、再写真的：json 只留后一个，核对的就是真的那个，伪造的那个却也在文件里
         base = ('{"status": "draft", "draft": "对话记录保存 90 天。", "sources": ["D04#1"], '
