@@ -338,13 +338,15 @@ def masked(value):
 
 SECRET_VARIABLES = ("DEEPSEEK_API_KEY", "LOCAL_MODEL_API_KEY", "SEARCH_API_KEY")
 TYPED_KEYS = []   # 这次运行里不回显输入的密钥（checked_key 记下）：它们不在环境变量里，也要抹掉
+MIN_SCRUBBED_KEY = 8         # 短于 8 个字符的“密钥”（本机服务常填的占位符 a、none、ollama、sk-1234）不是秘密，抹掉反而会把 Ollama 这样的词弄坏
 
 
 def hide_secrets(text):
     """写出去（stdout、stderr、网页、缓存）和发给模型的文字都经过这里，不管文字是从哪里来的（搜索结果的摘要也可能抄着密钥）：
     配置了的密钥（SECRET_VARIABLES 和输入的）换成 ***，看着像密钥的（KEY_SHAPED）也换成 ***。"""
     for secret in dict.fromkeys([os.environ.get(name, "").strip() for name in SECRET_VARIABLES] + TYPED_KEYS):
-        text = scrub(text, secret)
+        if len(secret) >= MIN_SCRUBBED_KEY:   # 没设密钥（学生只检索时）就什么也不用找
+            text = scrub(text, secret)
     return KEY_SHAPED.sub(lambda match: match.group(1) + "***", text)
 
 
@@ -759,7 +761,6 @@ def read_limited(response):
 
 
 SECRET_PIECE = 12           # 密钥里连着的 12 个字也算密钥：少抄了头尾几个字的半截密钥照样抹掉（短于 12 个字的密钥要整个出现）
-MIN_SCRUBBED_KEY = 8         # 短于 8 个字符的“密钥”（本机服务常填的占位符 a、none、ollama、sk-1234）不是秘密，抹掉反而会把 Ollama 这样的词弄坏
 
 
 def scrub(text, secret, any_case=True):
