@@ -1672,38 +1672,25 @@ def host_key(host):
     """比较域名用的写法，搜索结果的网址和学生写的名单都先变成它，和浏览器认的是同一台主机：百分号转义解开（%65vil 就是 evil），
     fold，句号（。．｡）都是点，去掉末尾的点（evil.example. 就是 evil.example），xn-- 开头的一段解成它代表的字
     （xn--fa-hia 就是 faß），数字写的 IPv4 地址写成四段十进制（2130706433、0x7f.1 都是 127.0.0.1）。"ＥＶＩＬ。example." -> "evil.example"。"""
+    import contextlib
     import ipaddress
+    import socket
     import urllib.parse
     host = fold(urllib.parse.unquote(host), keep_case=True).lower().replace("。", ".").rstrip(".")   # lower 而不是 casefold：faß 不是 fass
     if ":" in host:   # IPv6 地址写成最短的写法（2001:0db8::0001 就是 2001:db8::1），%eth0 这样的网卡名不算，映射的 IPv4 写成 IPv4
-        try:
+        with contextlib.suppress(ValueError):
             address = ipaddress.ip_address(host.strip("[]").split("%")[0])
             return str(address.ipv4_mapped or address)
-        except ValueError:
-            return host
+        return host
     labels = host.split(".")
     for index, label in enumerate(labels):
-        if label.startswith("xn--"):
-            try:
-                labels[index] = fold(label[4:].encode("ascii").decode("punycode"), keep_case=True).lower()
-            except (UnicodeError, ValueError):   # 解不开的照原样比
-                pass
-    return ipv4_address(labels) or ".".join(labels)
-
-
-def ipv4_address(labels):
-    """按浏览器的规则把 1–4 段数字读成 IPv4 地址：每段是十进制、0x 开头的十六进制或 0 开头的八进制，最后一段占满剩下的字节。
-    ["127", "1"] -> "127.0.0.1"；不是这样的写法是 None。"""
-    try:
-        numbers = [int(label, 16 if label[:2] == "0x" else 8 if label[:1] == "0" and len(label) > 1 else 10) for label in labels
-                   if label.isascii()]
-    except ValueError:
-        return None
-    if len(numbers) != len(labels) or not 1 <= len(numbers) <= 4 or max(numbers[:-1], default=0) > 255 \
-            or numbers[-1] >= 256 ** (5 - len(numbers)):
-        return None
-    value = sum(number << 8 * (3 - index) for index, number in enumerate(numbers[:-1])) + numbers[-1]
-    return ".".join(str(value >> shift & 255) for shift in (24, 16, 8, 0))
+        with contextlib.suppress(UnicodeError, ValueError):   # 解不开的照原样比
+            labels[index] = fold(label[4:].encode("ascii").decode("punycode"), keep_case=True).lower() if label.startswith("xn--") else label
+    host = ".".join(labels)
+    if re.fullmatch(r"[0-9a-fx.]+", host):   # 数字写的 IPv4 地址按浏览器（也是 inet_aton）的读法写成四段十进制
+        with contextlib.suppress(OSError):
+            return socket.inet_ntoa(socket.inet_aton(host))
+    return host
 
 
 # 各家搜索接口：地址、方法、密钥怎么带、结果在响应的哪里、各字段叫什么。全部来自各家自己的文档（第 07 课列了页面）；
