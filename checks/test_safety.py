@@ -9,7 +9,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from kit_helpers import SHIPPED_DOCUMENTS, clean_env, run_json, run_kit, write_temp
+from kit_helpers import SHIPPED_DOCUMENTS, assert_same_in_a_process, clean_env, run_json, run_kit, write_temp
 
 import model_reply_assistant as kit
 import stand_in_search
@@ -103,6 +103,13 @@ class FoldingTest(unittest.TestCase):
             self.assertIn("第 1 条记录", err)
             self.assertIn(named, err)
             self.assertIn("比较时什么也不剩", err)
+        with tempfile.TemporaryDirectory() as directory:   # 在检查的进程里跑和在真的子进程里跑，看到的一字不差
+            records = json.loads(json.dumps(SHIPPED))
+            records[0]["keywords"] = ["试用", "\u200b"]
+            path = write_temp(directory, "documents.json", json.dumps(records))
+            answer = write_temp(directory, "answer.json", '{"status": "draft", "draft": "保存 90 天（D01\u00ad#1）。", "sources": ["D04#1"]}')
+            assert_same_in_a_process(self, [(["--retrieve-only", "价格是多少？", "--documents", str(path)], {}),
+                                            (["--check-draft", str(answer), "保存多久？"], {})])
 
     def test_an_unsent_id_is_rejected_however_it_is_dressed(self):
         # 只发送了 D01#1；D04#1 在资料库里
