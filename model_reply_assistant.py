@@ -14,6 +14,7 @@ checked_answer() 检查回答。常量写在用它的代码旁边。请求谁和
 """
 import codecs
 import errno
+import functools
 import json
 import os
 import re
@@ -381,6 +382,7 @@ def invisible(char):
     return unicodedata.category(char) in ("Cf", "Mn", "Me") or char in FILLERS
 
 
+@functools.lru_cache(maxsize=1024)   # 同一份草稿、同一个关键词要比很多次（每句话都在整份草稿里找编号）：只折叠一次
 def fold(text, keep_case=False, as_html=False):
     """比较用的写法，套件里只有这一种：检索的问题和关键词、片段编号、草稿里的 [n]、域名，读资料时和核对时都先经过它。
     NFKC（全角变半角、花体变普通），去掉看不见的字符（invisible）和 Markdown 的记号，不分大小写，去掉首尾空白；数字和小数点照留。

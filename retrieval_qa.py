@@ -247,8 +247,7 @@ def misspelt_field(record, field):
 
 RELIABLE = 0.75            # 一条规则标出的回答里至少 75% 真有错，它才改状态；不到的只写进 hints（实测选的取值，见第 04 课）
 QUOTE_NEAR = 0.85          # 引文有 85% 以上的字按顺序对得上原文，说“近似”：多半是抄的时候改了字，也要人对照
-MAX_DRAFT_CHARS, MAX_DRAFT_NUMBERS, MAX_DRAFT_QUOTES, MAX_EVIDENCE = 2000, 100, 5, 100   # 多到这个份上不像回复草稿：不逐句核对，交给人
-MAX_OPERANDS = 24          # 一步算账最多用 24 个数：真算式用不了这么多，数字一多也不会越算越慢
+MAX_DRAFT_CHARS, MAX_DRAFT_NUMBERS, MAX_DRAFT_QUOTES, MAX_EVIDENCE, MAX_OPERANDS = 2000, 100, 5, 100, 24   # 多到这个份上不像回复草稿：不逐句核对，交给人；算账最多用 24 个数
 QUOTE = r"「([^」]+)」|『([^』]+)』|“([^”]+)”"
 ID_IN_TEXT = r"(?i)[\[【［]\s*([a-z][\w#.\-]*\d[\w#.\-]*)\s*[\]】］]|(?<![0-9a-z#])([a-z]{1,3}\d{1,3}#\d{1,3})(?![0-9a-z#])"   # [D04#1]、X9#2
 SENTENCE_END = r"(?i)(?<=[。！？!?\n])|(?<=\.)(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<!vs\.)(?=\s)"   # 句号后面要有空白；e.g. 这样的缩写不算
@@ -262,8 +261,7 @@ RULES, READERS = [], []   # 规则表（本节末尾，选读和第 05 课再往
 
 
 def check_grounding(draft, sources, hits, question="", evidence=None, library=None):
-    """草稿逐句对照引用的片段，返回 {"status", "problems", "hints"}：draft、needs_review（可靠的规则发现了问题）或 rejected（写了没发送
-    的编号），不够可靠的规则找到的放进 hints。evidence 为 None：回答没写依据（靠选读去猜）；library：资料库的全部编号（省略时只认发送的）。"""
+    """草稿逐句对照引用的片段，返回 {"status": draft、needs_review 或 rejected, "problems", "hints"：不够可靠的规则找到的}。evidence 为 None：没写依据；library：库里全部的编号。"""
     if too_much_to_check(draft, evidence):   # 不逐句核对，可正文里的越界编号照样拒绝（不写 :=：3.8 以前的 Python 读不懂，说不出“需要 3.10”）
         refused = unsent_id(Sentence(draft), [], Context(draft, hits, question, None, library))
         return {"status": "rejected" if refused else "needs_review", "problems": refused or [too_much_to_check(draft, evidence)], "hints": []}
@@ -278,9 +276,8 @@ def too_much_to_check(draft, evidence=None):
     """太长、数字或引文太多的草稿（连同依据）不逐句核对：返回给人看的说明；正常的返回 None。上限以内，核对的工作量有个头。"""
     everything = draft + "".join(item["claim"] + item["quote"] for item in evidence or [])
     numbers = [len(re.findall(r"\d+|[零一二两三四五六七八九十百千万半]+", text)) for text in (draft, everything)]
-    counts = [("草稿", len(draft), MAX_DRAFT_CHARS, "个字", "字"), ("草稿", numbers[0], MAX_DRAFT_NUMBERS, "个数字", "个"),
-              ("草稿", len(re.findall(QUOTE, draft)), MAX_DRAFT_QUOTES, "处引文", "处"), ("依据", len(evidence or []), MAX_EVIDENCE, "条", "条"),
-              ("草稿连同依据", len(everything), 3 * MAX_DRAFT_CHARS, "个字", "字"), ("草稿连同依据", numbers[1], 3 * MAX_DRAFT_NUMBERS, "个数字", "个")]
+    counts = [("草稿", len(draft), MAX_DRAFT_CHARS, "个字", "字"), ("草稿", numbers[0], MAX_DRAFT_NUMBERS, "个数字", "个"), ("草稿", len(re.findall(QUOTE, draft)), MAX_DRAFT_QUOTES, "处引文", "处"),
+              ("依据", len(evidence or []), MAX_EVIDENCE, "条", "条"), ("草稿连同依据", len(everything), 3 * MAX_DRAFT_CHARS, "个字", "字"), ("草稿连同依据", numbers[1], 3 * MAX_DRAFT_NUMBERS, "个数字", "个")]
     return next((f"{whose}有 {count} {what}，超过逐句核对的上限 {limit} {unit}，请人工复核" for whose, count, limit, what, unit in counts if count > limit), None)
 
 
@@ -334,13 +331,17 @@ def plain(text):
 
 def unsent_id(sentence, cited, context):
     """正文里写着库里这次没发送的编号（fold 认得的写法都算），或库里根本没有的 [X9]、X9#9：和第 02 课的硬规则一样拒绝。只发 D01#1，“依据 D04#1。” -> 拒绝"""
-    text, allowed, library = context.draft or sentence.text, "、".join(sorted(context.sent)), context.library or list(context.sent)   # 整份草稿：编号被换行切开也找得到
+    return list(ids_not_sent(context.draft or sentence.text, tuple(sorted(context.sent)), tuple(context.library or context.sent), context.library is None))
+
+
+@functools.lru_cache(maxsize=64)   # 每句话都在整份草稿里找（编号被换行切开也找得到）：同一份草稿只找一遍
+def ids_not_sent(text, sent, library, only_sent):
     spaced = lambda i: r"\s*#\s*".join(map(re.escape, fold(i).split("#")))   # noqa: E731  “D01 #1”：# 两边可以有空白
     shown = fold(text) + "\n" + fold(text, as_html=True)   # 草稿原样，和当作网页显示出来的样子（D01<b>#</b>1、D01&#35;1）
-    unsent = [i for i in library if i not in context.sent and re.search(rf"(?<![0-9a-z]){spaced(i)}(?![0-9a-z]|[#.-][0-9a-z])", shown)]
+    unsent = [i for i in library if i not in sent and re.search(rf"(?<![0-9a-z]){spaced(i)}(?![0-9a-z]|[#.-][0-9a-z])", shown)]
     unknown = [m for pair in re.findall(ID_IN_TEXT, fold(text, keep_case=True)) for m in pair if m and fold(m) not in map(fold, library)]
-    return [f"来源「{one_line(i, 40)}」不在这次发送的资料里（只允许 {allowed}）" for i in unsent + unknown if context.library is None or i in unsent] + [
-        f"来源「{one_line(m, 40)}」不是资料里的编号（编出来的；只允许 {allowed}）" for m in dict.fromkeys(unknown) if context.library is not None]
+    return tuple([f"来源「{one_line(i, 40)}」不在这次发送的资料里（只允许 {'、'.join(sent)}）" for i in unsent + unknown if only_sent or i in unsent] + [
+        f"来源「{one_line(m, 40)}」不是资料里的编号（编出来的；只允许 {'、'.join(sent)}）" for m in dict.fromkeys(unknown) if not only_sent])
 
 
 def quote_not_in_source(sentence, cited, context):
@@ -429,8 +430,7 @@ class Rule:
     def __init__(self, find, catches, example, measured, refuses=False, policy=None):
         self.find, self.name, self.catches, self.example, self.measured = find, find.__name__, catches, example, measured
         right, wrong = measured[0] + measured[2], measured[1] + measured[3]
-        measured_level = "needs_review" if right and right >= RELIABLE * (right + wrong) else "hint"
-        self.level = "rejected" if refuses else policy or measured_level
+        self.level = "rejected" if refuses else policy or ("needs_review" if right and right >= RELIABLE * (right + wrong) else "hint")
 
 
 RULES += [
