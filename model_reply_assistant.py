@@ -944,7 +944,7 @@ def where_in_json(path):
     return where.strip() + ("" if not where or where.endswith("项") else " ")   # “第 1 项里”，“quote 里”
 
 
-TYPE_NAMES = {str: "字符串", int: "数字", float: "数字", type(None): "空值 null", bool: "布尔值"}
+TYPE_NAMES = {str: "字符串", int: "数字", float: "数字", type(None): "空值 null"}
 
 
 def shape_problem(value, shape, path=()):
@@ -967,7 +967,7 @@ def shape_problem(value, shape, path=()):
             if not isinstance(value, list):
                 return f"{where or '最外层'}应当是数组，实际是{describe_value(value)}"
             stack.extend((item, shape[0], path + [index]) for index, item in reversed(list(enumerate(value))))
-        elif not isinstance(value, shape) or isinstance(value, bool) and bool not in (shape if isinstance(shape, tuple) else (shape,)):
+        elif not isinstance(value, shape) or isinstance(value, bool):   # true、false 在 Python 里也是整数：样子表里没有要它们的地方
             names = "或".join(dict.fromkeys(TYPE_NAMES[kind] for kind in (shape if isinstance(shape, tuple) else (shape,))))
             return f"{where or '最外层'}应当是{names}，实际是{describe_value(value)}"
     return None
@@ -1281,7 +1281,7 @@ def describe_http_failure(status, headers, data, target):
         what += f"（当前模型：{target['model']}）"
     retry_after = one_line(headers.get("retry-after", ""))
     if status == 429 and retry_after:
-        seconds = retry_after.isascii() and retry_after.isdigit()
+        seconds = whole_number(retry_after) is not None
         what += f"；服务器建议等 {retry_after} 秒" if seconds else f"；服务器建议在 {retry_after} 之后再试"
     return what + (f"。服务器说：{detail}" if detail else "")
 
