@@ -156,9 +156,33 @@ def parse_response(status, headers, data, target):
             "model": target["model"]}
 
 
+class Text:
+    """样子表里的一段文字：非空字符串，fold 以后至少有一个字或数字（只有标点、空白或零宽字符的不算）。
+    编号、标题、关键词要放进一行提示，不能有换行、ESC 这样的控制字符；lines=True 的（草稿、正文、引文）可以有，写出去时转义。"""
+
+    def __init__(self, lines=False):
+        self.lines = lines
+
+    def problem(self, value):
+        if not isinstance(value, str) or not value.strip():
+            return f"应当是非空字符串，实际是{describe_value(value)}"
+        if not self.lines and any(unicodedata.category(char) == "Cc" for char in value):
+            return "里有控制字符（换行、ESC 之类）"
+        if not any(char.isalnum() for char in fold(value)):
+            return f"「{visible(value, 20)}」里没有字或数字：只有标点，或零宽字符、方向标记这样看不见的字符"
+        return None
+
+
+class Many(list):
+    """样子表里至少有一项的数组：Many([样子]) 和 [样子] 一样，只是不能是空的。"""
+
+
 ANSWER_STATUSES = ("draft", "missing")
 EVIDENCE_FIELDS = ("claim", "source", "quote")
-EVIDENCE_ITEM = dict.fromkeys(EVIDENCE_FIELDS, str)   # 每一项的样子，shape_problem 照它验
+# 回答的样子（shape_problem 照它验）：draft 的回答要有字、至少一个来源；missing 的草稿和来源可以是空的
+ANSWER = {"status": str, "draft": Text(lines=True), "sources": Many([Text()])}
+MISSING_ANSWER = {"status": str, "draft": str, "sources": [str]}
+EVIDENCE_ITEM = {"claim": Text(lines=True), "source": Text(), "quote": Text(lines=True)}
 MAX_NAMED_SOURCES = 5         # 一次拒绝最多点名 5 个越界的来源，其余只说一共还有几个
 
 
@@ -188,18 +212,11 @@ def checked_answer(reply, allowed_ids):
     if not isinstance(answer, dict):
         raise make_rejection("回答不是单个 JSON 对象", raw=reply["content"])
     status, draft, sources = answer.get("status"), answer.get("draft"), answer.get("sources")
-    problems = [f"缺少字段 {field}{misspelt_answer_field(answer, field)}" for field in ("status", "draft", "sources") if field not in answer]
-    if "status" in answer and status not in ANSWER_STATUSES:
-        problems.append(f"status 是{describe_value(status)}，只允许 draft 或 missing")
-    if "draft" in answer and (not isinstance(draft, str) or (status == "draft" and not draft.strip())):
-        problems.append("draft 是空的" if isinstance(draft, str) else f"draft 应当是字符串，实际是{describe_value(draft)}")
-    elif status == "draft" and isinstance(draft, str) and not any(char.isalnum() for char in fold(draft)):
-        problems.append("draft 里没有一个字或数字（只有标点、空格或看不见的字符）")
-    if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources) or (
-            status == "draft" and not sources):
-        if "sources" in answer:
-            problems.append(f"sources 应当是非空的字符串数组，实际是{describe_sources(sources, allowed_ids)}")
-        sources = []
+    problems = [f"status 是{describe_value(status)}，只允许 draft 或 missing"] if "status" in answer and status not in ANSWER_STATUSES else []
+    shape = shape_problem(answer, MISSING_ANSWER if status == "missing" else ANSWER)
+    if shape:
+        number = next((item for item in sources if type(item) is int and str(item) in allowed_ids), None) if isinstance(sources, list) else None
+        raise make_rejection(*problems, shape + (f"，要加引号写成 \"{number}\"" if number is not None else ""), raw=reply["content"])
     allowed = set(allowed_ids)
     unknown = [source for source in dict.fromkeys(sources) if source not in allowed]
     for source in unknown[:MAX_NAMED_SOURCES]:
@@ -229,14 +246,12 @@ def evidence_problems(evidence, sources):
     if evidence is None:
         return []
     if not isinstance(evidence, list):
-        return [f"evidence 应当是数组（每项是 {{claim, source, quote}}），实际是{describe_value(evidence)}"]
+        return [shape_problem(evidence, [EVIDENCE_ITEM], ["evidence"])]
     problems = []
     for index, item in enumerate(evidence):   # 每一项只说第一处毛病
-        empty = shape_problem(item, EVIDENCE_ITEM, ["evidence", index]) or next(   # fold 以后没有字：半角的浊音符 ﾞ 也不算字
-            (f"evidence 第 {index + 1} 项的 {field} " + ("是空的" if not item[field].strip() else "里没有字")
-             for field in EVIDENCE_FIELDS if not any(char.isalnum() for char in fold(item[field]))), None)
-        if empty or item["source"] not in sources:
-            problems.append(empty or f"evidence 第 {index + 1} 项的来源「{visible(item['source'])}」不在 sources 里")
+        problem = shape_problem(item, EVIDENCE_ITEM, ["evidence", index])
+        if problem or item["source"] not in sources:
+            problems.append(problem or f"evidence 第 {index + 1} 项的来源「{visible(item['source'])}」不在 sources 里")
         if len(problems) > MAX_NAMED_SOURCES:   # 几千项写坏的 evidence：只点名前几处，不一条条印出来
             return problems[:MAX_NAMED_SOURCES] + ["evidence 里还有别的问题，没有一一列出"]
     return problems
@@ -423,12 +438,6 @@ def how_it_starts(content):
     return f"开头是「{start}」，不是「{{」：JSON 之外还写了别的话"
 
 
-def misspelt_answer_field(answer, field):
-    """回答里缺 field，却有一个很像它的字段（drfat、source）时，说出来（资料文件的字段拼错时，第 03 课的 misspelt_field 也这样猜）；没有时是空字符串。"""
-    close = closest(field, [key for key in answer if key not in ("status", "draft", "sources", "evidence")])
-    return f"（有一个 {visible(close)}，是不是想写 {field}？）" if close else ""
-
-
 def describe_value(value):
     """用中文说出“实际是什么”。"""
     if value is None:
@@ -445,17 +454,6 @@ def describe_value(value):
         return f"数组（{len(value)} 项）"
     return "对象 {…}"
 
-
-
-def describe_sources(sources, allowed_ids):
-    """sources 不对时说它实际是什么；数组里有不是字符串的项，点名第一个。第 07 课的编号最容易写成数字 [1]：
-    加上引号正是这次发送的编号时，才说“要加引号”（第 02–05 课的编号是 D01#1 这样的，加了引号也不对）。"""
-    odd = [(number, item) for number, item in enumerate(sources, 1) if not isinstance(item, str)] if isinstance(sources, list) else []
-    if not odd:
-        return describe_value(sources)
-    number, item = odd[0]
-    quoted = f"，要加引号写成 \"{item}\"" if type(item) is int and str(item) in allowed_ids else ""
-    return f"{describe_value(sources)}，第 {number} 项是{describe_value(item)}{quoted}"
 
 
 # ---------- 第一步：请求谁，用哪个密钥 ----------
@@ -944,32 +942,53 @@ def where_in_json(path):
     return where.strip() + ("" if not where or where.endswith("项") else " ")   # “第 1 项里”，“quote 里”
 
 
-TYPE_NAMES = {str: "字符串", int: "数字", float: "数字", type(None): "空值 null"}
+TYPE_NAMES = {str: "字符串", int: "数字", float: "数字", bool: "true 或 false", type(None): "空值 null", object: "任何值"}
 
 
-def shape_problem(value, shape, path=()):
+def shape_name(shape):
+    """样子的中文名：{"a": str} -> "对象 {a}"；Many([Text()]) -> "非空的字符串数组"。"""
+    if isinstance(shape, dict):
+        return f"对象 {{{', '.join(field.rstrip('?') for field in shape)}}}"
+    if isinstance(shape, list):
+        inner = shape_name(shape[0])
+        items = "字符串数组" if inner == "字符串" else f"数组（每项是{inner}）" if isinstance(shape[0], dict) else "数组"
+        return ("非空的" if isinstance(shape, Many) else "") + items
+    if isinstance(shape, Text):
+        return "字符串"
+    return "或".join(dict.fromkeys(TYPE_NAMES[kind] for kind in (shape if isinstance(shape, tuple) else (shape,))))
+
+
+def shape_problem(value, shape, path=(), root=""):
     """value 合不合 shape 的样子：合就是 None，不合就说出第一处，例如“results 第 2 项缺少字段 url”。
-    shape 是类型（str、int……）或几种类型的元组，[每一项的样子]（数组），或 {字段: 样子}（对象；没列的字段不看）。
-    读进来的 JSON 先过 parse_json，再拿这里对一张样子表（搜索缓存的 CACHE_ENTRY……）。用栈而不用递归。"""
+    套件从外面读的 JSON 先过 parse_json，再拿这里对一张样子表：回答（ANSWER）、evidence 的每一项、资料文件的每条记录、
+    域名名单、搜索缓存、练习文件。样子是：类型（str、int……，几种就写元组；object 是什么都行）、Text()、
+    [每一项的样子]（数组；Many 表示至少一项），或 {字段: 样子}（对象；字段名以 ? 结尾的可以不写，没列的字段不看）。
+    root 是 value 的称呼（“第 2 条记录（id "A2"）”），不给就从字段名说起。用栈而不用递归。"""
     stack = [(value, shape, list(path))]   # path：value 自己在哪里，例如 ["evidence", 0]
     while stack:
         value, shape, path = stack.pop()
-        where = where_in_json(path)
+        inner = where_in_json(path)
+        named = root + ("的 " + inner if root and inner else inner)
+        where = named or ("" if isinstance(shape, Text) else "最外层")
         if isinstance(shape, dict):
             if not isinstance(value, dict):
-                return f"{where or '最外层'}应当是对象 {{{', '.join(shape)}}}，实际是{describe_value(value)}"
-            missing = [field for field in shape if field not in value]
-            if missing:   # 拼错了的字段名（qoute）猜一猜，和资料文件、回答的说法一样
-                guess = closest(missing[0], [key for key in value if key not in shape])
-                return f"{where}缺少字段 {missing[0]}" + (f"（有一个 {visible(guess)}，是不是想写 {missing[0]}？）" if guess else "")
-            stack.extend((value[field], inner, path + [field]) for field, inner in reversed(shape.items()))
+                return f"{where}应当是{shape_name(shape)}，实际是{describe_value(value)}"
+            missing = [field for field in shape if field not in value and not field.endswith("?")]
+            if missing:   # 拼错了的字段名（qoute）猜一猜
+                guess = closest(missing[0], [key for key in value if key not in shape and key + "?" not in shape])
+                return f"{named}缺少字段 {missing[0]}" + (f"（有一个 {visible(guess)}，是不是想写 {missing[0]}？）" if guess else "")
+            stack.extend((value[field.rstrip("?")], inner, path + [field.rstrip("?")])
+                         for field, inner in reversed(shape.items()) if field.rstrip("?") in value)
         elif isinstance(shape, list):
-            if not isinstance(value, list):
-                return f"{where or '最外层'}应当是数组，实际是{describe_value(value)}"
+            if not isinstance(value, list) or (isinstance(shape, Many) and not value):
+                return f"{where}应当是{shape_name(shape)}，实际是{describe_value(value)}"
             stack.extend((item, shape[0], path + [index]) for index, item in reversed(list(enumerate(value))))
-        elif not isinstance(value, shape) or isinstance(value, bool):   # true、false 在 Python 里也是整数：样子表里没有要它们的地方
-            names = "或".join(dict.fromkeys(TYPE_NAMES[kind] for kind in (shape if isinstance(shape, tuple) else (shape,))))
-            return f"{where or '最外层'}应当是{names}，实际是{describe_value(value)}"
+        elif isinstance(shape, Text):
+            problem = shape.problem(value)
+            if problem:
+                return where + problem
+        elif not {object, type(value)} & set(shape if isinstance(shape, tuple) else (shape,)):   # 比 type 而不是 isinstance：true 不算数字
+            return f"{where}应当是{shape_name(shape)}，实际是{describe_value(value)}"
     return None
 
 
@@ -1900,6 +1919,9 @@ def published_date(value):
     return day.isoformat()
 
 
+DOMAIN_LIST = {"deny?": [Text()], "allow?": [Text()]}   # 学生写的域名名单的样子（shape_problem 照它验）
+
+
 def read_domains(path):
     """--domains 文件：{"deny": ["example.com", …], "allow": […]}，学生自己编辑。没给文件就是两个空名单。
     写成网址（https://bbs.example.com/）、*.example.com、带全角句点的，都认成域名；哪里不对就说哪里。"""
@@ -1916,18 +1938,14 @@ def read_domains(path):
     except JsonProblem as problem:
         where = f"第 {problem.line} 行第 {problem.column} 列：" if problem.line else ""
         raise make_kit_error(f"域名名单 {path} {where}{problem.what}。" + (f"提示：{problem.hint}。" if problem.hint else "")) from None
-    if not isinstance(policy, dict):
-        raise make_kit_error(f'域名名单 {path} 应当是对象 {{"deny": [域名, …], "allow": [域名, …]}}，实际是{describe_value(policy)}。')
+    problem = shape_problem(policy, DOMAIN_LIST, root=f"域名名单 {path} ")
+    unknown = None if problem else next((name for name in policy if name + "?" not in DOMAIN_LIST), None)
+    if problem or unknown is not None:
+        raise make_kit_error(problem + "。" if problem else f"域名名单 {path} 只认得 deny 和 allow，{visible(unknown)} 是拼错了吗？")
     domains = {}
     for name, items in policy.items():
-        if name not in ("deny", "allow"):
-            raise make_kit_error(f"域名名单 {path} 只认得 deny 和 allow，{visible(name)} 是拼错了吗？")
-        if not isinstance(items, list):
-            raise make_kit_error(f"域名名单 {path} 的 {name} 应当是数组 [\"域名\", …]，实际是{describe_value(items)}。")
         domains[name] = []
         for number, item in enumerate(items, 1):
-            if not isinstance(item, str) or not item.strip():
-                raise make_kit_error(f"域名名单 {path} 的 {name} 第 {number} 项应当是域名，实际是{describe_value(item)}。")
             try:
                 domain = bare_domain(item)
             except ValueError:   # "http://[x/"：方括号没配对，urllib 读不了这个网址（以前是一段 traceback）

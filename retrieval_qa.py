@@ -33,11 +33,11 @@ import sys
 import time
 import unicodedata
 
-from model_reply_assistant import (ENVIRONMENT_HELP, WEB_RULES, JsonProblem, fold, NoAnswer, ask_model, ask_question, decode_student_file, visible,
+from model_reply_assistant import (ENVIRONMENT_HELP, WEB_RULES, JsonProblem, Many, NoAnswer, Text, fold, ask_model, ask_question, decode_student_file, visible,
                                    checked_answer, citation_problems, cited_sources, describe_os_error, describe_value, make_rejection, one_line,
-                                   parse_json, parse_options, parse_timeout, read_domains, read_head, read_saved_reply, shown_safely,
+                                   parse_json, parse_options, parse_timeout, read_domains, read_head, read_saved_reply, shape_problem, shown_safely,
                                    web_hits, write_html, write_json)
-from reply_assistant import (EXIT_OK, EXIT_OUTPUT, EXIT_REVIEW, checked_question, closest, error_line, make_kit_error,
+from reply_assistant import (EXIT_OK, EXIT_OUTPUT, EXIT_REVIEW, checked_question, error_line, make_kit_error,
                              run_cli)
 
 # 这个文件按课程顺序读：第 03 课（读资料、检索）→ 第 04 课（核对出处）→ 第 05 课（不可信的资料、--trace），
@@ -53,8 +53,9 @@ DOCUMENTS_PATH = os.path.join(KIT_DIR, "retrieval_documents.json")
 MAX_FILE_BYTES = 100 * 1024   # 100 KB：手工切分的教学资料远小于此；更大的文件说明该换工具了（第 03 课）
 MAX_RECORDS = 100             # 1–100 条：再多就不是“人工切分、人工写关键词”了（第 03 课）
 MAX_HITS = 3                  # 最多取 3 条：教学取值，不是通用最优参数（第 03 课“想多了解”）
-CONTROL_CHARACTER = "[\x00-\x1f\x7f-\x9f]"   # Unicode 的控制字符（Cc 类）正好是这两段
-FOLDS_TO_NOTHING = "比较时什么也不剩：只有看不见的字符（零宽、方向标记、变体选择符……）或 * _ ~ ` \\ 这样的记号"
+# 每条记录的样子（shape_problem 照它验，第 02 课的文件）：编号、标题、关键词是一行文字，正文可以换行；
+# 每一段都要有字或数字——只有零宽字符的关键词比较时什么也不剩，会命中每一个问题
+RECORD = {"id": Text(), "title": Text(), "text": Text(lines=True), "keywords": Many([Text()])}
 
 
 def load_documents(path=DOCUMENTS_PATH):
@@ -172,8 +173,14 @@ def check_records(data, shown):
         raise make_documents_error(shown, f"应当有 1–{MAX_RECORDS} 条记录，实际有 {len(data)} 条")
     first_seen, look_alike = {}, {}
     for number, record in enumerate(data, start=1):
-        check_record(record, number, shown)
-        label = record_label(record, number)
+        label = f"第 {number} 条记录"
+        if isinstance(record, dict) and isinstance(record.get("id"), str) and record["id"].strip():
+            label += f"（id {json.dumps(record['id'], ensure_ascii=False)}）"
+        problem = shape_problem(record, RECORD, root=label)
+        if problem:
+            keywords = record.get("keywords") if isinstance(record, dict) else None
+            words = [w.strip() for w in keywords.replace("，", ",").split(",") if w.strip()] if isinstance(keywords, str) else []
+            raise make_documents_error(shown, problem, words and "写成 " + json.dumps(words, ensure_ascii=False))   # "试用, 体验版"
         if record["id"] in first_seen:
             raise make_documents_error(shown, f"{label}的 id 和第 {first_seen[record['id']]} 条重复",
                                        "每条记录的 id 必须唯一")
@@ -183,62 +190,6 @@ def check_records(data, shown):
             raise make_documents_error(shown, f"{label}的 id 和第 {other} 条的 id {json.dumps(data[other - 1]['id'], ensure_ascii=False)} "
                                        "只差大小写、全角半角、首尾空格或看不见的字符", "人和模型都容易把它们当成同一个片段，请改成明显不同的 id")
         first_seen[record["id"]], look_alike[folded] = number, number
-
-
-def record_label(record, number):
-    """一条记录的称呼，例如：第 2 条记录（id "D01#2"）；id 还不是一段文字时只说第几条。"""
-    label = f"第 {number} 条记录"
-    if isinstance(record, dict) and is_text(record.get("id")):
-        label += f"（id {json.dumps(record['id'], ensure_ascii=False)}）"
-    return label
-
-
-def check_record(record, number, shown):
-    """检查一条记录：哪里不对就抛出资料错误（make_documents_error），说清是第几条、哪个字段。"""
-    label = f"第 {number} 条记录"
-    if not isinstance(record, dict):
-        raise make_documents_error(shown, f"{label}应当是对象 {{ … }}，实际是{describe_value(record)}")
-    label = record_label(record, number)
-    for field in ("id", "title", "text", "keywords"):
-        if field not in record:
-            raise make_documents_error(shown, f"{label}缺少字段 {field}", misspelt_field(record, field))
-    for field in ("id", "title", "text"):
-        if not is_text(record[field]):
-            raise make_documents_error(shown, f"{label}的字段 {field} 应当是非空字符串，实际是{describe_value(record[field])}")
-        if has_control_characters(record[field], allowed="\n\t\r" if field == "text" else ""):
-            raise make_documents_error(shown, f"{label}的字段 {field} 里有控制字符（换行、ESC 之类）",
-                                       "id 和标题只能是一行普通文字；正文里可以换行，别的控制字符不行")
-    if not fold(record["id"]):
-        raise make_documents_error(shown, f"{label}的字段 id {FOLDS_TO_NOTHING}", "写一个看得见的编号，例如 D06#1")
-    keywords = record["keywords"]
-    if not isinstance(keywords, list) or not keywords:
-        hint = None
-        if is_text(keywords):   # "试用, 体验版" 这样的一个字符串，按逗号拆成数组
-            words = [w.strip() for w in keywords.replace("，", ",").split(",") if w.strip()]
-            hint = "写成 " + json.dumps(words, ensure_ascii=False)
-        raise make_documents_error(shown, f"{label}的字段 keywords 应当是非空的字符串数组，实际是{describe_value(keywords)}", hint)
-    for index, keyword in enumerate(keywords, start=1):
-        if not is_text(keyword):
-            raise make_documents_error(shown, f"{label}的 keywords 第 {index} 项应当是非空字符串，实际是{describe_value(keyword)}")
-        if has_control_characters(keyword):
-            raise make_documents_error(shown, f"{label}的 keywords 第 {index} 项里有控制字符（换行、ESC 之类）")
-        if not fold(keyword):   # 比较时是空字符串：空字符串在每个问题里都“找得到”，零命中就不再是零命中
-            raise make_documents_error(shown, f"{label}的 keywords 第 {index} 项「{visible(keyword)}」{FOLDS_TO_NOTHING}",
-                                       "这样的关键词会命中每一个问题：删掉它，或写成一个真正的词")
-
-
-def is_text(value):   # 非空、而且不全是空白的字符串
-    return isinstance(value, str) and value.strip() != ""
-
-
-def has_control_characters(text, allowed=""):
-    """换行、ESC（终端的控制序列以它开头）这类控制字符（U+0000–U+001F、U+007F–U+009F）；allowed 里的几个除外。"""
-    return any(char not in allowed for char in re.findall(CONTROL_CHARACTER, text))
-
-
-def misspelt_field(record, field):
-    close = closest(field, [key for key in record if key not in ("id", "title", "text", "keywords")])
-    return f"这条记录里有 {json.dumps(close, ensure_ascii=False)}，是不是想写 \"{field}\"？" if close else None
 
 
 # ---------- 第 04 课：核对出处——草稿的每句话和模型给出的依据（evidence）逐条对照 ----------

@@ -68,13 +68,13 @@ class EvidenceHardRuleTest(unittest.TestCase):
         self.assertIsNone(answer["evidence"])
 
     def test_each_malformed_item_is_named_in_one_line(self):
-        self.assertEqual(self.refused("试用期 7 天"), ["evidence 应当是数组（每项是 {claim, source, quote}），实际是字符串 \"试用期 7 天\""])
+        self.assertEqual(self.refused("试用期 7 天"), ["evidence 应当是数组（每项是对象 {claim, source, quote}），实际是字符串 \"试用期 7 天\""])
         self.assertEqual(self.refused(["试用期 7 天"]), ["evidence 第 1 项应当是对象 {claim, source, quote}，实际是字符串 \"试用期 7 天\""])
         self.assertEqual(self.refused([{"claim": "试用 7 天", "source": "D01#1"}]), ["evidence 第 1 项缺少字段 quote"])
-        self.assertEqual(self.refused([item("试用 7 天", "D01#1", 7)]), ["evidence 第 1 项的 quote 应当是字符串，实际是数字 7"])
-        self.assertEqual(self.refused([item("试用 7 天", "D01#1", " ")]), ["evidence 第 1 项的 quote 是空的"])
-        self.assertEqual(self.refused([item("试用 7 天", "D01#1", "；")]), ["evidence 第 1 项的 quote 里没有字"])
-        self.assertEqual(self.refused([item("试用 7 天", "", "试用期 7 天")]), ["evidence 第 1 项的 source 是空的"])   # 只说一次
+        self.assertEqual(self.refused([item("试用 7 天", "D01#1", 7)]), ["evidence 第 1 项的 quote 应当是非空字符串，实际是数字 7"])
+        self.assertEqual(self.refused([item("试用 7 天", "D01#1", " ")]), ["evidence 第 1 项的 quote 应当是非空字符串，实际是只有空白的字符串"])
+        self.assertEqual(self.refused([item("试用 7 天", "D01#1", "；")]), ["evidence 第 1 项的 quote 「；」里没有字或数字：只有标点，或零宽字符、方向标记这样看不见的字符"])
+        self.assertEqual(self.refused([item("试用 7 天", "", "试用期 7 天")]), ["evidence 第 1 项的 source 应当是非空字符串，实际是空字符串"])   # 只说一次
         self.assertEqual(self.refused([item("试用 7 天", "D02#1", "试用期 7 天")]), ["evidence 第 1 项的来源「D02#1」不在 sources 里"])
 
     def test_a_thousand_bad_items_are_not_listed_one_by_one(self):

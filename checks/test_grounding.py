@@ -479,11 +479,11 @@ class HardRuleV2Test(unittest.TestCase):
                 self.assertEqual(self.check(draft)[1]["status"], "draft")
 
     def test_a_draft_without_letters_or_digits_is_rejected(self):
-        for draft in ("。。。！", "\u200b\u200b \u200b", "……"):
+        for draft, shown in (("。。。！", "。。。！"), ("\u200b\u200b \u200b", "\\u200b\\u200b \\u200b"), ("……", "……")):
             with self.subTest(draft=repr(draft)):
                 code, result = self.check(draft)
                 self.assertEqual((code, result["status"]), (4, "rejected"))
-                self.assertIn(result["problems"][0], ("draft 里没有一个字或数字（只有标点、空格或看不见的字符）", "draft 是空的"))
+                self.assertEqual(result["problems"][0], f"draft 「{shown}」里没有字或数字：只有标点，或零宽字符、方向标记这样看不见的字符")
 
 
 @functools.lru_cache(maxsize=None)

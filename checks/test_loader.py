@@ -351,35 +351,35 @@ class SchemaTest(LoaderCase):
         self.assertEqual(self.error_for(records_text(*records)), "：" + expected)
 
     def test_record_must_be_an_object(self):
-        self.check(["A2"], "第 2 条记录应当是对象 { … }，实际是数组（1 项）。")
+        self.check(["A2"], "第 2 条记录应当是对象 {id, title, text, keywords}，实际是数组（1 项）。")
 
     def test_misspelt_keywords_field_is_suggested(self):
         record = {"id": "A2", "title": "t", "text": "x", "keyword": ["试用"]}
-        self.check(record, '第 2 条记录（id "A2"）缺少字段 keywords。提示：这条记录里有 "keyword"，是不是想写 "keywords"？')
+        self.check(record, '第 2 条记录（id "A2"）缺少字段 keywords（有一个 keyword，是不是想写 keywords？）。')
 
     def test_missing_field_without_a_near_name(self):
         self.check({"id": "A2", "text": "x", "keywords": ["k"]}, '第 2 条记录（id "A2"）缺少字段 title。')
 
     def test_id_must_be_a_non_empty_string(self):
-        self.check(dict(GOOD, id=7), "第 2 条记录的字段 id 应当是非空字符串，实际是数字 7。")
-        self.check(dict(GOOD, id=""), "第 2 条记录的字段 id 应当是非空字符串，实际是空字符串。")
+        self.check(dict(GOOD, id=7), "第 2 条记录的 id 应当是非空字符串，实际是数字 7。")
+        self.check(dict(GOOD, id=""), "第 2 条记录的 id 应当是非空字符串，实际是空字符串。")
 
     def test_blank_text_is_rejected(self):
-        self.check(dict(GOOD, id="A2", text="  \n "), '第 2 条记录（id "A2"）的字段 text 应当是非空字符串，实际是只有空白的字符串。')
+        self.check(dict(GOOD, id="A2", text="  \n "), '第 2 条记录（id "A2"）的 text 应当是非空字符串，实际是只有空白的字符串。')
 
     def test_title_null(self):
-        self.check(dict(GOOD, id="A2", title=None), '第 2 条记录（id "A2"）的字段 title 应当是非空字符串，实际是null。')
+        self.check(dict(GOOD, id="A2", title=None), '第 2 条记录（id "A2"）的 title 应当是非空字符串，实际是null。')
 
     def test_keywords_written_as_a_string(self):
         self.check(dict(GOOD, id="A2", keywords="部署"),
-                   '第 2 条记录（id "A2"）的字段 keywords 应当是非空的字符串数组，实际是字符串 "部署"。提示：写成 ["部署"]。')
+                   '第 2 条记录（id "A2"）的 keywords 应当是非空的字符串数组，实际是字符串 "部署"。提示：写成 ["部署"]。')
         self.check(dict(GOOD, id="A2", keywords="部署，服务器, 内存"),
-                   '第 2 条记录（id "A2"）的字段 keywords 应当是非空的字符串数组，实际是字符串 "部署，服务器, 内存"。'
+                   '第 2 条记录（id "A2"）的 keywords 应当是非空的字符串数组，实际是字符串 "部署，服务器, 内存"。'
                    '提示：写成 ["部署", "服务器", "内存"]。')
 
     def test_keywords_empty_list_and_bad_items(self):
         self.check(dict(GOOD, id="A2", keywords=[]),
-                   '第 2 条记录（id "A2"）的字段 keywords 应当是非空的字符串数组，实际是数组（0 项）。')
+                   '第 2 条记录（id "A2"）的 keywords 应当是非空的字符串数组，实际是数组（0 项）。')
         self.check(dict(GOOD, id="A2", keywords=["部署", 3]),
                    '第 2 条记录（id "A2"）的 keywords 第 2 项应当是非空字符串，实际是数字 3。')
         self.check(dict(GOOD, id="A2", keywords=["部署", " "]),

@@ -336,22 +336,22 @@ class RefusalTest(StandInCase):
                              '字段 status 写了 2 次（"send" 和 "draft"）')
 
     def test_empty_draft(self):
-        self.assert_rejected(dict(GOOD, draft="  "), "draft 是空的")
+        self.assert_rejected(dict(GOOD, draft="  "), "draft 应当是非空字符串，实际是只有空白的字符串")
 
     def test_sources_not_a_non_empty_list_of_strings(self):
-        for sources in ([], "D01#1", [1], None):
+        for sources in ([], "D01#1", None):
             with self.subTest(sources=sources):
                 self.assert_rejected(dict(GOOD, sources=sources), "sources 应当是非空的字符串数组")
         # 第 07 课的编号最容易写成数字：以前只说“实际是数组（1 项）”，学生看不出错在哪（新手试读）
-        self.assert_rejected(dict(GOOD, sources=["D01#1", 1]), "sources 应当是非空的字符串数组，实际是数组（2 项），第 2 项是数字 1")
-        self.assert_rejected(dict(GOOD, sources=[None]), "实际是数组（1 项），第 1 项是null")
+        self.assert_rejected(dict(GOOD, sources=["D01#1", 1]), "sources 第 2 项应当是非空字符串，实际是数字 1")
+        self.assert_rejected(dict(GOOD, sources=[None]), "sources 第 1 项应当是非空字符串，实际是null")
         # 加上引号正是这次发送的编号（第 07 课的 "1"）才说“要加引号”；这里的编号是 D01#1，加了引号也不对，不那样说（审阅时发现）
         self.server.reply(dict(GOOD, sources=["D01#1", 1]))
         self.assertNotIn("要加引号", " ".join(self.ask()[1]["problems"]))
         reply = {"content": json.dumps({"status": "draft", "draft": "试用 14 天 [1]。", "sources": [1]}), "finish_reason": "stop"}
         with self.assertRaises(model_reply_assistant.NoAnswer) as caught, contextlib.redirect_stderr(io.StringIO()):
             model_reply_assistant.checked_answer(reply, ["1", "2"])
-        self.assertIn('第 1 项是数字 1，要加引号写成 "1"', str(caught.exception))
+        self.assertIn('sources 第 1 项应当是非空字符串，实际是数字 1，要加引号写成 "1"', str(caught.exception))
 
     def test_source_outside_this_runs_hits_even_if_it_exists_in_the_library(self):
         self.assert_rejected(dict(GOOD, sources=["D01#1", "D04#1"]), "来源「D04#1」不在这次发送的资料里")

@@ -93,7 +93,7 @@ class FoldingTest(unittest.TestCase):
 
     def test_a_keyword_or_id_that_folds_to_nothing_is_refused_at_load_naming_record_and_field(self):
         for field, value, named in (("keywords", ["试用", "\u200b"], "keywords 第 2 项「\\u200b」"),
-                                    ("keywords", ["试用", "**"], "keywords 第 2 项「**」"), ("id", "\u200e", "字段 id")):
+                                    ("keywords", ["试用", "**"], "keywords 第 2 项「**」"), ("id", "\u200e", "的 id 「\\u200e」")):
             records = json.loads(json.dumps(SHIPPED))
             records[0][field] = value
             with self.subTest(value=value), tempfile.TemporaryDirectory() as directory:
@@ -102,7 +102,7 @@ class FoldingTest(unittest.TestCase):
             self.assertEqual((code, out), (2, ""))   # 以前这个词折叠成空字符串，在每个问题里都“找得到”：零命中的问题也去请求模型
             self.assertIn("第 1 条记录", err)
             self.assertIn(named, err)
-            self.assertIn("比较时什么也不剩", err)
+            self.assertIn("里没有字或数字：只有标点，或零宽字符、方向标记这样看不见的字符", err)
         with tempfile.TemporaryDirectory() as directory:   # 在检查的进程里跑和在真的子进程里跑，看到的一字不差
             records = json.loads(json.dumps(SHIPPED))
             records[0]["keywords"] = ["试用", "\u200b"]
@@ -139,7 +139,7 @@ class FoldingTest(unittest.TestCase):
                   "evidence": [{"claim": "试用期 7 天", "source": "D01#1", "quote": "\uff9e\uff9e"}]}   # 半角浊音符：NFKC 后是组合字符
         code, result = check_draft(answer, "试用几天？")
         self.assertEqual((code, result["status"]), (4, "rejected"))
-        self.assertEqual(result["problems"], ["evidence 第 1 项的 quote 里没有字"])
+        self.assertEqual(result["problems"], ["evidence 第 1 项的 quote 「\uff9e\uff9e」里没有字或数字：只有标点，或零宽字符、方向标记这样看不见的字符"])
 
     def test_a_decimal_point_is_kept_when_quotes_are_compared(self):
         # 片段写的是 90 天；“9.0 天”折叠时若丢了小数点，就和“90 天”一样了

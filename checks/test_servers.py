@@ -388,7 +388,7 @@ class ControlCharacterTest(ServerCase):
                 code, out, err = run_kit(["--retrieve-only", "借期是多久？", "--documents", str(path)])
                 self.assertEqual((code, out), (2, ""))
                 self.assertNotIn("\x1b", err)
-                self.assertIn(f"的字段 {field} 里有控制字符（换行、ESC 之类）", err)
+                self.assertIn(f"的 {field} 里有控制字符（换行、ESC 之类）", err)
                 self.assertEqual(len(err.strip().splitlines()), 1)
 
 DEEP = "[" * 100_000

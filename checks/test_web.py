@@ -137,8 +137,9 @@ class PipelineTest(unittest.TestCase):
     def test_a_domain_list_names_what_is_wrong_and_accepts_a_web_address(self):
         with tempfile.TemporaryDirectory() as directory:
             for content, message in (('{"deni": ["a.example"]}', "只认得 deny 和 allow，deni 是拼错了吗？"),
-                                     ('{"deny": "a.example"}', "deny 应当是数组"),
-                                     ('{"deny": [null]}', "deny 第 1 项应当是域名，实际是null")):
+                                     ('{"deny": "a.example"}', "的 deny 应当是字符串数组，实际是字符串"),
+                                     ('{"deny": [null]}', "的 deny 第 1 项应当是非空字符串，实际是null"),
+                                     ('["a.example"]', "应当是对象 {deny, allow}，实际是数组（1 项）")):
                 with self.subTest(content=content):
                     path = write_temp(directory, "d.json", content)
                     with self.assertRaises(web.KitError) as caught:
@@ -212,7 +213,7 @@ class DomainFileTest(unittest.TestCase):
                                            "提示：JSON 只会悄悄保留最后一个值：删掉多余的，或把它们合成一个。"),
                                    (empty, "是空的：还没有写内容，或保存时没存上。"),   # 以前说“意外结束，可能少了「]」”
                                    (bracket, '的 deny 第 2 项「http://[x/」不是网址，也不是域名。'),
-                                   (star, '的 allow 第 1 项「*」不是网址，也不是域名。')):
+                                   (star, '的 allow 第 1 项「*」里没有字或数字：只有标点，或零宽字符、方向标记这样看不见的字符。')):
                 with self.subTest(path=path.name), self.assertRaises(web.KitError) as caught:
                     web.read_domains(str(path))
                 self.assertEqual(str(caught.exception), f"错误：域名名单 {path} {expected}")
