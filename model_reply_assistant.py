@@ -106,7 +106,7 @@ def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=
         status, response_headers, data = send(url, body, headers, timeout)
     except (OSError, http.client.HTTPException, BadResponse) as error:   # 只接网络和服务器的问题；程序自己的 bug 照常报出
         exchange["done"] = time.perf_counter()
-        raise make_call_failure(describe_network_failure(error, exchange["host"], local=not target["official"]), api_key, exchange) from None
+        raise make_call_failure(describe_network_failure(error, exchange["host"], local=not target["official"]), exchange) from None
     exchange.update(status=status, response_bytes=len(data))
     try:
         reply = parse_response(status, response_headers, data, dict(target, sent_key=bool(api_key)))
@@ -114,7 +114,7 @@ def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=
             raise BadResponse("服务器的回答里出现了你的密钥，这份回答已丢弃，不要再用这台服务器")
     except BadResponse as error:
         exchange["done"] = time.perf_counter()
-        raise make_call_failure(str(error), api_key, exchange) from None
+        raise make_call_failure(str(error), exchange) from None
     # 回答正文里已确认没有密钥；finish_reason 也是服务器给的：先抹密钥再截短（反过来，截在密钥中间就漏出半截）
     reply["finish_reason"] = one_line(scrub(reply["finish_reason"], api_key), 40)
     exchange["done"] = time.perf_counter()
@@ -484,9 +484,6 @@ def model_target(environ=None):
     return {"url": base + "/chat/completions", "model": name, "official": False}
 
 
-BRACKETS = "LOCAL_MODEL_URL 写得不对：方括号要配对，里面只能写 IPv6 地址（例如 [::1]），IPv4 地址直接写 127.0.0.1"
-
-
 def odd_character(url):
     """网址里第一个不该有的字符：空格、反斜杠、全角或中文、看不见的字符（解析网址和真正连接时可能读成两样）；没有是 None。"""
     return next((char for char in url if not (char.isascii() and char.isprintable()) or char in " \\"), None)
@@ -503,10 +500,13 @@ def local_base_url(url):
     odd = odd_character(url)
     if odd:
         raise make_kit_error(f"LOCAL_MODEL_URL 里有「{visible(odd)}」：只写普通的半角网址，不要空格、反斜杠、全角或看不见的字符，{example}。")
-    try:
+    try:   # 方括号没配对，或方括号里写了 IPv4 地址：新版 Python 的 urlsplit 就拒绝，旧版放过的 [127.0.0.1] 由 split_host_port 拒绝
         parts = urllib.parse.urlsplit(url)
-    except ValueError:   # 方括号没配对，或方括号里写了 IPv4 地址（新版 Python 在这里就拒绝）
-        raise make_kit_error(f"{BRACKETS}，{example}，现在是 {url}。") from None
+        host, port = split_host_port(parts.netloc, 443 if parts.scheme == "https" else 80)
+    except ValueError:
+        host = None
+    if host is None:
+        raise make_kit_error(f"LOCAL_MODEL_URL 写得不对：方括号要配对，里面只能写 IPv6 地址（例如 [::1]），IPv4 地址直接写 127.0.0.1，{example}，现在是 {url}。")
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise make_kit_error(f"LOCAL_MODEL_URL 要以 http:// 开头，{example}，现在是 {url}。")
     if "@" in parts.netloc:   # http://127.0.0.1@evil.example/：看着像本机，其实连的是 @ 后面的主机
@@ -517,9 +517,6 @@ def local_base_url(url):
     if parts.path.rstrip("/").endswith("/chat/completions"):
         shorter = url.rstrip("/")[:-len("/chat/completions")]
         raise make_kit_error(f"LOCAL_MODEL_URL 只写到 /v1 为止，程序会自己接上 /chat/completions，请写成 {shorter}。")
-    host, port = split_host_port(parts.netloc, 443 if parts.scheme == "https" else 80)
-    if host is None:   # 旧版 Python 的 urlsplit 放过了 [127.0.0.1]，这里补上同样的拒绝
-        raise make_kit_error(f"{BRACKETS}，{example}，现在是 {url}。")
     if port is None:
         raise make_kit_error("LOCAL_MODEL_URL 的端口应当是 1–65535 之间的整数（Ollama 默认 11434，LiteLLM 默认 4000），"
                        f"现在是 {url}。")
@@ -700,7 +697,10 @@ def open_and_read(url, body, headers, timeout):
     request = urllib.request.Request(url, data=body, headers=headers, method="GET" if body is None else "POST")   # 第 07 课有的搜索接口用 GET
     try:
         with opener.open(request, timeout=timeout) as response:
-            return response.status, lower_keys(response.headers), read_limited(response)
+            data = response.read(MAX_RESPONSE_BYTES + 1)
+            if len(data) > MAX_RESPONSE_BYTES:
+                raise BadResponse("响应体超过 1 MiB 上限")
+            return response.status, lower_keys(response.headers), data
     except urllib.error.HTTPError as error:   # 3xx、4xx、5xx 都在这里
         with error:   # 错误响应的正文只用来摘一句服务器说的话：读前 1 MiB 就够，再长也照样报出 HTTP 状态
             return error.code, lower_keys(error.headers or {}), error.read(MAX_RESPONSE_BYTES)
@@ -753,13 +753,6 @@ def lower_keys(headers):
     return {name.lower(): value for name, value in headers.items()}
 
 
-def read_limited(response):
-    data = response.read(MAX_RESPONSE_BYTES + 1)
-    if len(data) > MAX_RESPONSE_BYTES:
-        raise BadResponse("响应体超过 1 MiB 上限")
-    return data
-
-
 SECRET_PIECE = 12           # 密钥里连着的 12 个字也算密钥：少抄了头尾几个字的半截密钥照样抹掉（短于 12 个字的密钥要整个出现）
 
 
@@ -782,21 +775,14 @@ def scrub(text, secret, any_case=True):
             if not piece.isspace() and not invisible(piece):
                 kept += piece.casefold() if any_case else piece
                 where += [index] * len(piece.casefold() if any_case else piece)
-    kept, covered = "".join(kept), [False] * len(kept) + [False]
+    kept, covered = "".join(kept), ["."] * len(kept)
     for piece in pieces:
         start = kept.find(piece)
         while start >= 0:
-            covered[start:start + size] = [True] * size
+            covered[start:start + size] = ["*"] * size
             start = kept.find(piece, start + 1)
-    spans, first = [], None   # 连着盖住的一段换成一个 ***
-    for index, hit in enumerate(covered):
-        if hit and first is None:
-            first = index
-        elif not hit and first is not None:
-            spans.append((where[first], where[index - 1] + 1))
-            first = None
-    for begin, end in reversed(spans):   # 从后往前换，前面的位置不变
-        text = text[:begin] + "***" + text[end:]
+    for run in reversed(list(re.finditer(r"\*+", "".join(covered)))):   # 连着盖住的一段换成一个 ***；从后往前换，前面的位置不变
+        text = text[:where[run.start()]] + "***" + text[where[run.end() - 1] + 1:]
     return text
 
 
@@ -816,12 +802,11 @@ def mentions_secret(content, secret):
 MAX_FAILURE_TEXT = 300       # 一条失败原因最多 300 个字：中文说明加上服务器原话的开头，够看清原因，又不会刷屏
 
 
-def make_call_failure(reason, secret, exchange=None, retried=0):
-    """请求发出之后失败的唯一出口：先抹掉密钥，再并成一行、截短，退出码 3。
-    顺序要紧：先截短的话，截在密钥中间，半截密钥就漏出去了。exchange 留给 --trace（见 trace_exchange）。
-    retried：第 07 课的搜索重试过几次（模型的请求从不重试）。"""
+def make_call_failure(reason, exchange=None, retried=0):
+    """请求发出之后失败的唯一出口：并成一行、截短（one_line 先经 hide_secrets 抹掉密钥再截短），退出码 3。
+    exchange 留给 --trace（见 trace_exchange）。retried：第 07 课的搜索重试过几次（模型的请求从不重试）。"""
     tried = f"重试了 {retried} 次也没有成功。" if retried else "没有自动重试。"
-    failure = NoAnswer("error", [f"{one_line(scrub(reason, secret), MAX_FAILURE_TEXT)}。{tried}"], model_called=True)
+    failure = NoAnswer("error", [f"{one_line(reason, MAX_FAILURE_TEXT)}。{tried}"], model_called=True)
     failure.exchange = exchange
     return failure
 
@@ -1832,15 +1817,15 @@ def search_web(question, target, key, timeout=SEARCH_DEADLINE, sleep=time.sleep)
             reason, timed_out = describe_search_status(status, response_headers, data), False
         retry = timed_out or status == 429 or (status is not None and 500 <= status < 600)   # 连不上、域名不对：再试也一样
         if not retry or attempt == RETRIES:
-            raise make_call_failure(f"搜索失败：{reason}", key, retried=attempt)
+            raise make_call_failure(f"搜索失败：{reason}", retried=attempt)
         wait = min(RETRY_CAP, BACKOFF * 2 ** attempt) * (0.5 + random.random())
         told = retry_after(response_headers)
         if told is not None:
             if told > RETRY_CAP:
-                raise make_call_failure(f"搜索失败：{reason}；服务器要等 {told:g} 秒，超过了上限 {RETRY_CAP:g} 秒", key, retried=attempt)
+                raise make_call_failure(f"搜索失败：{reason}；服务器要等 {told:g} 秒，超过了上限 {RETRY_CAP:g} 秒", retried=attempt)
             wait = told
         if time.monotonic() + wait >= deadline:   # 等完就过了总时限：不再试
-            raise make_call_failure(f"搜索失败：{reason}；总时限 {timeout:g} 秒内来不及再试", key, retried=attempt)
+            raise make_call_failure(f"搜索失败：{reason}；总时限 {timeout:g} 秒内来不及再试", retried=attempt)
         print(f"搜索没有成功（{one_line(scrub(reason, key), 80)}），{wait:.1f} 秒后第 {attempt + 1} 次重试……", file=sys.stderr)
         sleep(wait)
 
@@ -1875,11 +1860,11 @@ def parse_search_response(headers, data):
             text = response_text(headers, data)
         return parse_json(text)
     except (LookupError, ValueError):   # 不认识的编码、名字里有 NUL、解码不了（UnicodeDecodeError 也是 ValueError）
-        raise make_call_failure(f"搜索接口的响应声明的编码是 {one_line(charset, 40)}，可按它解码不了", None) from None
+        raise make_call_failure(f"搜索接口的响应声明的编码是 {one_line(charset, 40)}，可按它解码不了") from None
     except BadResponse as problem:
-        raise make_call_failure(f"搜索接口的{problem}", None) from None
+        raise make_call_failure(f"搜索接口的{problem}") from None
     except JsonProblem as problem:
-        raise make_call_failure(f"搜索接口的响应不是 JSON（{problem.what}）", None) from None
+        raise make_call_failure(f"搜索接口的响应不是 JSON（{problem.what}）") from None
 
 
 def adapt(provider, payload):
@@ -1888,7 +1873,7 @@ def adapt(provider, payload):
     shape = SEARCH_PROVIDERS[provider]
     if not isinstance(payload, dict) or shape["marker"] not in payload:
         seen = "、".join(visible(str(key), 20) for key in list(payload)[:8]) if isinstance(payload, dict) else describe_value(payload)
-        raise make_call_failure(f"搜索接口的响应不是 {provider} 的格式：没有 {shape['marker']}，看到的是 {seen or '空对象'}", None)
+        raise make_call_failure(f"搜索接口的响应不是 {provider} 的格式：没有 {shape['marker']}，看到的是 {seen or '空对象'}")
     found = payload
     for step in shape["list"]:
         found = found.get(step) if isinstance(found, dict) else None

@@ -319,7 +319,7 @@ class CacheTest(unittest.TestCase):
         self.addCleanup(self.directory.cleanup)
 
     def failing(self, *args):
-        raise kit.make_call_failure("搜索失败：超时", None)
+        raise kit.make_call_failure("搜索失败：超时")
 
     def use_cache(self):
         """搜索失败时：(缓存的结果或 NoAnswer, stderr)。"""

@@ -304,7 +304,7 @@ class ResilienceTest(unittest.TestCase):
             self.assertIsNone(stale)
 
             def failing(*args):
-                raise web.make_call_failure("搜索失败：超时", None)
+                raise web.make_call_failure("搜索失败：超时")
             with mock.patch("sys.stderr") as stderr:   # 用缓存之前先说搜索为什么没成功
                 again, stale = web.cached_search("  试用几天 ", target, None, search=failing)   # 归一化的问题是同一个键
             self.assertIn("搜索失败：超时", "".join(str(call.args[0]) for call in stderr.write.call_args_list))
