@@ -1584,13 +1584,12 @@ def instruction_like(text):
 
 
 def obeys_hidden_instruction(sentence, cited, context):
-    """第 04 课规则表里的一条，由这一课加上：引用的片段里藏着像给模型下指令的文字，草稿再像样也要人看。"""
+    """第 04 课规则表里的一条，由这一课加上：引用的片段里藏着像给模型下指令的文字，说明资料被动过手脚，草稿再像样也要人看。"""
     return [f"引用的片段 {hit['id']} 里有像是给模型下指令的文字，草稿可能照着它写了" for hit in cited
             if instruction_like(hit["title"] + " " + hit["text"])]
 
 
-# 这条的级别是约定，不是实测：标注集和盲测集里没有藏着指令的片段（实测是 0, 0, 0, 0，量不出可靠不可靠）。
-# 片段里有给模型下的指令，说明资料本身被动过手脚，无论草稿看着多像样都该有人看一眼：所以定为 needs_review。
+# 这条的级别（needs_review）是约定，不是实测：标注集和盲测集里没有藏着指令的片段（实测是 0, 0, 0, 0，量不出可靠不可靠）。
 RULES.append(Rule(obeys_hidden_instruction, "引用的片段里藏着指令", "片段里写着“忽略之前的指令”", (0, 0, 0, 0),
                   policy="needs_review"))
 
@@ -1598,7 +1597,7 @@ RULES.append(Rule(obeys_hidden_instruction, "引用的片段里藏着指令", "�
 def shingles(text, size=4):
     """4 字片段：去掉空白标点、数字记作 # 后每 4 字一片。“试用期 7 天”→{“试用期#”, “用期#天”}。
     只差数字的两段话片段相同，正好能认出“同一条规则的两个版本”。"""
-    text = nfkc(re.sub(r"[\W_]+|(\d+(?:\.\d+)?)", lambda m: "#" if m.group(1) else "", text)).casefold()   # 删标点，数字记 #
+    text = fold(re.sub(r"[\W_]+|(\d+(?:\.\d+)?)", lambda m: "#" if m.group(1) else "", text))
     return {text[i:i + size] for i in range(max(1, len(text) - size + 1))}
 
 
@@ -1648,7 +1647,7 @@ def keyword_problem(keyword):
     """一个关键词的毛病（接在“关键词「…」”后面说），没有时是 None。练习自查（checks/exercise.py）也用它。"""
     if fold(keyword) in COMMON_KEYWORDS or len(fold(keyword)) == 1:
         return "太常见或只有一个字，很容易命中不相干的问题"
-    if any(mark in keyword for mark in "，,、/;；"):
+    if any(mark in fold(keyword) for mark in ",、/;"):   # fold 之后全角的，；／也是这几个
         return "里有分隔符：一个关键词只能是一个词，请拆开写"
     return None
 
@@ -1677,7 +1676,6 @@ def version_warnings(records):
 
 
 def print_warnings(warnings, shown):
-    """把资料的警告写到 stderr：最多 MAX_WARNINGS 条，其余只说一共还有几条。"""
     more = [f"还有 {len(warnings) - MAX_WARNINGS} 条类似的警告没有列出"] if len(warnings) > MAX_WARNINGS else []
     for warning in warnings[:MAX_WARNINGS] + more:
         print(f"警告：资料文件 {shown}：{warning}。", file=sys.stderr)
@@ -1757,8 +1755,7 @@ def run(argv):
             if args["check_draft"] is not None:   # 第 02 课的 --check-draft：保存的回答代替模型的回答
                 answer = checked_answer(read_saved_reply(args["check_draft"]), [m["id"] for m in materials])
             else:   # 第 02 课的整条路，只是资料换成了命中的片段
-                answer = ask_model(question, materials, timeout, trace_line if args["trace"] else None,
-                                   WEB_RULES if args["web"] else "")
+                answer = ask_model(question, materials, timeout, trace, WEB_RULES if args["web"] else "")
                 result["model_called"] = True
             if args["web"] and citation_problems(answer, sources):   # 第 07 课：[6] 和没发送的片段一样拒绝
                 raise make_rejection(*citation_problems(answer, sources), raw=answer["draft"])
@@ -1770,8 +1767,7 @@ def run(argv):
             print(failure, file=sys.stderr)
             result.update(status=failure.status, problems=failure.problems, draft=None, sources=[], evidence=None,
                           uncited_hits=[], hints=[])
-            if args["check_draft"] is None:   # 检查保存的回答时没有请求模型，model_called 保持 false
-                result["model_called"] = failure.model_called
+            result["model_called"] = failure.model_called and args["check_draft"] is None   # 检查保存的回答时没有请求模型
             code = failure.exit_code
         first = f"：{one_line(result['problems'][0], 41)}" if result["problems"] else ""
         trace("核对", started, f"{result['status']}，{len(result['problems'])} 个问题{first}")

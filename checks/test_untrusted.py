@@ -118,7 +118,7 @@ class VersionAndKeywordWarningTest(unittest.TestCase):
                                  [f'第 1 条记录（id "A"）的关键词「{keyword}」太常见或只有一个字，很容易命中不相干的问题'])
 
     def test_keyword_with_a_comma_warns(self):
-        for keyword in ("几天，免费用多久", "服务器、内存", "服务器/内存", "a,b"):
+        for keyword in ("几天，免费用多久", "服务器、内存", "服务器/内存", "服务器／内存", "a,b"):
             with self.subTest(keyword=keyword):
                 self.assertEqual(document_warnings([record("A", "正文", [keyword])]),
                                  [f'第 1 条记录（id "A"）的关键词「{keyword}」里有分隔符：一个关键词只能是一个词，请拆开写'])
