@@ -115,8 +115,8 @@ def generate(question, api_key, materials=None, timeout=DEFAULT_TIMEOUT, target=
     except BadResponse as error:
         exchange["done"] = time.perf_counter()
         raise make_call_failure(str(error), exchange) from None
-    # 回答正文里已确认没有密钥；finish_reason 也是服务器给的：先抹密钥再截短（反过来，截在密钥中间就漏出半截）
-    reply["finish_reason"] = one_line(scrub(reply["finish_reason"], api_key), 40)
+    # 回答正文里已确认没有密钥；finish_reason 也是服务器给的：one_line 先抹密钥再截短
+    reply["finish_reason"] = one_line(reply["finish_reason"], 40)
     exchange["done"] = time.perf_counter()
     reply["exchange"] = exchange
     return reply
@@ -1826,7 +1826,7 @@ def search_web(question, target, key, timeout=SEARCH_DEADLINE, sleep=time.sleep)
             wait = told
         if time.monotonic() + wait >= deadline:   # 等完就过了总时限：不再试
             raise make_call_failure(f"搜索失败：{reason}；总时限 {timeout:g} 秒内来不及再试", retried=attempt)
-        print(f"搜索没有成功（{one_line(scrub(reason, key), 80)}），{wait:.1f} 秒后第 {attempt + 1} 次重试……", file=sys.stderr)
+        print(f"搜索没有成功（{one_line(reason, 80)}），{wait:.1f} 秒后第 {attempt + 1} 次重试……", file=sys.stderr)
         sleep(wait)
 
 
