@@ -920,14 +920,15 @@ def parse_json(text, limit=MAX_JSON_CHARS):
 
 
 def where_in_json(path):
-    """JSON 里的位置，接在一句话的前面：["evidence", 0, "quote"] -> "evidence 第 1 项的 quote "；[1] -> "第 2 项"；[] -> ""。"""
+    """JSON 里的位置，接在一句话的前面：["evidence", 0, "quote"] -> "evidence 第 1 项的 quote "；[0, "b", "url"] -> "第 1 项的 b 的 url "；
+    [] -> ""。"""
     where = ""
     for step in path:
-        where += f" 第 {step + 1} 项" if isinstance(step, int) else ("的 " if where else "") + visible(step, 20)
+        where += f" 第 {step + 1} 项" if isinstance(step, int) else ("的 " if where.endswith("项") else " 的 " if where else "") + visible(step, 20)
     return where.strip() + ("" if not where or where.endswith("项") else " ")   # “第 1 项里”，“quote 里”
 
 
-TYPE_NAMES = {str: "字符串", int: "数字", float: "数字", bool: "true 或 false", type(None): "空值 null", object: "任何值"}
+TYPE_NAMES = {str: "字符串", int: "数字", float: "数字", bool: "布尔值（true 或 false）", type(None): "空值 null", object: "任何值"}
 
 
 def shape_name(shape):

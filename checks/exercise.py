@@ -304,38 +304,15 @@ def exercise_6(documents, path):
     return True, lines
 
 
+RESULT = {"title": str, "url": str, "snippet": str}   # 课文的模板里标题、摘要是占位的「…」：摘要够不够长，exercise_6 另外说
+PAIRS = web.Many([{"same": bool, "a": RESULT, "b": RESULT}])   # pairs.json 的样子，和套件读别的 JSON 一样交给 shape_problem
+
+
 def pairs_problem(pairs):
     """pairs.json 的格式哪里不对：说到第几对、哪一边、哪个字段（字段名拼错了猜一猜）；没问题是 None。"""
-    if not isinstance(pairs, list):
-        return f"pairs.json 的最外层是{web.describe_value(pairs)}"
-    if not pairs:
-        return "pairs.json 是空数组"
-
-    def missing(where, record, name, expected):
-        guess = closest(name, [key for key in record if isinstance(key, str)])
-        return f'{where}缺少 "{name}"（{expected}）' + (f'，是不是把它写成了 "{guess}"？' if guess else "")
-
-    for number, pair in enumerate(pairs, 1):
-        where = f"第 {number} 对"
-        if not isinstance(pair, dict):
-            return f"{where}应当是对象 {{…}}，现在是{web.describe_value(pair)}"
-        if "same" not in pair:
-            return missing(where, pair, "same", "true 或 false")
-        if not isinstance(pair["same"], bool):
-            quoted = "（不加引号）" if isinstance(pair["same"], str) else ""
-            return f'{where}的 "same" 应当是 true 或 false{quoted}，现在是{web.describe_value(pair["same"])}'
-        for side in ("a", "b"):
-            if side not in pair:
-                return missing(where, pair, side, "一个结果：{title, url, snippet}")
-            if not isinstance(pair[side], dict):
-                return f'{where}的 "{side}" 应当是一个对象 {{title, url, snippet}}，现在是{web.describe_value(pair[side])}'
-            for field in ("title", "url", "snippet"):
-                value = pair[side].get(field)
-                if field not in pair[side]:
-                    return missing(f'{where}的 "{side}" ', pair[side], field, "一段文字")
-                if not isinstance(value, str) or not value.strip():
-                    return f'{where}的 "{side}" 里 "{field}" 应当是一段不空的文字'
-    return None
+    problem = web.shape_problem(pairs, PAIRS)
+    quoted = any(isinstance(pair, dict) and isinstance(pair.get("same"), str) for pair in pairs) if isinstance(pairs, list) else False
+    return problem and f"pairs.json {problem}" + ("（true、false 不加引号）" if quoted and "same" in problem else "")
 
 
 def exercise_7(documents, path):

@@ -426,12 +426,12 @@ class ExerciseCommandTest(unittest.TestCase):
         # 以前只重复一遍整体的格式：学生找不到是哪一对、哪个字段
         result = {"title": "新馆开放", "url": "https://city.example/a", "snippet": "青川新馆 10 月 1 日开放。"}
         for pairs, expected in (([{"a": result, "b": result, "same": "true"}],
-                                 '第 1 对的 "same" 应当是 true 或 false（不加引号），现在是字符串 "true"'),
-                                ([{"a": result, "b": result, "same": 1}], '第 1 对的 "same" 应当是 true 或 false，现在是数字 1'),
+                                 'pairs.json 第 1 项的 same 应当是布尔值（true 或 false），实际是字符串 "true"（true、false 不加引号）'),
+                                ([{"a": result, "b": result, "same": 1}], 'pairs.json 第 1 项的 same 应当是布尔值（true 或 false），实际是数字 1'),
                                 ([{"a": result, "b": result, "same": True}, {"a": result, "same": False}],
-                                 '第 2 对缺少 "b"（一个结果：{title, url, snippet}）'),
+                                 'pairs.json 第 2 项缺少字段 b'),
                                 ([{"a": result, "b": {"title": "t", "url": "u", "snipet": "x"}, "same": False}],
-                                 '第 1 对的 "b" 缺少 "snippet"（一段文字），是不是把它写成了 "snipet"？')):
+                                 'pairs.json 第 1 项的 b 缺少字段 snippet（有一个 snipet，是不是想写 snippet？）')):
             with self.subTest(expected=expected):
                 (self.kit.path / "pairs.json").write_text(json.dumps(pairs, ensure_ascii=False), encoding="utf-8")
                 code, out = self.judge(6)
