@@ -1017,7 +1017,7 @@ JSON_ERRORS = {
     "Invalid control character at": "字符串里直接出现了换行或控制字符",
     "Extra data": "JSON 内容结束后还有多余的文字",
     "Invalid \\escape": "反斜杠「\\」后面的转义写法不合法",
-    "Unexpected UTF-8 BOM": "文件开头多了一个看不见的 BOM（\\ufeff）",
+    "Unexpected UTF-8 BOM": "文件开头多了一个看不见的 BOM（\\ufeff）",   # 学生的文件到不了这里（decode_student_file 先说了），不另给提示
 }
 
 
@@ -1051,7 +1051,7 @@ def describe_json_error(text, error):
     elif message.startswith("Extra data") and char == ",":   # 最外层的值已经结束，后面又写了逗号：看后面和开头是什么
         hint = ("最外层的值后面多了一个逗号：删掉它" if not text[pos + 1:].strip() else
                 "最外层只能有一个值：资料文件是一个数组 [ {…}, {…} ]，开头的「[」可能删掉了；回答文件、域名名单只有一个 {…}，"
-                "把后面多写的删掉" if text.lstrip("\ufeff \t\r\n").startswith("{") else "最外层的数组在这里之前就关上了：前面可能多写了一个「]」")
+                "把后面多写的删掉" if text.lstrip(JSON_SPACE).startswith("{") else "最外层的数组在这里之前就关上了：前面可能多写了一个「]」")
     elif char == "'":
         hint = "JSON 的字段名和字符串要用双引号「\"」，不能用单引号「'」"
     elif char in ("/", "#"):
@@ -1073,8 +1073,6 @@ def describe_json_error(text, error):
         hint = "检查字符串结尾是否漏了双引号「\"」；正文里要换行请写 \\n"
     elif message.startswith("Invalid \\escape"):
         hint = "要写反斜杠本身，请写成 \\\\；要换行写 \\n（反斜杠和 n 之间没有空格）"
-    elif message.startswith("Unexpected UTF-8 BOM"):
-        hint = "在编辑器里把文件另存为“UTF-8”（不带 BOM），或删掉开头那个看不见的字符"
     return (*line_and_column(text, pos), what, hint)
 
 
@@ -1455,13 +1453,12 @@ DUPLICATE = 0.6          # 两条结果的二元组有六成相同、数字互�
                          # （checks/dedupe_pairs.json，python3 checks/web_eval.py）：该合并没合并 4 对，不该合并的 0 对
 
 
-def web_hits(question, policy=None, screen=None, trace=None, timeout=None):
+def web_hits(question, policy, screen, trace, timeout=None):
     """--web 的检索一步（代替第 03 课的 retrieve）：搜索 → web_sources() → 变成 run() 认得的命中片段。
     policy 是 read_domains() 读好的域名名单：run() 在问问题、搜索之前就读（和第 03 课先读资料一样），写错了是用法错误，
     不会先花掉一次搜索（真的接口按次收费、要带密钥）。
     返回 (hits, sources, dropped, stale)：hits 的 id 是编号（"1"、"2"……），title 后面带着网址和日期，text 是摘录，
     所以第 02 课的硬规则、隔离规则和第 04 课的出处核对都照旧用它们。stale 是 None，或用了几秒前的缓存。"""
-    trace = trace or (lambda *unused: None)
     target = search_target()
     key = read_search_key(target)   # 本机的假搜索接口不要密钥；密钥只发给搜索接口
     started = time.perf_counter()
@@ -1725,9 +1722,9 @@ RETRY_CAP = 5.0          # Retry-After 说要等更久，也只等这么久；�
 CACHE_TTL = 600          # 缓存 10 分钟：搜索失败时用它，并标明是几分钟前的结果
 
 
-def search_target(environ=None):
+def search_target():
     """{"provider", "url", "official"}：SEARCH_PROVIDER 选哪家（默认 bocha）；SEARCH_API_URL 改地址，只能是本机的 http(s)。"""
-    environ = os.environ if environ is None else environ
+    environ = os.environ
     for variable in ("SEARCH_PROVIDER", "SEARCH_API_URL", "SEARCH_ENGINE_ID"):
         if any("\udc80" <= char <= "\udcff" for char in environ.get(variable, "")):
             raise make_kit_error(f"环境变量 {variable} 的值不是 UTF-8 文本（终端的编码不对？）：请重新设置它。")
@@ -1756,10 +1753,9 @@ def search_target(environ=None):
     return {"provider": provider, "url": url, "official": False}
 
 
-def read_search_key(target, environ=None):
+def read_search_key(target):
     """SEARCH_API_KEY；官方地址没有它就不回显地询问。本机的假搜索接口不要密钥：没设就不带。密钥只发给搜索接口，从不进提示词。"""
-    environ = os.environ if environ is None else environ
-    value = environ.get("SEARCH_API_KEY", "")
+    value = os.environ.get("SEARCH_API_KEY", "")
     if value.strip():
         return checked_key(value, "SEARCH_API_KEY")
     if not target["official"]:
@@ -1770,26 +1766,24 @@ def read_search_key(target, environ=None):
     return checked_key(value, "SEARCH_API_KEY", typed=True)
 
 
-def search_request(target, question, key, environ=None):
+def search_request(target, question, key):
     """(网址, 请求体, 请求头)：各家要的参数名和带密钥的方式不同，都按它们的文档写。"""
     import urllib.parse
     provider = SEARCH_PROVIDERS[target["provider"]]
     headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
+    if key and provider["key"] != "key":   # 密钥放在哪个头里，照表里写的
+        headers[provider["key"]] = f"Bearer {key}" if provider["key"] == "Authorization" else key
     if provider["method"] == "POST":
         fields = {"query": question, "count": SEARCH_COUNT, "summary": True} if target["provider"] == "bocha" \
             else {"query": question, "max_results": SEARCH_COUNT}
         headers["Content-Type"] = "application/json"
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
         return target["url"], json.dumps(fields, ensure_ascii=False).encode("utf-8"), headers
-    engine = (os.environ if environ is None else environ).get("SEARCH_ENGINE_ID", "").strip()
+    engine = os.environ.get("SEARCH_ENGINE_ID", "").strip()
     if target["provider"] == "google" and target["official"] and not engine:
         raise make_kit_error("SEARCH_PROVIDER=google 还要用 SEARCH_ENGINE_ID 写上你的搜索引擎 ID（cx）。")
     fields = {"q": question, "count": SEARCH_COUNT} if target["provider"] == "brave" else \
         {"q": question, "num": SEARCH_COUNT, "cx": engine}
-    if key and target["provider"] == "brave":
-        headers["X-Subscription-Token"] = key
-    elif key:
+    if key and provider["key"] == "key":
         fields["key"] = key   # Google 把密钥放在网址里：所以程序从不打印请求的网址
     return f"{target['url']}?{urllib.parse.urlencode(fields)}", None, headers
 
