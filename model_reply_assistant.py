@@ -1866,9 +1866,10 @@ def adapt(provider, payload):
     """把这家接口的响应统一成 [{title, url, snippet, published}]。各家在零结果时常常干脆不给结果的键（博查没有 webPages，
     Brave 没有 web，Google 没有 items），当作空列表；连这家格式的标志（marker）都没有的，说出看到了哪些字段。"""
     shape = SEARCH_PROVIDERS[provider]
-    if not isinstance(payload, dict) or shape["marker"] not in payload:
-        seen = "、".join(visible(str(key), 20) for key in list(payload)[:8]) if isinstance(payload, dict) else describe_value(payload)
-        raise make_call_failure(f"搜索接口的响应不是 {provider} 的格式：没有 {shape['marker']}，看到的是 {seen or '空对象'}")
+    problem = shape_problem(payload, {shape["marker"]: object})   # 每一条结果不在这里验：缺字段的结果留到 web_sources，说清为什么不用
+    if problem:
+        seen = "、".join(visible(key, 20) for key in list(payload)[:8]) if isinstance(payload, dict) else ""
+        raise make_call_failure(f"搜索接口的响应不是 {provider} 的格式：{problem}" + (f"，看到的是 {seen}" if seen else ""))
     found = payload
     for step in shape["list"]:
         found = found.get(step) if isinstance(found, dict) else None

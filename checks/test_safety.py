@@ -67,6 +67,21 @@ class StrictReaderTest(unittest.TestCase):
                                            kit.CACHE_ENTRY), "results 第 1 项的 url 应当是字符串，实际是数字 3")
         self.assertEqual(kit.shape_problem([], kit.CACHE_ENTRY), "最外层应当是对象 {saved, results}，实际是数组（0 项）")
 
+    def test_the_shape_words_cover_text_non_empty_lists_optional_fields_and_booleans(self):
+        text, many = kit.Text(), kit.Many([kit.Text()])
+        self.assertIsNone(kit.shape_problem("D01#1", text))
+        self.assertEqual(kit.shape_problem("a\nb", text), "里有控制字符（换行、ESC 之类）")   # 一行文字
+        self.assertIsNone(kit.shape_problem("a\nb", kit.Text(lines=True)))                  # 正文可以换行
+        self.assertEqual(kit.shape_problem("\u200b", text), "「\\u200b」里没有字或数字：只有标点，或零宽字符、方向标记这样看不见的字符")
+        self.assertEqual(kit.shape_problem([], many), "最外层应当是非空的字符串数组，实际是数组（0 项）")
+        self.assertIsNone(kit.shape_problem([], [kit.Text()]))   # 不写 Many 的数组可以是空的
+        self.assertIsNone(kit.shape_problem({}, {"deny?": many}))   # 名字以 ? 结尾的字段可以不写，写了就要合样子
+        self.assertEqual(kit.shape_problem({"deny": []}, {"deny?": many}), "deny 应当是非空的字符串数组，实际是数组（0 项）")
+        self.assertEqual(kit.shape_problem(1, bool), "最外层应当是布尔值（true 或 false），实际是数字 1")
+        self.assertEqual(kit.shape_problem(True, int), "最外层应当是数字，实际是布尔值 true")   # true 不算数字
+        self.assertEqual(kit.shape_problem({"a": [1]}, {"a": [{"b": str}]}, root="第 2 条记录"),
+                         "第 2 条记录的 a 第 1 项应当是对象 {b}，实际是数字 1")
+
     def test_an_evidence_item_with_a_forged_quote_or_source_written_first_is_rejected(self):
         # 先写伪造的、再写真的：json 只留后一个，核对的就是真的那个，伪造的那个却也在文件里
         base = ('{"status": "draft", "draft": "对话记录保存 90 天。", "sources": ["D04#1"], '

@@ -45,7 +45,7 @@ class AdapterTest(unittest.TestCase):
     def test_an_unknown_shape_names_what_it_saw(self):
         with self.assertRaises(NoAnswer) as caught:
             web.adapt("bocha", {"hits": [], "total": 0})
-        self.assertIn("不是 bocha 的格式：没有 data，看到的是 hits、total", caught.exception.problems[0])
+        self.assertIn("不是 bocha 的格式：缺少字段 data，看到的是 hits、total", caught.exception.problems[0])
 
 
 class PipelineTest(unittest.TestCase):
