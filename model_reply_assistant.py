@@ -180,8 +180,8 @@ class Many(list):
 ANSWER_STATUSES = ("draft", "missing")
 EVIDENCE_FIELDS = ("claim", "source", "quote")
 # 回答的样子（shape_problem 照它验）：draft 的回答要有字、至少一个来源；missing 的草稿和来源可以是空的
-ANSWER = {"status": str, "draft": Text(lines=True), "sources": Many([Text()])}
-MISSING_ANSWER = {"status": str, "draft": str, "sources": [str]}
+ANSWER = {"status": object, "draft": Text(lines=True), "sources": Many([Text()])}   # status 的值另有一条规则，只说一次
+MISSING_ANSWER = {"status": object, "draft": str, "sources": [str]}
 EVIDENCE_ITEM = {"claim": Text(lines=True), "source": Text(), "quote": Text(lines=True)}
 MAX_NAMED_SOURCES = 5         # 一次拒绝最多点名 5 个越界的来源，其余只说一共还有几个
 
@@ -445,7 +445,7 @@ def describe_value(value):
     if isinstance(value, bool):
         return "布尔值 " + ("true" if value else "false")
     if isinstance(value, (int, float)):
-        return f"数字 {value}"
+        return f"数字 {visible(str(value), 21)}"
     if isinstance(value, str):
         if not value.strip():
             return "只有空白的字符串" if value else "空字符串"
@@ -924,7 +924,8 @@ def where_in_json(path):
     [] -> ""。"""
     where = ""
     for step in path:
-        where += f" 第 {step + 1} 项" if isinstance(step, int) else ("的 " if where.endswith("项") else " 的 " if where else "") + visible(step, 20)
+        name = visible(step, 20) if isinstance(step, str) and step.strip() else json.dumps(step)   # 空的字段名写成 ""
+        where += f" 第 {step + 1} 项" if isinstance(step, int) else ("的 " if where.endswith("项") else " 的 " if where else "") + name
     return where.strip() + ("" if not where or where.endswith("项") else " ")   # “第 1 项里”，“quote 里”
 
 
@@ -1660,10 +1661,11 @@ def clean_url(url):
 
 
 def urlsplit_host(url):
-    """http(s) 网址的主机名（host_key 的写法，去掉 www.）；javascript:、data:、没有主机的，返回 None。
+    """http(s) 网址的主机名（host_key 的写法，去掉 www.）；javascript:、data:、没有主机的、urllib 读不了的（方括号没配对），返回 None。
     和浏览器一样把反斜杠当作斜杠：https://evil.example\\@good.example/ 打开的是 evil.example。"""
     import urllib.parse
     try:
+        urllib.parse.urlsplit(url.strip())   # 原样就读不了的网址，去重、写网页时也读不了：不是能用的链接
         parts = urllib.parse.urlsplit(url.strip().replace("\\", "/"))
     except ValueError:
         return None
@@ -1900,16 +1902,20 @@ def published_date(value):
     return day.isoformat()
 
 
-DOMAIN_LIST = {"deny?": [Text()], "allow?": [Text()]}   # 学生写的域名名单的样子（shape_problem 照它验）
+DOMAIN_LIST = {"deny?": [Text()], "allow?": Many([Text()])}   # 域名名单的样子：写了 allow 就只用它里面的，空的 allow 什么也不剩
+MAX_DOMAIN_BYTES = 64 * 1024   # 手写的名单几十行就够了
 
 
 def read_domains(path):
     """--domains 文件：{"deny": ["example.com", …], "allow": […]}，学生自己编辑。没给文件就是两个空名单。
     写成网址（https://bbs.example.com/）、*.example.com、带全角句点的，都认成域名；哪里不对就说哪里。"""
+    import ipaddress
     if path is None:
         return {}
     try:
-        text, problem = decode_student_file(read_head(path, 64 * 1024))
+        data = read_head(path, MAX_DOMAIN_BYTES)
+        text, problem = decode_student_file(data)
+        problem = f"超过了 {MAX_DOMAIN_BYTES} 字节的上限" if len(data) > MAX_DOMAIN_BYTES else problem
         if problem:
             raise make_kit_error(f"域名名单 {path} {problem}。")
         policy = parse_json(text)
@@ -1922,16 +1928,19 @@ def read_domains(path):
     problem = shape_problem(policy, DOMAIN_LIST, root=f"域名名单 {path} ")
     unknown = None if problem else next((name for name in policy if name + "?" not in DOMAIN_LIST), None)
     if problem or unknown is not None:
-        raise make_kit_error(problem + "。" if problem else f"域名名单 {path} 只认得 deny 和 allow，{visible(unknown)} 是拼错了吗？")
+        raise make_kit_error(problem + "。" if problem else f"域名名单 {path} 只认得 deny 和 allow，{where_in_json([unknown])}是拼错了吗？")
     domains = {}
     for name, items in policy.items():
         domains[name] = []
         for number, item in enumerate(items, 1):
-            try:
+            try:   # "http://[x/"：方括号没配对，urllib 读不了这个网址
                 domain = bare_domain(item)
-            except ValueError:   # "http://[x/"：方括号没配对，urllib 读不了这个网址（以前是一段 traceback）
+                if ":" in domain:
+                    ipaddress.ip_address(domain)   # IPv6 地址要真是一个地址，不是就 ValueError
+            except ValueError:
                 domain = ""
-            if not domain:   # "*"、"https://"、"www." 去掉通配和前缀后什么也不剩：allow 里有它，就会把来源全去掉
+            if not re.fullmatch(r"[\w-]+(\.[\w-]+)*|[\d:a-f.]+:[\d:a-f.]*", domain):   # 主机名（*.test 是 test），或 IPv6 地址
+                # "*"、"https://" 去掉通配和前缀后什么也不剩，"%00"、"a .com" 不是主机名：allow 里有它，就会把来源全去掉
                 raise make_kit_error(f"域名名单 {path} 的 {name} 第 {number} 项「{visible(item, 60)}」不是网址，也不是域名。")
             domains[name].append(domain)
     return domains

@@ -18,6 +18,7 @@ import os
 import re
 import stat
 import sys
+import urllib.parse
 from pathlib import Path
 
 from kit_helpers import CHECKS_DIR, ROOT, SHIPPED_DOCUMENTS, borrowed, parse_tool_options, run_tool
@@ -311,8 +312,16 @@ PAIRS = web.Many([{"same": bool, "a": RESULT, "b": RESULT}])   # pairs.json 的�
 def pairs_problem(pairs):
     """pairs.json 的格式哪里不对：说到第几对、哪一边、哪个字段（字段名拼错了猜一猜）；没问题是 None。"""
     problem = web.shape_problem(pairs, PAIRS)
-    quoted = any(isinstance(pair, dict) and isinstance(pair.get("same"), str) for pair in pairs) if isinstance(pairs, list) else False
-    return problem and f"pairs.json {problem}" + ("（true、false 不加引号）" if quoted and "same" in problem else "")
+    if problem:
+        quoted = any(isinstance(pair, dict) and isinstance(pair.get("same"), str) for pair in pairs) if isinstance(pairs, list) else False
+        return f"pairs.json {problem}" + ("（true、false 不加引号）" if quoted and "same" in problem else "")
+    for number, pair in enumerate(pairs, 1):   # 去重要读网址：urllib 读不了的（方括号没配对）在这里就说
+        for side in ("a", "b"):
+            try:
+                urllib.parse.urlsplit(pair[side]["url"])
+            except ValueError:
+                return f"pairs.json 第 {number} 项的 {side} 的 url「{web.visible(pair[side]['url'])}」读不了：方括号没有配对？"
+    return None
 
 
 def exercise_7(documents, path):

@@ -82,6 +82,15 @@ class StrictReaderTest(unittest.TestCase):
         self.assertEqual(kit.shape_problem({"a": [1]}, {"a": [{"b": str}]}, root="第 2 条记录"),
                          "第 2 条记录的 a 第 1 项应当是对象 {b}，实际是数字 1")
 
+    def test_a_blank_field_name_is_shown_and_a_bad_status_is_named_once(self):
+        with self.assertRaises(JsonProblem) as caught:
+            parse_json('{"evidence": [{"": NaN}]}')
+        self.assertEqual(caught.exception.what, 'evidence 第 1 项的 "" 是 NaN，JSON 不允许 NaN 和 Infinity')
+        with self.assertRaises(NoAnswer) as caught:   # status 不对只说一次，不再加一句“应当是字符串”
+            kit.checked_answer({"content": '{"status": null, "draft": "x", "sources": ["D01#1"]}', "finish_reason": "stop"}, ["D01#1"])
+        self.assertEqual(caught.exception.problems, ["status 是null，只允许 draft 或 missing"])
+        self.assertEqual(kit.describe_value(int("9" * 1900)), "数字 " + "9" * 20 + "…")   # 上千位的数不整个印出来
+
     def test_an_evidence_item_with_a_forged_quote_or_source_written_first_is_rejected(self):
         # 先写伪造的、再写真的：json 只留后一个，核对的就是真的那个，伪造的那个却也在文件里
         base = ('{"status": "draft", "draft": "对话记录保存 90 天。", "sources": ["D04#1"], '

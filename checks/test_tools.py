@@ -431,7 +431,10 @@ class ExerciseCommandTest(unittest.TestCase):
                                 ([{"a": result, "b": result, "same": True}, {"a": result, "same": False}],
                                  'pairs.json 第 2 项缺少字段 b'),
                                 ([{"a": result, "b": {"title": "t", "url": "u", "snipet": "x"}, "same": False}],
-                                 'pairs.json 第 1 项的 b 缺少字段 snippet（有一个 snipet，是不是想写 snippet？）')):
+                                 'pairs.json 第 1 项的 b 缺少字段 snippet（有一个 snipet，是不是想写 snippet？）'),
+                                # 去重要读网址：方括号没配对的网址以前让练习 6、all 和老师的 grade.py 都停在一段 traceback 上
+                                ([{"a": result, "b": dict(result, url="http://[x/"), "same": False}],
+                                 'pairs.json 第 1 项的 b 的 url「http://[x/」读不了：方括号没有配对？')):
             with self.subTest(expected=expected):
                 (self.kit.path / "pairs.json").write_text(json.dumps(pairs, ensure_ascii=False), encoding="utf-8")
                 code, out = self.judge(6)

@@ -145,8 +145,27 @@ class PipelineTest(unittest.TestCase):
                     with self.assertRaises(web.KitError) as caught:
                         web.read_domains(str(path))
                     self.assertIn(message, str(caught.exception))
+            # 不是主机名的一项（什么也不剩、百分号转义出控制字符、带空格、方括号里不是 IPv6 地址）、空的 allow、太大的文件都说清楚
+            for content, message in (('{"allow": ["%00"]}', "的 allow 第 1 项「%00」不是网址，也不是域名"),
+                                     ('{"deny": ["a .com"]}', "的 deny 第 1 项「a .com」不是网址，也不是域名"),
+                                     ('{"deny": ["[:::::]:80"]}', "的 deny 第 1 项「[:::::]:80」不是网址，也不是域名"),
+                                     ('{"allow": []}', "的 allow 应当是非空的字符串数组，实际是数组（0 项）"),
+                                     ('{"": ["a.example"]}', '只认得 deny 和 allow，"" 是拼错了吗？'),
+                                     (json.dumps({"deny": [f"site{n}.example" for n in range(5000)]}), f"超过了 {64 * 1024} 字节的上限")):
+                with self.subTest(content=content[:40]):
+                    path = write_temp(directory, "d.json", content)
+                    with self.assertRaises(web.KitError) as caught:
+                        web.read_domains(str(path))
+                    self.assertIn(message, str(caught.exception))
             path = write_temp(directory, "d.json", '{"deny": ["https://www.bbs.example/t/1", "*.farm.example", "news。example"]}')
             self.assertEqual(web.read_domains(str(path)), {"deny": ["bbs.example", "farm.example", "news.example"]})
+            path = write_temp(directory, "d.json", '{"deny": ["*.test", "[2001:DB8::1]:8443", "论坛.test"]}')
+            self.assertEqual(web.read_domains(str(path)), {"deny": ["test", "2001:db8::1", "论坛.test"]})
+
+    def test_a_link_urllib_cannot_read_as_written_is_not_usable(self):
+        # 反斜杠当作斜杠时读得出主机，原样却读不了：以前过了过滤，去重时一段 traceback
+        self.assertIsNone(web.urlsplit_host("https://a.example\\[x/p"))
+        self.assertEqual(web.urlsplit_host("https://a.example\\p"), "a.example")
 
     def test_a_source_left_without_any_snippet_budget_is_not_numbered(self):
         # 学生把总预算改小（比如两条摘录就用完）：第三条起没有摘录，不该编号
