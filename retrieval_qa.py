@@ -1667,8 +1667,8 @@ def version_warnings(records):
             continue
         why = f"正文几乎相同（相似度 {similar[first, second]:.2f}）" if (first, second) in similar else "标题相同"
         if first_numbers != second_numbers:
-            why += f"，数字却不同（{'、'.join(sorted(first_numbers - second_numbers)) or '没有数字'} 对 " \
-                   f"{'、'.join(sorted(second_numbers - first_numbers)) or '没有数字'}）"
+            why += f"，数字却不同（{'、'.join(sorted(first_numbers - second_numbers)) or '没有别的数字'} 对 " \
+                   f"{'、'.join(sorted(second_numbers - first_numbers)) or '没有别的数字'}）"
         warnings.append(f"第 {first + 1} 条（id \"{records[first]['id']}\"）和第 {second + 1} 条（id \"{records[second]['id']}\"）"
                         f"{why}，像是同一条规则的两个版本；请只保留正确的那一条，不要指望模型替你选")
         reported.add(second)

@@ -84,6 +84,9 @@ class VersionAndKeywordWarningTest(unittest.TestCase):
                                       record("B", "体验版现在可以用 14 天，功能不变。", title="试用")])
         self.assertEqual(warnings, ['第 1 条（id "A"）和第 2 条（id "B"）标题相同，数字却不同（7 对 14），'
                                     "像是同一条规则的两个版本；请只保留正确的那一条，不要指望模型替你选"])
+        # 一条的数字另一条都有：说“没有别的数字”，不说“没有数字”（那一条明明写着 7 天）
+        warnings = document_warnings([record("A", "试用期 7 天。", title="试用"), record("B", "试用期 7 天，可以再延长 3 天。", title="试用")])
+        self.assertIn("数字却不同（没有别的数字 对 3）", warnings[0])
 
     def test_many_copies_warn_once_per_record_and_the_list_is_capped(self):
         records = [record(f"R{n:02d}", TRIAL_TEXT) for n in range(30)]
