@@ -187,10 +187,10 @@ MAX_NAMED_SOURCES = 5         # 一次拒绝最多点名 5 个越界的来源，
 
 
 def checked_answer(reply, allowed_ids):
-    """硬规则，就是第 02 课列的七条：截断、空白、不是单个 JSON 对象（字段写了两遍也算）、状态不对、草稿为空
-    （只有标点也算空）、来源不合规、evidence 写得不对（见 evidence_problems），都拒绝。
-    通过就返回 {"status", "draft", "sources", "evidence"}（重复的来源已合并；没写 evidence 时它是 None），并在 stderr 上说一声；
-    不通过就抛出 NoAnswer（status 为 rejected，退出码 4），problems 列出每一处不合规。"""
+    """硬规则，就是第 02 课列的七条：截断、空白、不是单个 JSON 对象（字段写了两遍也算）、状态不对、不合 ANSWER 的样子
+    （草稿里没有字、没有来源……）、来源不是这次发送的、evidence 写得不对（见 evidence_problems），都拒绝。
+    通过就返回 {"status", "draft", "sources", "evidence"}（来源已去重；没写 evidence 时它是 None），并在 stderr 上说一声；
+    不通过就抛出 NoAnswer（rejected，退出码 4），problems 列出每一处不合规。"""
     content = reply["content"].strip()
     if reply["finish_reason"] != "stop":
         usage = reply.get("usage") or {}
@@ -239,10 +239,8 @@ def checked_answer(reply, allowed_ids):
 
 
 def evidence_problems(evidence, sources):
-    """evidence 的格式（第 7 条硬规则）：一个数组，每项是 {claim, source, quote} 三个非空字符串，source 在 sources 里。
-    例：[{"claim": "试用 7 天", "source": "D01#1", "quote": "；"}] -> ["evidence 第 1 项的 quote 里没有字"]。
-    别的字段（有的模型会加 reason）不看也不拒绝。不写 evidence（或写 null）是允许的：第 04 课会改用逐句对齐去猜（选读）。
-    内容对不对，由第 04 课核对。写坏了几千项的，只点名前 MAX_NAMED_SOURCES 处。"""
+    """evidence 的格式（第 7 条硬规则）：数组，每项合 EVIDENCE_ITEM 的样子，source 在 sources 里；别的字段（reason 之类）不看。
+    不写（或写 null）也行：第 04 课改用逐句对齐去猜（选读）。内容对不对由第 04 课核对；写坏几千项的，只点名前几处。"""
     if evidence is None:
         return []
     if not isinstance(evidence, list):
