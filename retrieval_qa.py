@@ -206,8 +206,8 @@ LIST_MARKER = r"(?m)^[^\S\n]*(?:#+|[-*•·●▪]|\d{1,2}[.、)）](?!\d)|[（(
 AMOUNT = r"(\d+(?:,\d{3})*(?:\.\d+)?)\s*(%|个?工作日|个?小时|分钟|个月|周?岁|天|日|周|月|年|元|块|角|折|次|人|名|位|张|副|件|台|晚|公里|米|公斤|克|分|倍)?"
 UNIT_NAMES = {"工作日": "个工作日", "个小时": "小时", "个月": "月", "块": "元", "名": "人", "位": "人", "日": "天", "周岁": "岁"}   # 同一单位记成一种
 COMPUTING = r"一共|总共|合计|共计|总价|总额|算下来|加起来|折后|优惠后|实付|还差|差价|便宜|[=＝×*+＋]|乘以|加上|减去|打.{0,3}折"
-NOT_NEGATIVE = r"未(?=[^\W\d_]{1,3}之?前)|不同|不仅|不论|不管|不断|不错|不久|不过|不当|无论|未来|非常|不好意思|不超过|不多于|不高于|不足|未满|不少于|不低于|不到"
-NEGATIVE = r"不予|不可|不能|不得|不会|不用|不必|不需|无需|无须|无法|禁止|严禁|谢绝|拒绝|请勿|并非|没有|没|未|不|勿"   # 先去掉 NOT_NEGATIVE 再找
+NOT_NEGATIVE = r"未(?=[^\W\d_]{1,3}之?前)|不同|不仅|不论|不管|不断|不错|不久|不过|不当|无论|未来|别的|别人|分别|区别|特别|级别|类别|非常|没问题|没关系|不好意思|不超过|不多于|不高于|不足|未满|不少于|不低于|不到"
+NEGATIVE = r"从不|从未|并非|不予|不可以|不可|不能|不得|不会|不用|不必|不需要|不需|不要|不支持|无需|无须|无法|没法|禁止|严禁|停止|暂停|谢绝|拒绝|请勿|切勿|没有|没|未|不|无|别|勿"   # 先去掉 NOT_NEGATIVE 再找
 RULES, READERS = [], []   # 规则表（本节末尾，选读和第 05 课再往里加）；读数量的办法（核心只读阿拉伯数字，选读再加中文数字、日期）
 
 
@@ -388,7 +388,7 @@ RULES += [
     Rule(unsent_id, "正文里写了没发送的片段编号", "试用 7 天 [D04#1]（只发送了 D01#1）", (45, 0, 6, 0), refuses=True),
     Rule(quote_not_in_source, "引文不在它说的片段里", "quote「试用期 10 天」（原文 7 天）", (27, 0, 10, 0)),
     Rule(misstated_amount, "claim 的数量和引文不同", "claim「试用 10 天」，quote「试用期 7 天」", (54, 7, 18, 3)),
-    Rule(opposite_of_quote, "claim 和引文一个肯定一个否定", "claim「可以报销」，quote「不予报销」", (19, 5, 4, 2)),
+    Rule(opposite_of_quote, "claim 和引文一个肯定一个否定", "claim「可以报销」，quote「不予报销」", (19, 2, 4, 1)),
 ]
 
 
@@ -1251,11 +1251,8 @@ def nearest_computation(value, kind, operands):
     return f"{formula(template, numbers)} = {fmt(result)}" if distance <= value / 2 else None
 
 
-# 意思相反的说法：否定词管着后面的话（见 negated）。先去掉看着像否定、其实不是的词
-NOT_NEGATION = r"不同|不仅|不论|不管|不断|不错|不久|不过|无论|未来|别的|别人|分别|区别|特别|级别|类别|非常|没问题|没关系|不好意思"
-NEGATION = r"从不|从未|并非|不能|不可以|不可|不得|不会|不用|不必|不需要|不要|不予|不支持|无需|无须|禁止|严禁|停止|暂停|请勿|切勿|没有|没|未|不|无|别|勿"
+# 意思相反的说法：否定词（核心的 NEGATIVE，先去掉 NOT_NEGATIVE）管着后面的话，见 negated
 NEGATION_REACH = 6   # 否定词只管它后面 6 个字以内的说法：“未使用的套餐可全额退款”里的“未”不管“全额”
-NEGATIVE_CONDITIONS = "不超过|不多于|不高于|不足|未满|不少于|不低于|不到"   # 它们说的是界限，不是否定
 # 条件词，按类别。同一组里的类别互相排斥：草稿用了一类、对应的原文分句用的是同组的另一类，意思就变了。
 # “以内”一类也包括“之前”（7 天内、到期前），“以上”一类也包括“之后”（超过 7 天、7 天后）：退款、退票规则里它们正好相反
 CONDITIONS = {"以内": "不超过|不多于|不高于|不足|未满|不到|以下|以内|之内|至多|最多|最高|低于|少于|小于|之前|以前",
@@ -1420,7 +1417,7 @@ def negated(text):
     “从不自动发送” -> [("从不自动", "自动", "发")]。条件词（“不超过”）和“不同”“无论”这类不表示否定的词先换成空格。"""
     text = without_false_negations(text)
     found = []
-    for match in re.finditer(NEGATION, text):
+    for match in re.finditer(NEGATIVE, text):
         after = re.match(r"([^\W\d_]{2})([^\W\d_]?)", text[match.end():])
         if after:
             found.append((text[match.start():match.end() + 2], after.group(1), after.group(2).strip("了吗呢吧啊呀哦嘛")))
@@ -1429,7 +1426,7 @@ def negated(text):
 
 def without_false_negations(text):
     """把“不超过”这类带否定字的条件词，和“不同”“无论”这类看着像否定、其实不是的词，换成等长的空格（位置不变）。"""
-    return re.sub(NOT_NEGATION + "|" + NEGATIVE_CONDITIONS, lambda m: " " * len(m.group()), text)
+    return re.sub(NOT_NEGATIVE, lambda m: " " * len(m.group()), text)
 
 
 def plainly_said(text, phrase, next_char=None):
@@ -1442,7 +1439,7 @@ def plainly_said(text, phrase, next_char=None):
         reach = max(match.start() - NEGATION_REACH, 0)   # 否定词只管后面 NEGATION_REACH 个字，而且不跨分句
         clause_start = max([reach + m.end() for m in re.finditer(CLAUSE_BREAK, text[reach:match.start()])] + [reach])
         following = re.match(r"[^\W\d_]?", text[match.end():]).group().strip("了吗呢吧啊呀哦嘛")   # 语气词不算
-        if not re.search(NEGATION, cleaned[clause_start:match.start()]) and next_char in (None, following):
+        if not re.search(NEGATIVE, cleaned[clause_start:match.start()]) and next_char in (None, following):
             # 给人看的写法：说法连同紧挨在前面的助动词（“会自动”“能使用”“可以开通”），不从一个词的中间截开（“手会自动”）
             modal = re.search(r"(?:可以|能够|需要|允许|支持|可|能|会|要|须|予)$", text[max(0, match.start() - 2):match.start()])
             return (modal.group() if modal else "") + text[match.start():match.end()].strip()
@@ -1487,14 +1484,14 @@ RULES += [
     # 级别是约定：依据的约定要求每句事实都有依据，缺了就是回答没守约定，要人看（实测见 measured，不到 RELIABLE）
     Rule(no_evidence, "有事实却没给依据的句子或分句", "“到期后自动续费”没有 evidence", (24, 5, 6, 6),
          policy="needs_review"),
-    Rule(opposite_in_part, "claim 的分句和引文对应的分句一个肯定一个否定", "香烟可以报销（引文：但酒水、香烟不予报销）", (4, 0, 2, 0)),
+    Rule(opposite_in_part, "claim 的分句和引文对应的分句一个肯定一个否定", "香烟可以报销（引文：但酒水、香烟不予报销）", (4, 1, 2, 0)),
     Rule(condition_unlike_quote, "claim 的条件词和引文相反", "7 天后可以退款（引文 7 天内）", (12, 1, 4, 1)),
     Rule(role_unlike_quote, "claim 里谁来承担换了", "由商家承担（引文由顾客承担）", (9, 2, 2, 0)),
     Rule(wider_than_quote, "claim 说一律，原文有限定", "所有镜片都打 9 折（原文：但渐进片除外）", (11, 1, 4, 0)),
     Rule(dropped_exception, "引文停在了例外前面", "quote 到“享 9 折”为止，原文接着“但…除外”", (15, 5, 4, 0)),
     Rule(contact_unlike_quote, "claim 的链接、电话和引文不同", "400-820-1235（引文 400-820-1234）", (10, 1, 2, 0)),
     Rule(term_from_elsewhere, "claim 用了另一档的词", "银卡享 85 折（引文：金卡享 85 折）", (13, 6, 2, 2)),
-    Rule(clause_unlike_quote, "claim 的分句和引文说的不像同一件事", "…，并且赠送一次清洗（引文只说价钱）", (52, 51, 17, 7)),
+    Rule(clause_unlike_quote, "claim 的分句和引文说的不像同一件事", "…，并且赠送一次清洗（引文只说价钱）", (52, 50, 17, 7)),
     # 没写 evidence 的回答：逐句猜出处
     Rule(guessing(unsupported_number), "数字、单位、日期时间、算错的数", "试用 30 天（原文 7 天）", (224, 18, 27, 6)),
     Rule(guessing(changed_link), "改过或编出来的链接", "help.example.com/trial（原文 …/trial-terms）", (49, 0, 6, 0)),
