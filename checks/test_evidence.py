@@ -176,6 +176,18 @@ class OptionalRuleTest(unittest.TestCase):
         self.assertIn("由谁承担变了：引文是「由业主承担」，草稿写成「由物业承担」", problems)
         self.assertEqual(verdict("材料费由您承担。", [item("材料费由您承担", "F1", "维修的材料费由业主承担")], [chunk])["status"], "draft")
 
+    def test_the_same_party_written_longer_is_not_a_swap_and_a_long_party_is_still_read(self):
+        chunk = hit("F2", "换锁费由会员承担；体检须由家长自行带孩子前往医院办理；活动结束后由使用社团负责清扫。")
+        for claim, quote in (("换锁费由会员本人承担", "换锁费由会员承担"),   # 本人：还是会员
+                             ("体检由家长自行带孩子去医院办理", "体检须由家长自行带孩子前往医院办理")):   # 由谁：家长，不是后面那一串
+            with self.subTest(claim=claim):
+                self.assertEqual(verdict(claim + "。", [item(claim, "F2", quote)], [chunk])["status"], "draft")
+        problems = found("活动结束后由学生活动中心的保洁人员负责清扫。",
+                         [item("活动结束后由学生活动中心的保洁人员负责清扫", "F2", "活动结束后由使用社团负责清扫")], [chunk])
+        self.assertIn("由谁负责变了：引文是「由使用社团负责」，草稿写成「由学生活动中心保洁人员负责」", problems)
+        self.assertFalse(retrieval_qa.same_party("体检中心", "客户"))   # 一边是客户时，只看另一边是不是一个人
+        self.assertTrue(retrieval_qa.same_party("客户", "住户"))
+
     def test_a_tier_word_taken_from_elsewhere_in_the_chunk_is_named(self):
         chunk = hit("M1", "金卡会员享八折，银卡会员享九折。")
         result = verdict("银卡会员享八折。", [item("银卡会员享八折", "M1", "金卡会员享八折")], [chunk])
