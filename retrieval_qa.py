@@ -248,9 +248,9 @@ def grounding_findings(draft, sources, hits, question="", evidence=None, library
 
 
 class Sentence:
-    """草稿的一句话 text，和归到这句的依据 claims：{claim: [evidence 里写这个 claim 的各条]}（一句用到两个片段就有两条）。"""
+    """草稿的一句话 text，和归到这句的依据 claims：{claim: [写这个 claim 的各条依据]}；judged 留给选读的 no_evidence。"""
     def __init__(self, text, in_draft=True):
-        self.text, self.claims, self.in_draft = text, {}, in_draft
+        self.text, self.claims, self.in_draft, self.judged = text, {}, in_draft, None
 
 
 class Context:
@@ -411,6 +411,8 @@ REASONING = r"所以|因此|也就是说|属于|符合|范围内|这一档|即|�
 EXCLUSIVE = [{"以内", "以上"}, {"当天", "次日"}, {"或", "并且"}, {"每天", "每周", "每月", "每年"}]
 # 谁是客户、说得绝对的词、限定范围的话（“一律可退”对“但定制商品除外”“超过 15 天”）
 CUSTOMER = r"您|你|客户|顾客|用户|买家|消费者|会员|乘客|游客|学员|本人|受检者|旅客"   # “由您承担”就是“由客户承担”
+# 谁来做、谁来付：“由商家承担”“由顾客自行支付”“由家长自行带孩子前往医院办理”（两个引擎都用 roles 读它）
+ROLE = r"由\s*([^\W\d_]{1,12}?)\s*(?:(?:自己|自行|全额|全部|统一|另行|代为)[^\s，。；、]{0,10}?)?(承担|支付|负责|垫付|提供|办理|申请|发起|出具|寄回|赔付|补足|退还)"
 UNIVERSAL = r"一经|一律|全部|所有|全都|全程|任何|无论|均可|均不|都可以|都能|都不|都免费|都享|不限|统一|永久"
 LIMITER = (r"除[^，。；]{0,12}?(?:外|以外|之外)|但|仅|只有|只限|只能|限|部分|首次|首单|不含|不包括|例外|"
            r"前\s*(?:\d+|[一二两三四五六七八九十]+)\s*个?(?:小时|天|次|名|位|单|月|年|分钟|周|晚)")
@@ -426,17 +428,65 @@ COURTESY = (r"您好|你好|亲爱的|感谢您?的?(?:咨询|提问|来信|耐�
             r"另外提醒您?|温馨提示|提醒您|需要注意(?:的是)?|请注意|另外|此外")
 NOT_IN_DOCUMENTS = (r"(?:资料|文档|规则|片段|信息|条款|说明|目前|这里)[^，。；]{0,8}?(?:没有|没|未|并未|暂未|暂无)"
                     r"(?:提到|提及|说明|写明|涉及|规定|列出|包含|明确)")
-NO_CLAIM = NOT_IN_DOCUMENTS + r"|(?:建议|可以|请)您?(?:直接)?(?:咨询|联系|致电|询问|拨打)"
+NO_CLAIM = NOT_IN_DOCUMENTS + r"|^\s*(?:但|不过|并|也)?(?:没有|没|未|并未)(?:单独|具体|明确)?(?:提到|提及|说明|写明|涉及)|(?:建议|可以|请)您?(?:直接)?(?:咨询|联系|致电|询问|拨打)"
 ASKING = r"是否|能否|可否|有没有|会不会|是不是|要不要|多少|什么"   # “其他项目是否需要避开，资料中没有说明”：前半句是在问
 # 回答开头结尾的问候、祝愿、感谢和建议，也不用给依据（只在覆盖检查里用；逐句猜的规则不用它，免得少查了事实）
 SIGN_OFF = (r"^[^\W\d_]{0,4}(?:你好|您好)|[祝盼]|欢迎|感谢|谢谢|期待|理解|抱歉|打扰|不便|如有(?:疑问|问题|需要)|另外提醒一下|"
-            r"建议您|以[^，。]{0,6}为准")
+            r"建议您|^\s*建议|以[^，。]{0,6}为准")
 LEAD_IN = r"(?:^|(?<=[，。；！？!?]))[^，。；！？!?]*[:：](?!\d)"   # 冒号前面是引子（“具体规则如下：”“会有滞纳金：”）
+# 没给依据的分句配上猜的出处以后，规则表里拿来比这一对的几条（no_evidence 用）：它们只看这一对，不看别处
+PAIR_RULES = {"opposite_of_quote", "opposite_in_part", "antonym_of_quote", "condition_unlike_quote", "role_unlike_quote", "wider_than_quote"}
 
 
 def no_evidence(sentence, cited, context):
-    """写了 evidence 的回答，每句有事实的话都要有依据：这句里没被任何 claim 盖住的分句还说着事实，就指出来。
-    例：“试用 7 天，到期后自动续费。”只给了“试用 7 天”的依据 -> 这句话里「到期后自动续费」没有给出依据。"""
+    """写了 evidence 的回答，每句说事实的话都要有依据。没被任何 claim 盖住的分句，先和引用的片段里最像的那句配成一对
+    （猜的出处，derived_pair），照规则表里 PAIR_RULES 那几条比一遍：实测可靠的找到的（说反了、条件变了、换了人……）照实说出两边；
+    比不出毛病、却有依据和片段撑不住的数量（unbacked），或者片段里没有像它的话、它却说着条件或谁来做，说它没有依据。例：“试用 7 天，
+    超过 30 天自动续费。”只给了“试用 7 天”的依据 -> 「超过 30 天自动续费」没有给出依据。"""
+    return judged_without_evidence(sentence, cited, context)[0]
+
+
+def restated_without_evidence(sentence, cited, context):
+    """没给依据的分句里其余的：不够可靠的规则找到的，和没有新数量的分句（换个说法、接着推一句、编了一句没有数的话）。只作提示。"""
+    return judged_without_evidence(sentence, cited, context)[1]
+
+
+def judged_without_evidence(sentence, cited, context):
+    """(要人看的, 提示)：no_evidence 和 restated_without_evidence 各取一份，同一句只判一次。"""
+    if sentence.judged is None:
+        verdicts, hints, missing, restated = [], [], [], []
+        for part in uncovered(sentence, context):
+            pair = derived_pair(part, cited)
+            for rule in [rule for rule in RULES if rule.name in PAIR_RULES] if pair else []:   # 各按自己实测的级别
+                found = [f"{problem}（猜的出处 {pair.claims[part][0]['source']}）" for problem in rule.find(pair, cited, context)]
+                (hints if rule.level == "hint" else verdicts).extend(found)
+            bare = pair is None and (conditions(part) or re.search(ROLE, part))   # 片段里没有像它的话，却说着条件或谁来做
+            (missing if bare or unbacked(part, cited, context) else restated).append(part)
+        sentence.judged = (verdicts + said_without_evidence(sentence, missing if not verdicts else []),
+                           hints + said_without_evidence(sentence, restated))
+    return sentence.judged
+
+
+def derived_pair(part, cited):
+    """没给依据的分句，和引用的片段里实字重合最多的那一句配成一对（至少重合一半）：一个只有这一对依据的 Sentence；配不上是 None。"""
+    words = content_chars(part)
+    pieces = [(hit["id"], piece) for hit in cited for piece in re.split(r"[。；;！？!?\n]", hit["text"]) if piece.strip()]
+    source, best = max(pieces, key=lambda pair: len(words & content_chars(pair[1])), default=(None, ""))
+    if len(words) < 2 or len(words & content_chars(best)) * 2 < len(words):
+        return None
+    pair = Sentence(part)
+    pair.claims[part] = [{"claim": part, "source": source, "quote": best}]
+    return pair
+
+
+def said_without_evidence(sentence, parts):
+    if parts and not sentence.claims:
+        return [f"这句话没有给出依据：「{one_line(sentence.text, 31)}」"]
+    return [f"这句话里「{one_line(part.strip(), 21)}」没有给出依据" for part in parts]
+
+
+def uncovered(sentence, context):
+    """这句里没被任何 claim 盖住一半以上、又说着事实的分句（写了 evidence 的回答才看；客套话、“资料里没有提到……”不算）。"""
     if context.evidence is None or not sentence.in_draft:
         return []
     whole, covered, parts, start = plain(sentence.text), set(), [], 0
@@ -450,11 +500,16 @@ def no_evidence(sentence, cited, context):
             parts.append(part)
     if re.search(NOT_IN_DOCUMENTS, sentence.text):   # 说资料里没有的那一句里，提问的分句也不是事实
         parts = [part for part in parts if not re.search(ASKING, part)]
-    missing = [part for part in parts if is_claim(part) and not re.search(SIGN_OFF, part) and
-               len(content_chars(re.sub(COURTESY + "|" + REASONING, "", part.strip()))) >= 2]
-    if missing and not sentence.claims:
-        return [f"这句话没有给出依据：「{one_line(sentence.text, 31)}」"]
-    return [f"这句话里「{one_line(part.strip(), 21)}」没有给出依据" for part in missing]
+    return [part for part in parts if is_claim(part) and not re.search(SIGN_OFF, part) and
+            len(content_chars(re.sub(COURTESY + "|" + REASONING, "", part.strip()))) >= 2]
+
+
+def unbacked(part, cited, context):
+    """没给依据的分句里有没有撑不住的数量：把引用的片段全文和全部引文当作它的依据，照核心的 misstated_amount 比
+    （数量要在它们或问题里，或是一步算得出的）。"""
+    whole = Sentence(part)
+    whole.claims[part] = [{"quote": " ".join([hit["text"] for hit in cited] + [item["quote"] for item in context.evidence])}]
+    return bool(misstated_amount(whole, cited, context))
 
 
 def is_claim(clause):
@@ -491,12 +546,13 @@ READERS.append(spelled_amounts)
 PHONE = r"(?<![\d-])(?:\d{3,4}-\d{3,4}-\d{3,4}|\d{3,4}-\d{7,8}|1\d{10})(?![\d-])"   # 400-820-1234、010-12345678、手机号
 EXCEPTION = r"^\s*但|除[^，。；]{0,12}?(?:外|以外|之外)|^\s*(?:仅|只)"   # 紧跟在引文后面的分句以它们开头：例外
 LIMIT_INSIDE = r"仅限|只限|(?<!提)前\s*(?:\d+|[一二两三四五六七八九十]+)\s*[名位个]"   # 引文所在的分句里、引文外面的限定
+# 意思相反的一对词：草稿用一个、它的引文用另一个，意思就反了（否定词另有 NEGATIVE）
+ANTONYMS = [("免费", "收费"), ("开放", "关闭"), ("开放", "闭馆"), ("营业", "闭店"), ("营业", "休息"), ("提前", "推迟"), ("提前", "延后"),
+            ("允许", "禁止"), ("增加", "减少"), ("上浮", "下调"), ("包含", "不含"), ("退还", "扣除"), ("上午", "下午"), ("全额", "部分")]
 # 反义的条件词、单位：claim 和引文只差这一处，意思就变了
 OPPOSITES = [{"前", "后"}, {"内", "外"}, {"上", "下"}, {"多", "少"}, {"早", "晚"}, {"或", "和"}, {"或", "且"}, {"高", "低"},
              {"最高", "最低"}, {"之前", "之后"}, {"以前", "以后"}, {"当天", "次日"}, {"小时", "天"}, {"天", "周"}, {"周", "月"},
              {"月", "年"}, {"分钟", "小时"}, {"每天", "每小时"}, {"含", "不含"}]
-# 谁来做、谁来付：“由商家承担”“由顾客自行支付”“由家长自行带孩子前往医院办理”（两个引擎都用 roles 读它）
-ROLE = r"由\s*([^\W\d_]{1,12}?)\s*(?:(?:自己|自行|全额|全部|统一|另行|代为)[^\s，。；、]{0,10}?)?(承担|支付|负责|垫付|提供|办理|申请|发起|出具|寄回|赔付|补足|退还)"
 
 
 @functools.lru_cache(maxsize=64)   # 说反了、条件词、谁来承担三条规则都要同一句的对齐：只算一次
@@ -563,6 +619,18 @@ def role_unlike_quote(sentence, cited, context):
         for verb, who in roles(part).items():
             if verb in theirs and not same_party(who, theirs[verb]):
                 problems.append(f"由谁{verb}变了：引文是「由{theirs[verb]}{verb}」，草稿写成「由{who}{verb}」")
+    return problems
+
+
+def antonym_of_quote(sentence, cited, context):
+    """claim 用了一个词，它的引文用的是意思相反的另一个（免费↔收费、开放↔关闭、提前↔推迟……，见 ANTONYMS），
+    而且两边都只有自己那一个：意思说反了。例：claim「热水按次收费」，quote「热水免费」 -> 引文是「免费」，草稿写成「收费」。"""
+    problems = []
+    for claim, items in sentence.claims.items():
+        quote = " ".join(item["quote"] for item in items)
+        problems += [f"意思说反了：引文是「{theirs}」，草稿写成「{mine}」：草稿「{one_line(claim, 31)}」"
+                     for pair in ANTONYMS for mine, theirs in (pair, pair[::-1])
+                     if mine in claim and theirs not in claim and theirs in quote and mine not in quote]
     return problems
 
 
@@ -1486,9 +1554,11 @@ def same_party(mine, theirs):
 RULES += [
     # 写了 evidence 的回答：依据的覆盖、算出来的数、claim 和自己的引文再比几样
     # 级别是约定：依据的约定要求每句事实都有依据，缺了就是回答没守约定，要人看（实测见 measured，不到 RELIABLE）
-    Rule(no_evidence, "有事实却没给依据的句子或分句", "“到期后自动续费”没有 evidence", (24, 5, 6, 6),
+    Rule(no_evidence, "没给依据的分句里有依据撑不住的数量、条件、由谁来做", "“超过 30 天自动续费”没有 evidence", (5, 0, 2, 1),
          policy="needs_review"),
+    Rule(restated_without_evidence, "没给依据、也没有新数量和条件的分句", "“到期后自动续费”没有 evidence", (23, 5, 4, 5), policy="hint"),
     Rule(opposite_in_part, "claim 的分句和引文对应的分句一个肯定一个否定", "香烟可以报销（引文：但酒水、香烟不予报销）", (4, 1, 2, 0)),
+    Rule(antonym_of_quote, "claim 用了引文里那个词的反义词", "热水按次收费（引文：热水免费）", (1, 1, 0, 0)),
     Rule(condition_unlike_quote, "claim 的条件词和引文相反", "7 天后可以退款（引文 7 天内）", (12, 1, 4, 1)),
     Rule(role_unlike_quote, "claim 里谁来承担换了", "由商家承担（引文由顾客承担）", (9, 0, 2, 0)),
     Rule(wider_than_quote, "claim 说一律，原文有限定", "所有镜片都打 9 折（原文：但渐进片除外）", (11, 1, 4, 0)),

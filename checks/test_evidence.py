@@ -157,6 +157,29 @@ class OptionalRuleTest(unittest.TestCase):
         problems = found("试用 7 天。团队版每月 99 元。", [item("试用 7 天", "T1", "试用期 7 天")], [TRIAL])
         self.assertEqual(problems, ["这句话没有给出依据：「团队版每月 99 元。」"])
 
+    def test_a_clause_without_evidence_is_paired_with_its_likeliest_sentence_and_judged_like_evidence(self):
+        shower = hit("C9", "营地公共淋浴间开放时间为7:00–23:00，热水免费。帐篷每晚120元，睡袋每晚30元。")
+        opening = [item("公共淋浴间开放时间为7:00–23:00", "C9", "营地公共淋浴间开放时间为7:00–23:00")]
+        # 没给依据的“热水按次收费”：配上片段里最像的一句（猜的出处），“收费”对“免费”说出两边
+        self.assertIn("意思说反了：引文是「免费」，草稿写成「收费」：草稿「热水按次收费」（猜的出处 C9）",
+                      found("公共淋浴间开放时间为7:00–23:00，热水按次收费。", opening, [shower]))
+        # 照片段换个说法的分句、一步算得出的数：只作提示，不改状态
+        rent = [item("帐篷每晚120元", "C9", "帐篷每晚120元"), item("睡袋每晚30元", "C9", "睡袋每晚30元")]
+        for draft in ("公共淋浴间开放时间为7:00–23:00，热水不要钱。", "帐篷每晚120元，睡袋每晚30元，一套合计150元。"):
+            with self.subTest(draft=draft):
+                evidence = opening if draft.startswith("公共") else rent
+                self.assertEqual(verdict(draft, evidence, [shower])["status"], "draft")
+        # 撑不住的数（片段、引文、问题里都没有，一步也算不出），和片段里没有像它的一句、却说着条件或由谁来做：要人看
+        result = verdict("帐篷每晚120元，睡袋每晚30元，一套合计170元。", rent, [shower])
+        self.assertEqual((result["status"], result["problems"]), ("needs_review", ["这句话里「一套合计170元」没有给出依据"]))
+        result = verdict("帐篷每晚120元。预订以后当天可以取消。", rent[:1], [shower])
+        self.assertEqual(result["problems"], ["这句话没有给出依据：「预订以后当天可以取消。」"])
+        # 没有数、没有条件的一句（编的也好、推出来的也好）指认不出对错：只作提示；“资料里没有提到……”连提示也不是
+        result = verdict("帐篷每晚120元。营地还为每位客人提供烧烤炉具。", rent[:1], [shower])
+        self.assertEqual((result["status"], result["hints"]), ("draft", ["这句话没有给出依据：「营地还为每位客人提供烧烤炉具。」"]))
+        result = verdict("帐篷每晚120元，没有提到烧烤炉具能不能租。", rent[:1], [shower])
+        self.assertEqual((result["status"], result["hints"]), ("draft", []))
+
     def test_a_quote_that_stops_short_of_its_exception_is_named(self):
         problems = found("会费一经缴纳不予退还。", [item("会费一经缴纳不予退还", "R1", "会费一经缴纳不予退还")], [REFUND])
         self.assertIn("引文停在了例外前面：原文还有「但因休学、参军离校的同学除外」，草稿没有提", problems)   # 整段例外
@@ -260,7 +283,7 @@ class CheckDraftWithEvidenceTest(unittest.TestCase):
 
     def test_the_three_kinds_of_evidence_problems_are_each_named(self):
         answer = {"status": "draft", "sources": ["D01#1"],
-                  "draft": "体验版可以试用 10 天。试用期间能使用资料检索。到期后会自动转成付费的正式版。",
+                  "draft": "体验版可以试用 10 天。试用期间能使用资料检索。到期后会自动转成每月 99 元的正式版。",
                   "evidence": [item("体验版可以试用 10 天", "D01#1", "试用期 7 天"),
                                item("试用期间能使用资料检索", "D01#1", "这段时间里能使用全部功能")]}
         code, result, _ = self.run_answer(answer)
@@ -268,7 +291,7 @@ class CheckDraftWithEvidenceTest(unittest.TestCase):
         problems = "\n".join(result["problems"])
         self.assertIn("「10 天」和依据对不上", problems)                       # 说错引文的 claim
         self.assertIn("引文在 D01#1 里找不到：「这段时间里能使用全部功能」", problems)   # 引文不在片段里
-        self.assertIn("这句话没有给出依据：「到期后会自动转成付费的正式版。」", problems)  # 没给依据的句子
+        self.assertIn("这句话没有给出依据：「到期后会自动转成每月 99 元的正式版。」", problems)  # 没给依据的句子
 
     def test_lesson_02_s_own_check_draft_reads_evidence_too(self):
         with tempfile.TemporaryDirectory() as directory:
