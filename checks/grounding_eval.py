@@ -9,7 +9,7 @@
 标注（expected）是人按规则写的：这份回答应当通过（draft）、资料不足（missing）、需要复核（needs_review）
 还是被拒绝（rejected）。“被标出”指 needs_review 或 rejected；hints 里的提示不改变状态，不算标出。
 标注集（grounding_cases.json）的资料除了发布版，还有 grounding_documents.json 里的其他领域。
-留出集（grounding_holdout.json）是另外三个领域、由没看过规则的人按聊天模型的写法写的，规则定下来以后只量过一次。
+留出集（grounding_holdout.json）是另外几个领域（每轮盲测留下的），由没看过规则的人按聊天模型的写法写，只量、不拿来改规则。
 不联网，不需要密钥。
 """
 import contextlib

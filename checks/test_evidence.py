@@ -455,8 +455,8 @@ class EvidenceSetTest(unittest.TestCase):
             with self.subTest(kind=kind):
                 self.assertGreaterEqual(sum(case["kind"] == kind for case in labelled + holdout), 6)
         faithful = [case for case in labelled + holdout if case["expected"] == "draft"]
-        self.assertGreaterEqual(len(faithful) * 2, len(labelled + holdout) - 2)
-        self.assertEqual(len({case["documents"] for case in holdout}), 2)   # 第五、六轮各留一个领域只量不看
+        self.assertGreaterEqual(len(faithful) / len(labelled + holdout), 0.45)   # 如实的和错误的差不多一样多
+        self.assertEqual(len({case["documents"] for case in holdout}), 5)   # 第五、六轮各留一个领域、第九轮的三个领域只量不看
         self.assertGreaterEqual(len(holdout), 120)
 
 

@@ -558,7 +558,7 @@ MEASURED_ONCE = {"false_alarms": 14, "caught": 51}
 
 
 class HoldoutTest(unittest.TestCase):
-    """checks/grounding_holdout.json：三个新领域、由没看过规则的人按聊天模型的写法写的回答，规则定下以后才量。
+    """checks/grounding_holdout.json：几轮盲测留下的领域、由没看过规则的人按聊天模型的写法写的回答，规则定下以后才量。
     issue 17 的目标（误标 ≤ 8%、抓到 ≥ 75%）没有达到；这里守住的是：比第二版误标少得多、不比只量一次时差、
     抓到至少六成、该拒绝的全拒绝。"""
 
