@@ -110,12 +110,13 @@ def run_case(case, directory, document_sets):
     return json.loads(out.getvalue())
 
 
-def evaluate(cases=None, document_sets=None, timings=None):
+def evaluate(cases=None, document_sets=None, timings=None, core=False):
     """返回 [Result]。默认量标注集。给了 timings（字典）时，累计每条规则花的秒数（这时每条都真的量）。
+    core=True：出处核对只用第 04 课的核心（core_only），量选读多抓到多少、多误标多少。
     跑检查时，量过的回答记在这次运行的临时目录里，几组检查和课文里的命令共用（kit_helpers.MeasuredOnce）。"""
     if cases is None:
         cases, document_sets = load_cases(), json.loads(DOCUMENT_SETS.read_text(encoding="utf-8-sig"))
-    measured = MeasuredOnce("grounding", KIT_SCRIPTS + [Path(__file__)], enabled=timings is None)
+    measured = MeasuredOnce("grounding-core" if core else "grounding", KIT_SCRIPTS + [Path(__file__)], enabled=timings is None)
     # 每份资料的指纹只算一次：回答的键由问题、回答和它用的那份资料的指纹组成
     documents = {name: MeasuredOnce.key(value) for name, value in (document_sets or {}).items()}
     documents[None] = MeasuredOnce.key(SHIPPED_DOCUMENTS.read_text(encoding="utf-8-sig"))
@@ -140,10 +141,22 @@ def evaluate(cases=None, document_sets=None, timings=None):
             mock.patch.object(retrieval_qa, "grounding_findings", recording), contextlib.ExitStack() as stack:
         for patch in timed:
             stack.enter_context(patch)
+        if core:   # 核心自己的 check_grounding 调用它自己的 grounding_findings：这时不记每条规则找到了什么
+            stack.enter_context(mock.patch.object(retrieval_qa, "check_grounding", core_only()["check_grounding"]))
         # 决定结果的全部输入：问题、回答、资料（代码由 MeasuredOnce 的文件名管）
         known = measured.results(cases, lambda case: [case["question"], case["answer"], documents[case.get("documents")]], measure)
     return [Result(case, output, None if findings is None else [tuple(item) for item in findings])
             for case, (output, findings) in zip(cases, known)]
+
+
+@functools.lru_cache(maxsize=None)
+def core_only():
+    """只执行 retrieval_qa.py 到第 04 课“选读”分节线为止的源代码：第 03 课和第 04 课的核心（四条规则、只读阿拉伯数字）。
+    学生读到分节线就停，跑的就是这些。返回执行出来的名字表。"""
+    source = Path(retrieval_qa.__file__).read_text(encoding="utf-8")
+    namespace = {"__name__": "core_only", "__file__": retrieval_qa.__file__}
+    exec(compile(source[:source.index("# ---------- 第 04 课 · 扩展规则（选读）")], "retrieval_qa.py（核心）", "exec"), namespace)
+    return namespace
 
 
 def timer(find, name, timings):
@@ -252,11 +265,11 @@ def without_evidence(cases):
 
 
 def evidence_report(labelled, holdout):
-    """带依据的回答（标注集里的和留出集里的），带着 evidence 和去掉 evidence 的结果并排：labelled、holdout 是
-    (带依据的结果, 去掉依据的结果)。"""
-    lines = ["带依据（evidence）的回答：同一批回答带着依据、去掉依据各量一次。", LEGEND]
-    for name, (kept, dropped) in (("标注集", labelled), ("留出集", holdout)):
-        for label, results in (("带着依据", kept), ("去掉依据", dropped)):
+    """带依据的回答（标注集里的和留出集里的），带着 evidence（完整的检查、只用核心）和去掉 evidence 的结果并排：
+    labelled、holdout 是 (带依据的结果, 只用核心的结果, 去掉依据的结果)。"""
+    lines = ["带依据（evidence）的回答：同一批回答带着依据（完整的检查、只用第 04 课的核心）、去掉依据各量一次。", LEGEND]
+    for name, (kept, core, dropped) in (("标注集", labelled), ("留出集", holdout)):
+        for label, results in (("带着依据", kept), ("只用核心", core), ("去掉依据", dropped)):
             flagged, caught = faithful_flagged(results), errors_caught(results)
             lines.append(f"  {name}·{label}：如实的被误标 {flagged[0]}/{flagged[1]} = {flagged[0] / flagged[1]:.1%}，"
                          f"错误的被标出 {caught[0]}/{caught[1]} = {caught[0] / caught[1]:.1%}")
@@ -294,7 +307,8 @@ def main(argv):
     options = parse_tool_options(argv, "用法：python3 checks/grounding_eval.py [--rules | --holdout | --evidence] [--details]",
                                  __doc__, flags=("--details", "--holdout", "--rules", "--evidence"))
     if options["--evidence"]:
-        pairs = [(evaluate(cases, documents), evaluate(without_evidence(cases), documents)) for cases, documents in evidence_sets()]
+        pairs = [(evaluate(cases, documents), evaluate(cases, documents, core=True), evaluate(without_evidence(cases), documents))
+                 for cases, documents in evidence_sets()]
         print(evidence_report(*pairs))
         return 0
     if options["--rules"]:

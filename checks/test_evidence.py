@@ -240,10 +240,8 @@ class CoreReadsAloneTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        source = (ROOT / "retrieval_qa.py").read_text(encoding="utf-8")
-        core = source[:source.index("# ---------- 第 04 课 · 扩展规则（选读）")]
-        cls.core = {"__name__": "core_only", "__file__": str(ROOT / "retrieval_qa.py")}
-        exec(compile(core, "retrieval_qa.py（核心）", "exec"), cls.core)
+        import grounding_eval   # grounding_eval.py --evidence 拿同一个“只有核心”的模块量标注集
+        cls.core = grounding_eval.core_only()
 
     def test_the_core_has_only_its_own_rules(self):
         self.assertEqual([rule.name for rule in self.core["RULES"]],
