@@ -224,6 +224,13 @@ def main(argv):
         spent, target = median_ms(lambda: retrieval_qa.check_grounding(text, cited, chunks, "", evidence), repeat=10), 5 * len(text) / 500
         rows.append((f"带依据的核对：3 个 400 字的片段、{len(text)} 字的草稿、{len(evidence)} 条依据", f"{spent:.1f} ms",
                      f"≤ {target:.1f} ms", spent <= target))
+    # 没给依据的分句要和片段的每个分句比：资料文件允许的最长片段（6 万字）、45 句都没给依据的草稿
+    huge = [{"id": "Z01#1", "title": "长片段", "text": "，".join(f"第{i}项服务收费{i * 7}元，须提前{i % 9 + 1}天预约" for i in range(2500))}]
+    draft = "。".join(f"这项服务收费{i * 7 + 1}元，提前几天预约，由顾客承担运费" for i in range(45)) + "。"
+    start = time.perf_counter()
+    retrieval_qa.check_grounding(draft, ["Z01#1"], huge, "多少钱？", [{"claim": "这项服务收费1元", "source": "Z01#1", "quote": "第0项服务收费0元"}])
+    spent = time.perf_counter() - start
+    rows.append((f"带依据的核对：{len(huge[0]['text'])} 字的片段、{len(draft)} 字的草稿、45 句没给依据", f"{spent:.2f} s", "≤ 2 s", spent <= 2))
     with tempfile.TemporaryDirectory() as directory:   # 上限以内最大的带依据回答，和远超上限的（一条条核对的话是平方级的）
         for items, target in ((retrieval_qa.MAX_EVIDENCE, 2.0), (800, 1.0)):
             spent = check_draft_seconds(largest_evidence_answer(items), directory)
