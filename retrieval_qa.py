@@ -240,7 +240,7 @@ def grounding_findings(draft, sources, hits, question="", evidence=None, library
     for item in evidence or []:
         homes = [s for s in sentences if plain(item["claim"]) in plain(s.text) or plain(s.text) in plain(item["claim"])] \
             or [Sentence(item["claim"], in_draft=False)]
-        sentences += [home for home in homes if not home.in_draft]
+        sentences += [home for home in homes if home not in sentences]   # 新建的一“句”只加一次
         for home in homes:
             home.claims.setdefault(item["claim"], []).append(item)
     findings = [(rule, problem) for sentence in sentences for rule in RULES for problem in rule.find(sentence, cited, context)]
@@ -305,7 +305,7 @@ def quote_not_in_source(sentence, cited, context):
         if elsewhere and source not in elsewhere:
             problems.append(f"引文「{shown}」不在 {source} 里，它出自 {elsewhere[0]}")
         elif not elsewhere:
-            blocks = difflib.SequenceMatcher(None, quote, plain(context.sent.get(source, "")), autojunk=False).get_matching_blocks()
+            blocks = difflib.SequenceMatcher(None, quote, plain(context.sent.get(source, "")), autojunk=len(quote) * len(context.sent.get(source, "")) > 40_000).get_matching_blocks()
             near = sum(block.size for block in blocks) / max(len(quote), 1)
             problems.append(f"引文在 {source} 里{'近似，需对照原文' if near >= QUOTE_NEAR else '找不到'}：「{shown}」"
                             f"（{near:.0%} 的字按顺序对得上）")
@@ -469,9 +469,9 @@ def judged_without_evidence(sentence, cited, context):
 
 def derived_pair(part, cited, context):
     """没给依据的分句，和引用的片段里实字重合最多的那个分句配成一对（至少重合一半）：一个只有这一对依据的 Sentence；配不上是 None。"""
-    if not hasattr(context, "pieces"):   # 片段切成分句、数好实字：每份回答只做一次（片段最长可以有几万字）
-        context.pieces = [(hit["id"], piece, content_chars(piece))
-                          for hit in cited for piece in re.split(CLAUSE_BREAK, hit["text"]) if piece.strip()]
+    if not hasattr(context, "pieces"):   # 片段切成分句（一样的只留一个）、数好实字：每份回答只做一次（片段最长可以有几万字）
+        context.pieces = [(hit_id, piece, content_chars(piece)) for hit_id, piece in dict.fromkeys(
+            (hit["id"], piece) for hit in cited for piece in re.split(CLAUSE_BREAK, hit["text"]) if piece.strip())]
     words = content_chars(part)
     source, best, theirs = max(context.pieces, key=lambda piece: len(words & piece[2]), default=(None, "", set()))
     if len(words) < 2 or len(words & theirs) * 2 < len(words):
@@ -677,18 +677,26 @@ def dropped_exception(sentence, cited, context):
 
 
 def quote_pieces(item, context):
-    """引文所在的原文句子（按 。；！？ 切），每句切成分句：[(那一句, 分句们, 引文盖住的分句的位置)]。"""
-    quote = plain(item["quote"])
-    found = [(piece, parts, [i for i, part in enumerate(parts) if plain(part) in quote or quote in plain(part)])
-             for piece, parts in pieces_of(context.sent.get(item["source"], ""))]
-    return [(piece, parts, covered) for piece, parts, covered in found if covered]
+    """引文所在的原文句子（按 。；！？ 切），每句切成分句：[(那一句, 分句们, 引文盖住的分句的位置)]。
+    几条规则都要问同一条依据：每份回答里每段引文只找一次（片段最长可以有几万字）。"""
+    if not hasattr(context, "quoted_pieces"):
+        context.quoted_pieces = {}
+    key = (item["quote"], item["source"])
+    if key not in context.quoted_pieces:
+        quote = plain(item["quote"])
+        found = [(piece, parts, [i for i, part in enumerate(plains) if part in quote or quote in part])
+                 for piece, parts, plains in pieces_of(context.sent.get(item["source"], ""))]
+        context.quoted_pieces[key] = [(piece, parts, covered) for piece, parts, covered in found if covered]
+    return context.quoted_pieces[key]
 
 
 @functools.lru_cache(maxsize=256)   # 每条依据都要看一遍它的片段：同一个片段只切一次
 def pieces_of(text):
-    """片段按 。；！？ 切成句、每句再切成分句（空的不要，原文照旧）：“甲，乙。丙。” -> (("甲，乙。", ("甲", "乙")), ("丙。", ("丙",)))。"""
-    return tuple((piece, tuple(part for part in re.split(CLAUSE_BREAK, piece) if plain(part)))
-                 for piece in re.split(r"(?<=[。；;！？!?\n])", text) if piece.strip())
+    """片段按 。；！？ 切成句、每句再切成分句（空的不要，原文照旧），连同每个分句比较用的写法（plain）：
+    “甲，乙。丙。” -> (("甲，乙。", ("甲", "乙"), ("甲", "乙")), ("丙。", ("丙",), ("丙",)))。"""
+    pieces = [(piece, [part for part in re.split(CLAUSE_BREAK, piece) if plain(part)])
+              for piece in re.split(r"(?<=[。；;！？!?\n])", text) if piece.strip()]
+    return tuple((piece, tuple(parts), tuple(map(plain, parts))) for piece, parts in pieces)
 
 
 def contact_unlike_quote(sentence, cited, context):
@@ -713,13 +721,20 @@ def term_from_elsewhere(sentence, cited, context):
         mine = two_char_words(claim)
         around = two_char_words(" ".join(" ".join(parts[i] for i in {0, *covered}) for item in items
                                          for _, parts, covered in quote_pieces(item, context)))
-        chunk = plain(" ".join(context.sent.get(item["source"], "") for item in items))
+        chunk = " ".join(plain_chunk(item["source"], context) for item in items)
         for term in sorted(word for word in mine - around if word in chunk):
             rivals = sorted(word for word in around - mine if word[1] == term[1] and word[0] not in claim)
             if rivals and not {term[0], rivals[0][0], term[1]} & FUNCTION_CHARS and term[1] not in "内外前后上下" and \
                     negations(claim).get(term) != {True}:   # “不收费”和“免费”是一回事；“内、前”这类由条件词检查管
                 problems.append(f"「{term}」在引文那句里是「{rivals[0]}」：草稿「{one_line(claim, 31)}」")
     return problems
+
+
+def plain_chunk(source, context):
+    """发送的片段比较用的写法（plain），每份回答每个片段只算一次：片段最长可以有几万字，每个 claim 都要用它。"""
+    if not hasattr(context, "plain_sent"):
+        context.plain_sent = {hit_id: plain(text) for hit_id, text in context.sent.items()}
+    return context.plain_sent.get(source, "")
 
 
 @functools.lru_cache(maxsize=1024)   # 同一个片段、同一段引文要和每个 claim 比：只拆一次
@@ -940,7 +955,7 @@ class GuessContext:
         self.source = "\n".join(chunk.text for chunk in self.cited)
         self.source_negations = negated(self.source)
         self.drafted = []   # 草稿里的全部数量和它所在的分句，按写的顺序（prepared_guess 切好句子后填上）
-        self.position = {}
+        self.position, self.aligned = {}, {}
 
     def uncited(self):
         return [chunk for chunk in self.chunks.values() if chunk not in self.cited]
@@ -949,9 +964,12 @@ class GuessContext:
         """原文里和草稿分句说同一件事的分句：数字换成 # 以后，二元组至少 CLAUSE_MATCH 相同。[(相似度, 分句)]，最像的在前。"""
         if len(clause.masked) < 3:
             return []
-        scored = [(len(clause.masked & other.masked) / len(clause.masked), index) for index, other in enumerate(self.clauses)]
-        return [(score, self.clauses[index]) for score, index in sorted(scored, key=lambda item: (-item[0], item[1]))
-                if score >= CLAUSE_MATCH]
+        key = frozenset(clause.masked)   # 同样的分句（草稿里重复写的）只对齐一次
+        if key not in self.aligned:
+            scored = [(len(key & other.masked) / len(key), index) for index, other in enumerate(self.clauses)]
+            self.aligned[key] = [(score, self.clauses[index]) for score, index in sorted(scored, key=lambda item: (-item[0], item[1]))
+                                 if score >= CLAUSE_MATCH]
+        return self.aligned[key]
 
     def supports(self, quantity):
         """这个数量在引用的片段里或客户的问题里有（换个写法也算，见 same_quantity）；问题里的数字不管单位都算。"""
@@ -1479,16 +1497,17 @@ def both(clause):
     return f"草稿「{one_line(clause.text.strip('「」『』“” '), 31)}」，原文「{one_line(clause.original.text, 31)}」"
 
 
+@functools.lru_cache(maxsize=4096)   # 每个草稿分句都要和每个像它的原文分句比：同一段文字只找一次
 def negated(text):
-    """否定词管着的说法：[(否定词在内的原文写法, 后面的两个字, 再后面的一个字)]。
-    “从不自动发送” -> [("从不自动", "自动", "发")]。条件词（“不超过”）和“不同”“无论”这类不表示否定的词先换成空格。"""
+    """否定词管着的说法：((否定词在内的原文写法, 后面的两个字, 再后面的一个字), …)。
+    “从不自动发送” -> (("从不自动", "自动", "发"),)。条件词（“不超过”）和“不同”“无论”这类不表示否定的词先换成空格。"""
     text = without_false_negations(text)
     found = []
     for match in re.finditer(NEGATIVE, text):
         after = re.match(r"([^\W\d_]{2})([^\W\d_]?)", text[match.end():])
         if after:
             found.append((text[match.start():match.end() + 2], after.group(1), after.group(2).strip("了吗呢吧啊呀哦嘛")))
-    return found
+    return tuple(found)
 
 
 def without_false_negations(text):
