@@ -566,7 +566,7 @@ def matched_parts(sentence):
         theirs = [part for item in items for part in re.split(CLAUSE_BREAK, nfkc(item["quote"])) if part.strip()]
         for part in re.split(CLAUSE_BREAK, nfkc(claim)):
             words = content_chars(part)
-            best = max(theirs, key=lambda other: len(words & content_chars(other)))
+            best = max(theirs, key=lambda other: len(words & content_chars(other)), default="")   # 只有标点的引文：没有分句
             if len(words) >= 2 and len(words & content_chars(best)) * 2 >= len(words):
                 pairs.append((part, best))
     return pairs

@@ -180,6 +180,11 @@ class OptionalRuleTest(unittest.TestCase):
         result = verdict("帐篷每晚120元，没有提到烧烤炉具能不能租。", rent[:1], [shower])
         self.assertEqual((result["status"], result["hints"]), ("draft", []))
 
+    def test_a_quote_of_only_punctuation_is_reported_not_a_crash(self):
+        # --check-draft 先拒绝了这样的引文；直接调用 check_grounding 时也不能是一段 traceback
+        result = verdict("试用期 7 天。", [item("试用期 7 天", "P1", "。，；")], [hit("P1", "。，；！？")])
+        self.assertEqual(result["status"], "needs_review")
+
     def test_a_quote_that_stops_short_of_its_exception_is_named(self):
         problems = found("会费一经缴纳不予退还。", [item("会费一经缴纳不予退还", "R1", "会费一经缴纳不予退还")], [REFUND])
         self.assertIn("引文停在了例外前面：原文还有「但因休学、参军离校的同学除外」，草稿没有提", problems)   # 整段例外
