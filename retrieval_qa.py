@@ -248,9 +248,9 @@ def grounding_findings(draft, sources, hits, question="", evidence=None, library
 
 
 class Sentence:
-    """草稿的一句话 text，和归到这句的依据 claims：{claim: [写这个 claim 的各条依据]}；judged 留给选读的 no_evidence。"""
+    """草稿的一句话 text，和归到这句的依据 claims：{claim: [evidence 里写这个 claim 的各条]}（一句用到两个片段就有两条）。"""
     def __init__(self, text, in_draft=True):
-        self.text, self.claims, self.in_draft, self.judged = text, {}, in_draft, None
+        self.text, self.claims, self.in_draft = text, {}, in_draft
 
 
 class Context:
@@ -438,6 +438,15 @@ LEAD_IN = r"(?:^|(?<=[，。；！？!?]))[^，。；！？!?]*[:：](?!\d)"   #
 PAIR_RULES = {"opposite_of_quote", "opposite_in_part", "antonym_of_quote", "condition_unlike_quote", "role_unlike_quote", "wider_than_quote"}
 
 
+def once(context, key, make):
+    """每份回答只算一次的东西（切好的片段、一句话的结论……），记在这份回答的 context 上：几条规则、每个分句都要用它，
+    片段最长可以有几万字。key 说是哪一样，make() 第一次用时算出它。"""
+    memo = vars(context).setdefault("memo", {})
+    if key not in memo:
+        memo[key] = make()
+    return memo[key]
+
+
 def no_evidence(sentence, cited, context):
     """写了 evidence 的回答，每句说事实的话都要有依据。没被任何 claim 盖住的分句，先和引用的片段里最像的那句配成一对
     （猜的出处，derived_pair），照规则表里 PAIR_RULES 那几条比一遍：实测可靠的找到的（说反了、条件变了、换了人……）照实说出两边；
@@ -453,27 +462,28 @@ def restated_without_evidence(sentence, cited, context):
 
 def judged_without_evidence(sentence, cited, context):
     """(要人看的, 提示)：no_evidence 和 restated_without_evidence 各取一份，同一句只判一次。"""
-    if sentence.judged is None:
-        verdicts, hints, missing, restated = [], [], [], []
-        for part in uncovered(sentence, context):
-            pair = derived_pair(part, cited, context)
-            for rule in [rule for rule in RULES if rule.name in PAIR_RULES] if pair else []:   # 各按自己实测的级别
-                found = [f"{problem}（猜的出处 {pair.claims[part][0]['source']}）" for problem in rule.find(pair, cited, context)]
-                (hints if rule.level == "hint" else verdicts).extend(found)
-            bare = pair is None and (conditions(part) or re.search(ROLE, part))   # 片段里没有像它的话，却说着条件或谁来做
-            (missing if bare or unbacked(part, cited, context) else restated).append(part)
-        sentence.judged = (verdicts + said_without_evidence(sentence, missing if not verdicts else []),
-                           hints + said_without_evidence(sentence, restated))
-    return sentence.judged
+    return once(context, ("judged", id(sentence)), lambda: judge_without_evidence(sentence, cited, context))
+
+
+def judge_without_evidence(sentence, cited, context):
+    verdicts, hints, missing, restated = [], [], [], []
+    for part in uncovered(sentence, context):
+        pair = derived_pair(part, cited, context)
+        for rule in [rule for rule in RULES if rule.name in PAIR_RULES] if pair else []:   # 各按自己实测的级别
+            found = [f"{problem}（猜的出处 {pair.claims[part][0]['source']}）" for problem in rule.find(pair, cited, context)]
+            (hints if rule.level == "hint" else verdicts).extend(found)
+        bare = pair is None and (conditions(part) or re.search(ROLE, part))   # 片段里没有像它的话，却说着条件或谁来做
+        (missing if bare or unbacked(part, cited, context) else restated).append(part)
+    return (verdicts + said_without_evidence(sentence, missing if not verdicts else []),
+            hints + said_without_evidence(sentence, restated))
 
 
 def derived_pair(part, cited, context):
     """没给依据的分句，和引用的片段里实字重合最多的那个分句配成一对（至少重合一半）：一个只有这一对依据的 Sentence；配不上是 None。"""
-    if not hasattr(context, "pieces"):   # 片段切成分句（一样的只留一个）、数好实字：每份回答只做一次（片段最长可以有几万字）
-        context.pieces = [(hit_id, piece, content_chars(piece)) for hit_id, piece in dict.fromkeys(
-            (hit["id"], piece) for hit in cited for piece in re.split(CLAUSE_BREAK, hit["text"]) if piece.strip())]
+    pieces = once(context, "pieces", lambda: [(hit_id, piece, content_chars(piece)) for hit_id, piece in dict.fromkeys(
+        (hit["id"], piece) for hit in cited for piece in re.split(CLAUSE_BREAK, hit["text"]) if piece.strip())])   # 一样的分句只留一个
     words = content_chars(part)
-    source, best, theirs = max(context.pieces, key=lambda piece: len(words & piece[2]), default=(None, "", set()))
+    source, best, theirs = max(pieces, key=lambda piece: len(words & piece[2]), default=(None, "", set()))
     if len(words) < 2 or len(words & theirs) * 2 < len(words):
         return None
     pair = Sentence(part)
@@ -510,7 +520,7 @@ def unbacked(part, cited, context):
     """没给依据的分句里有没有撑不住的数量：把引用的片段全文和全部引文当作它的依据，照核心的 misstated_amount 比
     （数量要在它们或问题里，或是一步算得出的）。"""
     whole = Sentence(part)
-    whole.claims[part] = [{"quote": " ".join([hit["text"] for hit in cited] + [item["quote"] for item in context.evidence])}]
+    whole.claims[part] = [{"quote": once(context, "backing", lambda: " ".join([hit["text"] for hit in cited] + [item["quote"] for item in context.evidence]))}]
     return bool(misstated_amount(whole, cited, context))
 
 
@@ -659,10 +669,8 @@ def dropped_exception(sentence, cited, context):
     草稿里却一点没提（那段话每一部分的实字都有一大半不在草稿里，或者它的数字草稿里没有）。
     例：quote「购买镜架同时配镜片的，镜片享9折」，原文接着是“但渐进多焦点镜片和特价镜片除外” -> 指出这个分句。"""
     problems, items = [], [item for items in sentence.claims.values() for item in items]
-    if items and not hasattr(context, "said"):   # 整份草稿的实字和数量，每份回答只算一次
-        context.said = content_chars(context.draft), {value for value, _ in amounts(context.draft)}
+    said, numbers = once(context, "said", lambda: (content_chars(context.draft), {value for value, _ in amounts(context.draft)}))
     for item in items:
-        said, numbers = context.said
         for piece, parts, covered in quote_pieces(item, context):   # 紧跟着的例外：从那个分句起到句末，整段说出来
             following = [piece[piece.find(part):].strip().rstrip("。；;") for part in parts[covered[-1] + 1:covered[-1] + 2]
                          if re.search(EXCEPTION, part)]
@@ -679,15 +687,12 @@ def dropped_exception(sentence, cited, context):
 def quote_pieces(item, context):
     """引文所在的原文句子（按 。；！？ 切），每句切成分句：[(那一句, 分句们, 引文盖住的分句的位置)]。
     几条规则都要问同一条依据：每份回答里每段引文只找一次（片段最长可以有几万字）。"""
-    if not hasattr(context, "quoted_pieces"):
-        context.quoted_pieces = {}
-    key = (item["quote"], item["source"])
-    if key not in context.quoted_pieces:
+    def find():
         quote = plain(item["quote"])
         found = [(piece, parts, [i for i, part in enumerate(plains) if part in quote or quote in part])
                  for piece, parts, plains in pieces_of(context.sent.get(item["source"], ""))]
-        context.quoted_pieces[key] = [(piece, parts, covered) for piece, parts, covered in found if covered]
-    return context.quoted_pieces[key]
+        return [(piece, parts, covered) for piece, parts, covered in found if covered]
+    return once(context, ("quoted", item["quote"], item["source"]), find)
 
 
 @functools.lru_cache(maxsize=256)   # 每条依据都要看一遍它的片段：同一个片段只切一次
@@ -721,20 +726,13 @@ def term_from_elsewhere(sentence, cited, context):
         mine = two_char_words(claim)
         around = two_char_words(" ".join(" ".join(parts[i] for i in {0, *covered}) for item in items
                                          for _, parts, covered in quote_pieces(item, context)))
-        chunk = " ".join(plain_chunk(item["source"], context) for item in items)
+        chunk = " ".join(once(context, ("plain", item["source"]), lambda: plain(context.sent.get(item["source"], ""))) for item in items)
         for term in sorted(word for word in mine - around if word in chunk):
             rivals = sorted(word for word in around - mine if word[1] == term[1] and word[0] not in claim)
             if rivals and not {term[0], rivals[0][0], term[1]} & FUNCTION_CHARS and term[1] not in "内外前后上下" and \
                     negations(claim).get(term) != {True}:   # “不收费”和“免费”是一回事；“内、前”这类由条件词检查管
                 problems.append(f"「{term}」在引文那句里是「{rivals[0]}」：草稿「{one_line(claim, 31)}」")
     return problems
-
-
-def plain_chunk(source, context):
-    """发送的片段比较用的写法（plain），每份回答每个片段只算一次：片段最长可以有几万字，每个 claim 都要用它。"""
-    if not hasattr(context, "plain_sent"):
-        context.plain_sent = {hit_id: plain(text) for hit_id, text in context.sent.items()}
-    return context.plain_sent.get(source, "")
 
 
 @functools.lru_cache(maxsize=1024)   # 同一个片段、同一段引文要和每个 claim 比：只拆一次
