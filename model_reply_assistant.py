@@ -383,7 +383,7 @@ def ask_question(prompt="问题："):
     return line.lstrip("\ufeff")
 
 
-# ---------- 三个小工具：比较用的写法，把别人给的文字并成一行，用中文说出一个值是什么 ----------
+# ---------- 四个小工具：比较用的写法，读数量，把别人给的文字并成一行，用中文说出一个值是什么 ----------
 
 MARKUP = "*_~`\\"   # Markdown 的强调和转义记号：**D04#1**、D04**#**1、D04\#1 里的这些都不是编号的一部分
 FILLERS = "\u115f\u1160\u3164\uffa0"   # 看不见、却算作字母的几个填充字符
@@ -405,6 +405,93 @@ def fold(text, keep_case=False, as_html=False):
     text = html.unescape(re.sub(r"</?[a-z][^<>]*>", "", text, flags=re.IGNORECASE)) if as_html else text
     text = "".join(char for char in unicodedata.normalize("NFKC", text) if char not in MARKUP and not invisible(char))
     return (text if keep_case else text.casefold()).strip()
+
+
+# 数量的写法都在 amounts 里读：阿拉伯数字（最多 15 位）、中文数字（最多 16 个字，可以带万、亿）、半、百分之几、几折、日期、钟点
+NUMERAL = "〇零一二两三四五六七八九十百千万亿"
+UNIT = (r"%|个?工作日|个?小时|分钟|秒|个?月|个?星期|周岁|岁|天|日|号|周|年|元|块钱|块|折|次|个?人|名|位|张|副|件|台|晚|公里|厘米|毫米|米|公斤|千克|克|斤|"
+        r"毫升|升|倍|个|项|份|节|间|条|家|核|度|座|期|(?i:[tgmk]b)(?![a-z])")
+QUANTITY = (rf"(?<![\d.第个{NUMERAL}])(百分之)?(\d{{1,15}}(?:,\d{{3}})*(?:\.\d{{1,6}})?|(?<![周期拜])[〇零一二两三四五六七八九十百千][{NUMERAL}]{{0,15}}(?:点[{NUMERAL}]{{1,6}})?|半)(?![\d{NUMERAL}])"
+            rf"\s*([万亿])?(个?半)?\s*({UNIT})?")   # 1.2 万元、两个半小时、百分之二十、七五折
+DATE = r"(?<!\d)(?:(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)|(\d{1,2})\s*月\s*(\d{1,2})\s*[日号])"   # 2026-03-01、3 月 1 日
+CLOCK = r"(?<![\d.〇零一二两三四五六七八九十百千万亿])(?!\s)(上午|早上|中午|下午|傍晚|晚上|夜里|半夜|凌晨)?\s*(\d{1,2}|[一二两三四五六七八九十]{1,3})\s*(?:[:：]\s*(\d{2})(?!\d)|点\s*(半|\d{1,2}\s*分)?(?![〇零一二两三四五六七八九]))"
+UNIT_NAMES = {"个工作日": "工作日", "个小时": "小时", "个月": "月", "个星期": "周", "星期": "周", "日": "天", "号": "天", "块钱": "元", "块": "元",
+              "个人": "人", "名": "人", "位": "人", "千克": "公斤", "周岁": "岁", "个半": "半"}   # 同一单位记成一种（GB、gb 见 amounts）
+ONE_COUNTS = {"天", "日", "周", "个星期", "星期", "个月", "月", "年", "个小时", "小时", "分钟", "元", "块"}   # 这些单位前的“一”才是数：一个月，不是一次、一个
+SCALE = {"周": (7, "天"), "天": (24, "小时"), "小时": (60, "分钟"), "分钟": (60, "秒"), "年": (12, "月"), "公斤": (1000, "克"), "斤": (500, "克"),
+         "公里": (1000, "米"), "米": (100, "厘米"), "厘米": (10, "毫米"), "升": (1000, "毫升")}   # 换算：一周 = 7 天，1.2 米 = 120 厘米
+
+
+@functools.lru_cache(maxsize=64)   # 同一段文字（片段、引文）每个分句都要读一遍：只读一次。读出的字典别改它
+def amounts(text):
+    """文字里的数量 {(值, 单位): 写法}，每种写法都在这里读：“七天内，每人 299 元，下午 3 点，八折” -> {(7.0, "天"): "七天",
+    (299.0, "元"): "299 元", (900, "时刻"): "下午 3 点", (80.0, "%"): "八折"}。中文数字要带单位才算（“一律”不是数，“一次”也不是，见 ONE_COUNTS）。
+    日期按月和日比（“2026-03-01”和“3 月 1 日”都是 (301, "日期")），钟点按从零点起的分钟（见 clock）。"""
+    text, found = unicodedata.normalize("NFKC", text), {}
+    for match in re.finditer(DATE, text):
+        month, day = match.group(2) or match.group(4), match.group(3) or match.group(5)
+        found[(int(month) * 100 + int(day), "日期")] = match.group().strip()
+        if match.group(1):   # 2026-03-01 的年份；“2026 年 3 月 1 日”的年份下面照常读
+            found[(float(match.group(1)), "年")] = match.group(1)
+    found.update({clock(match): match.group().strip() for match in re.finditer(CLOCK, text) if clock(match)})
+    for match in re.finditer(QUANTITY, re.sub(f"{DATE}|{CLOCK}", lambda m: " " * len(m.group()), text)):
+        percent, number, big, half, unit = match.groups()
+        if (number[0].isdigit() or unit or percent) and (number != "一" or unit in ONE_COUNTS):
+            value = numeral(number) * {"万": 1e4, "亿": 1e8}.get(big, 1) + 0.5 * bool(half)
+            unit = "%" if percent else UNIT_NAMES.get(unit, (unit or "").upper())
+            found[(value * 10 if unit == "折" and value < 10 else value, "%" if unit == "折" else unit)] = match.group().strip()
+    return found
+
+
+def clock(match):
+    """CLOCK 找到的钟点 -> (从零点起的分钟, 单位)：写了上午下午、或写成 19:00 的是“时刻”；只写“9 点”的是“点钟”，上午下午都可能
+    （same_amount 按 12 小时比）。下午、晚上的 1–11 点加 12 小时。“快一点”的“一点”不是钟点：None。"""
+    part, hour, minute, rest = match.groups()
+    if hour == "一" and not (part or minute or rest):
+        return None
+    hour, minutes = numeral(hour), int(minute or 0) or (30 if rest == "半" else int(re.sub(r"\D", "", rest or "") or 0))
+    hour += 12 if part in ("下午", "傍晚", "晚上") and hour < 12 else -12 if part in ("晚上", "夜里", "半夜", "凌晨") and hour == 12 else 0
+    return (hour * 60 + minutes) % 1440, "点钟" if not part and minute is None and hour <= 12 else "时刻"
+
+
+def numeral(text):
+    """一个数的写法 -> 值：“1,000” -> 1000，“十四” -> 14，“一万二千” -> 12000，“七五” -> 75（七五折），“三点五” -> 3.5，“半” -> 0.5。"""
+    if text[0].isdigit() or text == "半":
+        return 0.5 if text == "半" else float(text.replace(",", ""))
+    digit = {char: i for i, char in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
+    whole, _, decimals = text.partition("点")
+    decimals = float("0." + "".join(str(digit[char]) for char in decimals if char in digit)) if decimals else 0
+    if not re.search("[十百千万亿]", whole):   # 一个个念的数字：七五、二零二五
+        return float("".join(str(digit[char]) for char in whole) or 0) + decimals
+    total = section = current = 0
+    for char in whole:
+        if char in "十百千":
+            section, current = section + (current or 1) * 10 ** ("十百千".index(char) + 1), 0
+        elif char == "万":
+            total, section, current = total + (section + current) * 10_000, 0, 0
+        elif char == "亿":
+            total, section, current = (total + section + current) * 10 ** 8, 0, 0
+        else:
+            current = digit[char]
+    return float(total + section + current) + decimals
+
+
+def same_amount(first, second):
+    """两个数量是不是同一个：值相同、单位相同或一边没写（百分数除外），或者换算过来相同（一周 = 7 天，半小时 = 30 分钟，见 SCALE）。"""
+    if first == second:
+        return True
+    bare = "" in (first[1], second[1]) and "%" not in (first[1], second[1])   # 没写单位的数可以是任何单位，百分数除外
+    if "点钟" in (first[1], second[1]) and {first[1], second[1]} <= {"点钟", "时刻"}:   # “9 点半”可以是 21:30
+        return first[0] % 720 == second[0] % 720
+    return first[0] == second[0] and (first[1] == second[1] or bare) or in_base(*first) == in_base(*second)
+
+
+@functools.lru_cache(maxsize=4096)   # 一个数量要和片段里的每个数量比：换算只做一次
+def in_base(value, unit):
+    """换算到最小的单位：(1, "周") -> (10080.0, "分钟")，(1.2, "米") -> (120.0, "厘米")。"""
+    while unit in SCALE:
+        value, unit = value * SCALE[unit][0], SCALE[unit][1]
+    return round(value, 6), unit
 
 
 def one_line(text, limit=None):

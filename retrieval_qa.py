@@ -25,6 +25,7 @@
 """
 
 
+import difflib
 import functools
 import json
 import os
@@ -33,7 +34,7 @@ import sys
 import time
 import unicodedata
 
-from model_reply_assistant import (ENVIRONMENT_HELP, WEB_RULES, JsonProblem, Many, NoAnswer, Text, fold, ask_model, ask_question, decode_student_file, visible,
+from model_reply_assistant import (ENVIRONMENT_HELP, WEB_RULES, JsonProblem, Many, NoAnswer, Text, amounts, fold, same_amount, ask_model, ask_question, decode_student_file, visible,
                                    checked_answer, citation_problems, cited_sources, describe_os_error, describe_value, make_rejection, one_line,
                                    parse_json, parse_options, parse_timeout, read_domains, read_head, read_saved_reply, shape_problem, shown_safely,
                                    web_hits, write_html, write_json)
@@ -77,6 +78,7 @@ def read_and_check(path):
     return data, len(raw)
 
 
+@functools.lru_cache(maxsize=1024)   # 同一个片段（最长几万字）核对时每句话都要规范一次：只做一次
 def nfkc(text):
     """NFKC 规范化：全角字母数字变半角（Ａ→A、１→1），数学粗体、圈字母这类“花体”也变回普通字母（𝐀→A、ⓐ→a）。"""
     return unicodedata.normalize("NFKC", text)
@@ -194,21 +196,20 @@ def check_records(data, shown):
 
 # ---------- 第 04 课：核对出处——草稿的每句话和模型给出的依据（evidence）逐条对照 ----------
 # 第 02 课请模型写 evidence：[{claim: 草稿里照抄的一句, source: 片段编号, quote: 那个片段里照抄的一段}]。这一节逐条和已知数据准确比较：引文在不在它说的片段里，
-# 每句话只和自己的引文比数量、比肯定否定。从 check_grounding 往下读；nfkc 在第 03 课，one_line、fold 在第 02 课的文件。选读的规则都往同一张 RULES 里加。
+# 每句话只和自己的引文比数量、比肯定否定。从 check_grounding 往下读；nfkc 在第 03 课，one_line、fold、读数量的 amounts 在第 02 课的文件。选读的规则都往同一张 RULES 里加。
 
-RELIABLE = 0.75            # 一条规则标出的回答里至少 75% 真有错，它才改状态；不到的只写进 hints（实测选的取值，见第 04 课）
-QUOTE_NEAR = 0.85          # 引文有 85% 以上的字按顺序对得上原文，说“近似”：多半是抄的时候改了字，也要人对照
+RELIABLE, QUOTE_NEAR = 0.75, 0.85   # 规则标出的回答里至少 75% 真有错才改状态，不到的只写进 hints（实测选的取值，见第 04 课）；引文有 85% 以上的字按顺序对得上原文，说“近似”
 MAX_DRAFT_CHARS, MAX_DRAFT_NUMBERS, MAX_DRAFT_QUOTES, MAX_EVIDENCE, MAX_OPERANDS = 2000, 100, 5, 100, 24   # 多到这个份上不像回复草稿：不逐句核对，交给人；算账最多用 24 个数
 QUOTE = r"「([^」]+)」|『([^』]+)』|“([^”]+)”"
 ID_IN_TEXT = r"(?i)[\[【［]\s*([a-z][\w#.\-]*\d[\w#.\-]*)\s*[\]】］]|(?<![0-9a-z#])([a-z]{1,3}\d{1,3}#\d{1,3})(?![0-9a-z#])"   # [D04#1]、X9#2
 SENTENCE_END = r"(?i)(?<=[。！？!?\n])|(?<=\.)(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<!vs\.)(?=\s)"   # 句号后面要有空白；e.g. 这样的缩写不算
 LIST_MARKER = r"(?m)^[^\S\n]*(?:#+|[-*•·●▪]|\d{1,2}[.、)）](?!\d)|[（(]\d{1,2}[)）]|第[一二三四五六七八九十]+[、，,：:])\s*"
-AMOUNT = r"(\d+(?:,\d{3})*(?:\.\d+)?)\s*(%|个?工作日|个?小时|分钟|个月|周?岁|天|日|周|月|年|元|块|角|折|次|人|名|位|张|副|件|台|晚|公里|米|公斤|克|分|倍)?"
-UNIT_NAMES = {"工作日": "个工作日", "个小时": "小时", "个月": "月", "块": "元", "名": "人", "位": "人", "日": "天", "周岁": "岁"}   # 同一单位记成一种
 COMPUTING = r"一共|总共|合计|共计|总价|总额|算下来|加起来|折后|优惠后|实付|还差|差价|便宜|[=＝×*+＋]|乘以|加上|减去|打.{0,3}折"
-NOT_NEGATIVE = r"未(?=[^\W\d_]{1,3}之?前)|不同|不仅|不论|不管|不断|不错|不久|不过|不当|无论|未来|别的|别人|分别|区别|特别|级别|类别|非常|没问题|没关系|不好意思|不超过|不多于|不高于|不足|未满|不少于|不低于|不到"
+NOT_NEGATIVE = r"[未没](?=[^\W\d_]{1,3}之?前)|不同|不仅|不论|不管|不断|不错|不久|不过|不当|无论|未来|别的|别人|分别|区别|特别|级别|类别|非常|没问题|没关系|不好意思|不超过|不多于|不高于|不足|未满|不少于|不低于|不到"
+SCOPED = r"仅|只有|只限|须|方可|以上|以内|以下|超过|不足|未满"   # 引文只在这个范围里肯定：范围外说“不能”是推出来的，不算说反
+CASE = r"(?:如果|假如|要是|万一|若)[^，。；！？]*|(?:^|(?<=[，。；！？]))[^，。；！？]*的话"   # 说的是一种情形（“如果还没接单”“没凑齐的话”），不是肯定或否定
 NEGATIVE = r"从不|从未|并非|不予|不可以|不可|不能|不得|不会|不用|不必|不需要|不需|不要|不支持|无需|无须|无法|没法|禁止|严禁|停止|暂停|谢绝|拒绝|请勿|切勿|没有|没|未|不|无|别|勿"   # 先去掉 NOT_NEGATIVE 再找
-RULES, READERS = [], []   # 规则表（本节末尾，选读和第 05 课再往里加）；读数量的办法（核心只读阿拉伯数字，选读再加中文数字、日期）
+RULES, PAIRING = [], []   # 规则表（本节末尾，选读和第 05 课再往里加）；给没写依据的话配出处的办法（核心只认 evidence 给的，选读再加）
 
 
 def check_grounding(draft, sources, hits, question="", evidence=None, library=None):
@@ -217,14 +218,14 @@ def check_grounding(draft, sources, hits, question="", evidence=None, library=No
         refused = unsent_id(Sentence(draft), [], Context(draft, hits, question, None, library))
         return {"status": "rejected" if refused else "needs_review", "problems": refused or [too_much_to_check(draft, evidence)], "hints": []}
     found = {"rejected": [], "needs_review": [], "hint": []}
-    for rule, problem in grounding_findings(draft, sources, hits, question, evidence, library):
-        found[rule.level].append(problem)
+    for rule, problem, guessed in grounding_findings(draft, sources, hits, question, evidence, library):
+        found[rule.guessed_level if guessed else rule.level].append(problem)
     status = "rejected" if found["rejected"] else "needs_review" if found["needs_review"] else "draft"
     return {"status": status, "problems": found["rejected"] or found["needs_review"], "hints": found["hint"]}
 
 
 def too_much_to_check(draft, evidence=None):
-    """太长、数字或引文太多的草稿（连同依据）不逐句核对：返回给人看的说明；正常的返回 None。上限以内，核对的工作量有个头。"""
+    """太长、数字或引文太多的草稿（连同依据）不逐句核对：返回给人看的说明，正常的返回 None。上限以内，核对的工作量有个头。"""
     everything = draft + "".join(item["claim"] + item["quote"] for item in evidence or [])
     numbers = [len(re.findall(r"\d+|[零一二两三四五六七八九十百千万半]+", text)) for text in (draft, everything)]
     counts = [("草稿", len(draft), MAX_DRAFT_CHARS, "个字", "字"), ("草稿", numbers[0], MAX_DRAFT_NUMBERS, "个数字", "个"), ("草稿", len(re.findall(QUOTE, draft)), MAX_DRAFT_QUOTES, "处引文", "处"),
@@ -233,7 +234,8 @@ def too_much_to_check(draft, evidence=None):
 
 
 def grounding_findings(draft, sources, hits, question="", evidence=None, library=None):
-    """[(规则, 问题)]：每句交给每条规则，同一个问题只报一次。每条依据归到含有它的 claim 的那句；找不到的 claim 自成一“句”（in_draft 为假）。"""
+    """[(规则, 问题, 依据是不是猜的)]：每条依据 (claim, 引文, 出处) 归到含有 claim 的那句（找不到的自成一“句”，in_draft 为假），没写依据的话由
+    PAIRING（选读）配上猜的出处、也自成一“句”；每句连同它的依据交给每条规则，同一个问题只报一次。"""
     cited = [hit for source in sources for hit in hits if hit["id"] == source]
     context = Context(draft, hits, question, evidence, library)
     sentences = [Sentence(piece) for piece in split_sentences(strip_markers(draft)) if re.search(r"[^\W_]", piece)]
@@ -243,25 +245,30 @@ def grounding_findings(draft, sources, hits, question="", evidence=None, library
         sentences += [home for home in homes if home not in sentences]   # 新建的一“句”只加一次
         for home in homes:
             home.claims.setdefault(item["claim"], []).append(item)
-    findings = [(rule, problem) for sentence in sentences for rule in RULES for problem in rule.find(sentence, cited, context)]
-    return list(dict.fromkeys(findings))
+    sentences += [guessed for pair in PAIRING for guessed in pair(sentences, cited, context)]
+    findings = {}   # 同一条规则的同一个问题只报一次（说明和级别按先找到它的那句）
+    for sentence in sentences:
+        for rule in RULES:
+            for problem in rule.find(sentence, cited, context):
+                findings.setdefault((rule, problem), (rule, problem + (sentence.note if "引文" in problem else ""), sentence.guessed))
+    return list(findings.values())
 
 
 class Sentence:
-    """草稿的一句话 text，和归到这句的依据 claims：{claim: [evidence 里写这个 claim 的各条]}（一句用到两个片段就有两条）。"""
-    def __init__(self, text, in_draft=True):
-        self.text, self.claims, self.in_draft = text, {}, in_draft
+    """草稿的一句话 text，和归到这句的依据 claims：{claim: [evidence 里写这个 claim 的各条]}（一句用到两个片段就有两条）。
+    note：说到引文的问题后面加上的说明（引文是猜的）；guessed：依据是不是猜的（选读的 Guessed），找到的问题按规则的 guessed_level 算。"""
+    def __init__(self, text, in_draft=True, note="", guessed=False):
+        self.text, self.claims, self.in_draft, self.note, self.guessed = text, {}, in_draft, note, guessed
 
 
 class Context:
-    """各条规则共用的：草稿、问题、evidence、发送的片段 sent（编号 -> 标题和正文），草稿、引文、问题里的数 numbers（写两次算两个）。"""
+    """各条规则共用的：草稿、问题、evidence、发送的片段 sent（编号 -> 标题和正文），草稿、问题、引文里算账用的数 numbers（日期不算）。"""
     def __init__(self, draft, hits, question, evidence, library=None):
-        self.draft, self.hits, self.question, self.evidence = draft, hits, question, evidence
         self.sent = {hit["id"]: hit["title"] + "\n" + hit["text"] for hit in hits}
-        self.library = library   # 资料库里全部的编号；None：不知道，只认得发送的
-        written = [v for part in re.split(r"[，。；！？\n]", strip_markers(draft)) for v, _ in amounts(part)] if evidence else []
-        quoted = [v for text in [question] + [item["quote"] for item in evidence or []] for v, _ in amounts(text)]
-        self.numbers = tuple([v for v in written + [v for v in quoted if v not in written] if isinstance(v, float)][:MAX_OPERANDS])   # 日期钟点不算
+        self.draft, self.question, self.evidence, self.library = draft, question, evidence, library   # library：资料库里全部的编号，None 是不知道
+        texts = re.split(r"[，。；！？\n]", strip_markers(draft)) + [question] + [item["quote"] for item in evidence or []]
+        self.numbers = tuple(dict.fromkeys(n for text in texts for v, unit in amounts(text) if unit != "日期"
+                                           for n in ((v, v * 60) if unit == "小时" else (v,))))[:MAX_OPERANDS]   # 各一次；小时也按分钟算钟点
 
 
 def split_sentences(text):
@@ -297,7 +304,6 @@ def ids_not_sent(text, sent, library, only_sent):
 
 def quote_not_in_source(sentence, cited, context):
     """引文要原样在它说的片段里（空白、标点、全半角、大小写不算差别）；不在时说出自哪个片段，或和原文多近：quote「…三项功能」，原文“…两项功能” -> 近似。"""
-    import difflib   # 只有这里用到
     problems = []
     for item in [item for items in sentence.claims.values() for item in items]:
         quote, source, shown = plain(item["quote"]), item["source"], one_line(item["quote"], 31)
@@ -312,30 +318,22 @@ def quote_not_in_source(sentence, cited, context):
     return problems
 
 
-@functools.lru_cache(maxsize=64)   # 同一段文字（选读拿整个片段当依据时）每个分句都要读一遍：只读一次。读出的字典别改它
-def amounts(text):
-    """文字里的数量 {(值, 单位): 写法}：“试用期 7 天，每人 299 元” -> {(7.0, "天"): "7 天", (299.0, "元"): "299 元"}。
-    READERS 的读法（选读）先认走它们认得的写法（中文数字、日期、钟点），剩下的阿拉伯数字由这里读。"""
-    text, found = nfkc(text), {}
-    for reader in READERS:   # 每个读法返回 (读到的 {(值, 单位): 写法}, 把读过的部分换成空格的文字)
-        read, text = reader(text)
-        found.update(read)
-    found.update({(float(number.replace(",", "")), UNIT_NAMES.get(unit, unit)): match.group().strip()
-                  for match in re.finditer(AMOUNT, text) for number, unit in [match.groups()]})
-    return found
-
-
 def misstated_amount(sentence, cited, context):
-    """claim 里的数量要在这句的引文或问题里（单位相同或一边没写），或是 context.numbers 一步算得出的（选读读出的“一晚”的“一”不算）。例：claim「可以
-    试用 10 天」，quote「试用期 7 天」 -> 「10 天」对不上；写着“合计”时给出最接近的算式：「合计 488 元」，quote「398 元……另加 80 元」 -> 398 + 80 = 478。"""
+    """claim 里的数量要在这句的引文或问题里（单位相同、一边没写或换算得过来），或是 context.numbers 一步算得出的；
+    依据是猜的（sentence.guessed，选读），就和引用的片段全文比。例：claim「可以试用 10 天」，quote「试用期 7 天」 -> 「10 天」对不上；
+    写着“合计”时给出最接近的算式：「合计 488 元」，quote「398 元……另加 80 元」 -> 398 + 80 = 478。"""
     problems, steps = [], one_step(context.numbers)
-    known = set(amounts(" ".join(item["quote"] for items in sentence.claims.values() for item in items) + " " + context.question))
+    quotes = [context.sent[hit["id"]] for hit in cited] if sentence.guessed else [item["quote"] for items in sentence.claims.values() for item in items]
+    known = amounts(" ".join(quotes) + " " + context.question)
     for claim, items in sentence.claims.items():
         for (value, unit), shown in amounts(strip_markers(claim)).items():
-            if shown.startswith("一") or any(value == v and (unit == u or "" in (unit, u)) for v, u in known) or value in steps:
+            if any(same_amount((value, unit), other) for other in known) or value in steps:
                 continue   # steps 里的结果都不等于算它的数：不会拿它自己来算它自己
-            near = [r for r, (a, b, _) in steps.items() if value not in (a, b)] if re.search(COMPUTING, claim) and isinstance(value, float) else []
-            where = f"按引文的数一步算，最接近的是 {steps[min(near, key=lambda r: abs(r - value))][2]}" if near else f"它的引文「{one_line(items[0]['quote'], 31)}」里没有"
+            near = [r for r, (a, b, _) in steps.items() if value not in (a, b)] if re.search(COMPUTING, claim) and unit not in ("时刻", "点钟") else []
+            there = f"引用的片段 {'、'.join(hit['id'] for hit in cited)} " if sentence.guessed else f"它的引文「{one_line(items[0]['quote'], 31)}」"
+            same = next((text for (other, _), text in known.items() if other == value), None)   # 数一样、单位不同：两种写法都说出来
+            where = f"按引文的数一步算，最接近的是 {steps[min(near, key=lambda r: abs(r - value))][2]}" if near else \
+                f"{there}里没有" + (f"，那里的 {value:g} 是「{same}」" if same else "")
             problems.append(f"「{shown}」和依据对不上：{where}（草稿「{one_line(claim, 31)}」）")
     return problems
 
@@ -346,28 +344,31 @@ def one_step(numbers):
     results = {}
     for i, a in enumerate(numbers):
         for b in [b for b in numbers[:i] + numbers[i + 1:] if b]:
-            for value, how in ((a + b, "+"), (a - b, "-"), (a * b, "×"), (a / b, "÷"), (a * b / 10, "× 折"), (a * b / 100, "× %")):
-                shown = f"{a:g} × {b:g}{how[2:]}" if len(how) > 1 else f"{a:g} {how} {b:g}"
+            for value, shown in ((a + b, f"{a:g} + {b:g}"), (a - b, f"{a:g} - {b:g}"), (a * b, f"{a:g} × {b:g}"), (a / b, f"{a:g} ÷ {b:g}"), (a * b / 100, f"{a:g} × {b:g}%")):
                 if round(value, 2) not in (a, b):   # 358.2 这样的钱数，两位小数就够
                     results.setdefault(round(value, 2), (a, b, f"{shown} = {round(value, 2):g}"))
     return results
 
 
 def opposite_of_quote(sentence, cited, context):
-    """同一个词，claim 里没有否定、引文里每一处都被否定（或者反过来）：意思说反了。引文里两种说法都有的词（“可以…但不予…”）
-    不在这里比（选读的 opposite_in_part 按分句比）。例：claim「聚餐的餐饮费可以报销」，quote「聚餐餐费不予报销」 -> 「报销」。"""
-    problems = []
+    """同一个词，claim 里没有否定、引文里每一处都被否定、引用的片段里也没有 claim 那样的说法（或者反过来）：意思说反了。引文里两种说法都有的
+    词（“可以…但不予…”）由选读的 opposite_in_part 按分句比。例：claim「聚餐的餐饮费可以报销」，quote「聚餐餐费不予报销」 -> 「报销」。"""
+    problems, chunks = [], negations(" ".join(hit["text"] for hit in cited))
     for claim, items in sentence.claims.items():
-        mine, theirs = negations(claim), negations(" ".join(item["quote"] for item in items))
-        flipped = [word for word, states in mine.items() if len(states) == 1 and theirs.get(word) == {not min(states)}]
-        problems += [f"意思说反了（「{word}」）：草稿「{one_line(claim, 31)}」，引文「{one_line(items[0]['quote'], 31)}」" for word in flipped[:1]]
+        quote = " ".join(item["quote"] for item in items)
+        for word, states in negations(claim).items():
+            negated = min(states)   # 这个词在 claim 里只有一种说法时才比：True 是被否定
+            if len(states) == 1 and negations(quote).get(word) == {not negated} and negated not in chunks.get(word, ()) and not (negated and re.search(SCOPED, quote)):
+                problems.append(f"意思说反了（「{word}」）：草稿「{one_line(claim, 31)}」，引文「{one_line(items[0]['quote'], 31)}」")
+                break
     return problems
 
 
+@functools.lru_cache(maxsize=256)   # 引用的片段全文每句话都要看一遍：只读一次。读出的字典别改它
 def negations(text):
     """{两字词: {有没有否定词管着它}}：否定词紧挨在前面才算，中间最多隔一个“再、也、会、能、在”这样的字；含否定字的词不算。
     “可以报销，不予退款” -> {"可以": {False}, "以报": {False}, "报销": {False}, "予退": {False}, "退款": {True}}。"""
-    text, found = re.sub(NOT_NEGATIVE, lambda match: "，" * len(match.group()), nfkc(text)), {}
+    text, found = re.sub(f"{CASE}|{NOT_NEGATIVE}", lambda match: "，" * len(match.group()), nfkc(text)), {}
     ends = {match.end() for match in re.finditer(NEGATIVE, text)}   # 每个否定词在哪里结束
     for i, word in [(match.start(), match.group(1)) for match in re.finditer(r"(?=([^\W\d_]{2}))", text)]:
         if not re.search(NEGATIVE, word):
@@ -376,50 +377,38 @@ def negations(text):
 
 
 class Rule:
-    """规则表的一行：规则 find（名字就是它找的毛病）、抓什么、例子、measured =（标注集上标出的错误回答, 误标的如实回答, 留出集上的这两个数，
-    grounding_eval.py --rules 量出）。level：refuses 的拒绝；标出的里至少 RELIABLE 真有错的改 needs_review，其余只进 hints；policy 是约定的级别。"""
-    def __init__(self, find, catches, example, measured, refuses=False, policy=None):
-        self.find, self.name, self.catches, self.example, self.measured = find, find.__name__, catches, example, measured
-        right, wrong = measured[0] + measured[2], measured[1] + measured[3]
-        self.level = "rejected" if refuses else policy or ("needs_review" if right and right >= RELIABLE * (right + wrong) else "hint")
+    """规则表的一行：规则 find（名字就是它找的毛病）、抓什么、例子、measured =（标注集上标出的错误回答, 误标的如实回答, 留出集上的这两个数，grounding_eval.py
+    --rules 在 evidence 给的依据上量出），guessed：在猜的出处上量的四个数。两种级别：refuses 的拒绝；标出的里至少 RELIABLE 真有错的改 needs_review，其余只进 hints；policy 是约定的级别。"""
+    def __init__(self, find, catches, example, measured, guessed=(0, 0, 0, 0), refuses=False, policy=None):
+        self.find, self.name, self.catches, self.example, self.measured, self.guessed = find, find.__name__, catches, example, measured, guessed
+        right, wrong = [measured[0] + measured[2], guessed[0] + guessed[2]], [measured[1] + measured[3], guessed[1] + guessed[3]]
+        self.level, self.guessed_level = ["rejected" if refuses else policy or ("needs_review" if r and r >= RELIABLE * (r + w) else "hint")
+                                          for r, w in zip(right, wrong)]
 
 
 RULES += [
-    Rule(unsent_id, "正文里写了没发送的片段编号", "试用 7 天 [D04#1]（只发送了 D01#1）", (45, 0, 6, 0), refuses=True),
-    Rule(quote_not_in_source, "引文不在它说的片段里", "quote「试用期 10 天」（原文 7 天）", (46, 0, 22, 0)),
-    Rule(misstated_amount, "claim 的数量和引文不同", "claim「试用 10 天」，quote「试用期 7 天」", (92, 8, 39, 3)),
-    Rule(opposite_of_quote, "claim 和引文一个肯定一个否定", "claim「可以报销」，quote「不予报销」", (21, 4, 4, 2)),
+    Rule(unsent_id, "正文里写了没发送的片段编号", "试用 7 天 [D04#1]（只发送了 D01#1）", (45, 0, 9, 0), (0, 0, 0, 0), refuses=True),
+    Rule(quote_not_in_source, "引文不在它说的片段里", "quote「试用期 10 天」（原文 7 天）", (46, 0, 34, 0), (4, 0, 0, 0)),
+    Rule(misstated_amount, "claim 的数量和引文不同", "claim「试用 10 天」，quote「试用期 7 天」", (91, 7, 76, 4), (173, 9, 37, 2)),
+    Rule(opposite_of_quote, "claim 和引文一个肯定一个否定", "claim「可以报销」，quote「不予报销」", (16, 2, 10, 2), (44, 13, 6, 1)),
 ]
 
 
-# ---------- 第 04 课 · 扩展规则（选读）：依据的覆盖、更多写法和意思规则，以及没写 evidence 时逐句去猜出处 ----------
-# 核心已经能核对一份带依据的回答；下面这些都往核心的 RULES、READERS 里加，不改核心：
-#   1. 依据的覆盖：有事实的句子都要有依据（no_evidence）；
-#   2. 更多数量写法（中文数字、日期、钟点、百分之几……）和算出来的数（miscomputed）；
-#   3. claim 和自己的引文再比条件词、谁来承担、一律和限定、引文停在例外前面、链接电话、另一档的词、对不上的分句；
-#   4. 回答没写 evidence 时（旧的模型、学生手写的回答），只能逐句和引用的片段对齐去猜：上一版的整套规则，原样保留。
-# 每条规则抓到多少、误标多少，写在规则表里（本节末尾）。
+# ---------- 第 04 课 · 扩展规则（选读）：给没写依据的话配出处，claim 和引文再比几样 ----------
+# 核心已经能核对一份带依据的回答；下面这些都往核心的 PAIRING、RULES 里加，不改核心：
+#   1. 配出处：没被依据盖住的分句（回答没写 evidence 时是每个分句），和引用的片段里最像它的分句配成一对，标明“猜的出处”；
+#      片段里没有像它的话、依据也撑不住它的数量时，说它没有依据（no_evidence、not_in_chunks）；
+#   2. claim 和引文（或猜的出处）再比几样：说反了、条件词、谁来承担、一律和限定、例外、链接电话、另一档的词、对不上的分句。
+# 所有的对，不管是 evidence 给的还是猜的，都交给同一张规则表；每条规则抓到多少、误标多少，写在规则表里（本节末尾）。
 
-# 选读各部分共用的写法（逐句猜的规则也用它们）
 # 虚字：只管语气和连接，不说事实。判断“有没有事实”、“说的是不是同一件事”时不算它们
 FUNCTION_CHARS = set("的地得了着过是在也就都会要这那个些您你我们他她它有和或与及而但如果为把被让给对向从到还再又很更最已将可以呢吗吧啊呀哦嘛其该每之所")
-CLAUSE_BREAK = r"[，；;、。！？!?\n（）()]|,(?!\d{3})|[:：](?!\d)"   # 1,000 和 7:30 里的逗号、冒号不算
-CLAUSE_MATCH = 0.5   # 分句和引文（逐句猜时是原文）里的一个分句有一半相同，才算说的是同一件事：带依据时比实字，逐句猜时比二元组（数字不算）
+CLAUSE_BREAK = r"[，；;、。！？!?\n（）()]|(?<!\d),|,(?!\d{3}(?:\D|$))|[:：](?!\d)"   # 1,000 和 7:30 里的逗号、冒号不算
+CLAUSE_MATCH = 0.5   # 两个分句的实字有一半相同，才算说的是同一件事
 # 链接：http(s)://…、www.…，以及 evil.example/gift 这样的裸域名（先转成半角再找）
 LINK = r"(?i)(?:https?://|www\.)[!-~]+|(?<![a-z0-9.-])[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,}(?:/[a-z0-9\-._~/?#=&%+:@]*)?"
+PHONE = r"(?<![\d-])(?:\d{3,4}-\d{3,4}-\d{3,4}|\d{3,4}-\d{7,8}|1\d{10})(?![\d-])"   # 400-820-1234、010-12345678、手机号
 REASONING = r"所以|因此|也就是说|属于|符合|范围内|这一档|即|按照|根据|换句话说|总的来说|简单来说"
-EXCLUSIVE = [{"以内", "以上"}, {"当天", "次日"}, {"或", "并且"}, {"每天", "每周", "每月", "每年"}]
-# 谁是客户、说得绝对的词、限定范围的话（“一律可退”对“但定制商品除外”“超过 15 天”）
-CUSTOMER = r"您|你|客户|顾客|用户|买家|消费者|会员|乘客|游客|学员|本人|受检者|旅客"   # “由您承担”就是“由客户承担”
-# 谁来做、谁来付：“由商家承担”“由顾客自行支付”“由家长自行带孩子前往医院办理”（两个引擎都用 roles 读它）
-ROLE = r"由\s*([^\W\d_]{1,12}?)\s*(?:(?:自己|自行|全额|全部|统一|另行|代为)[^\s，。；、]{0,10}?)?(承担|支付|负责|垫付|提供|办理|申请|发起|出具|寄回|赔付|补足|退还)"
-UNIVERSAL = r"一经|一律|全部|所有|全都|全程|任何|无论|均可|均不|都可以|都能|都不|都免费|都享|不限|统一|永久"
-LIMITER = (r"除[^，。；]{0,12}?(?:外|以外|之外)|但|仅|只有|只限|只能|限|部分|首次|首单|不含|不包括|例外|"
-           r"前\s*(?:\d+|[一二两三四五六七八九十]+)\s*个?(?:小时|天|次|名|位|单|月|年|分钟|周|晚)")
-CONDITION_LIMIT = r"(?:超过|不足|未满|以内|以上)\s*\d+|\d+\s*(?:天|小时|个月|日)(?:内|以内|之内|后|以后)"   # 超过 15 天、15 天内
-
-
-# ---- 1. 依据的覆盖：claim 是草稿里的话，有事实的句子都有依据 ----
 # 不说事实、不用给依据的话：客套、“资料里没有提到……”、“建议咨询人工客服”
 COURTESY = (r"您好|你好|亲爱的|感谢您?的?(?:咨询|提问|来信|耐心|理解|支持|信任)?|谢谢|抱歉|不好意思|很高兴为您(?:解答|服务)?|"
             r"欢迎(?:您)?(?:继续|随时|再次)?(?:咨询|联系|来电|留言)?|祝您[^，。！!]*|希望(?:以上|这些)?(?:信息|内容|回答|解答)?"
@@ -430,16 +419,68 @@ NOT_IN_DOCUMENTS = (r"(?:资料|文档|规则|片段|信息|条款|说明|目前
                     r"(?:提到|提及|说明|写明|涉及|规定|列出|包含|明确)")
 NO_CLAIM = NOT_IN_DOCUMENTS + r"|^\s*(?:但|不过|并|也)?(?:没有|没|未|并未)(?:单独|具体|明确)?(?:提到|提及|说明|写明|涉及)|(?:建议|可以|请)您?(?:直接)?(?:咨询|联系|致电|询问|拨打)"
 ASKING = r"是否|能否|可否|有没有|会不会|是不是|要不要|多少|什么"   # “其他项目是否需要避开，资料中没有说明”：前半句是在问
-# 回答开头结尾的问候、祝愿、感谢和建议，也不用给依据（只在覆盖检查里用；逐句猜的规则不用它，免得少查了事实）
+# 回答开头结尾的问候、祝愿、感谢和建议，也不用给依据
 SIGN_OFF = (r"^[^\W\d_]{0,4}(?:你好|您好)|[祝盼]|欢迎|感谢|谢谢|期待|理解|抱歉|打扰|不便|如有(?:疑问|问题|需要)|另外提醒一下|"
             r"建议您|^\s*建议|以[^，。]{0,6}为准")
 LEAD_IN = r"(?:^|(?<=[，。；！？!?]))[^，。；！？!?]*[:：](?!\d)"   # 冒号前面是引子（“具体规则如下：”“会有滞纳金：”）
-# 没给依据的分句配上猜的出处以后，规则表里拿来比这一对的几条（no_evidence 用）：它们只看这一对，不看别处
-PAIR_RULES = {"opposite_of_quote", "opposite_in_part", "antonym_of_quote", "condition_unlike_quote", "role_unlike_quote", "wider_than_quote"}
+GUESSED = "（这句没写依据，引文是猜的：{} 里最像这句的那一句）"
+# 谁来做、谁来付：“由商家承担”“由顾客自行支付”；谁是客户（“由您承担”就是“由客户承担”）
+ROLE = r"由\s*([^\W\d_]{1,12}?)\s*(?:(?:自己|自行|全额|全部|统一|另行|代为)[^\s，。；、]{0,10}?)?(承担|支付|负责|垫付|提供|办理|申请|发起|出具|寄回|赔付|补足|退还)"
+CUSTOMER = r"您|你|客户|顾客|用户|买家|消费者|会员|乘客|游客|学员|本人|受检者|旅客"
+
+
+# ---- 1. 配出处：没被依据盖住的分句，和引用的片段里最像它的分句配成一对 ----
+
+class Guessed(Sentence):
+    """草稿的一句话里没被依据盖住的分句，配上猜的出处：claims 是配成的对，unpaired 是片段里没有像它的话的分句；
+    whole：这句话一条依据也没有（没给依据时说整句）。"""
+    def __init__(self, text, cited, whole):
+        super().__init__(text, in_draft=False, note=GUESSED.format("、".join(hit["id"] for hit in cited)), guessed=True)
+        self.unpaired, self.whole = [], whole
+
+
+def paired_by_guess(sentences, cited, context):
+    """PAIRING 的办法：每句话里没被依据盖住、又说着事实的分句（uncovered），和引用的片段里最像它的分句（best_clause）配成一对；
+    没有一个分句像它的（草稿常把两个分句并成一句），再和最像它的整句比；都不像，记进 unpaired。没写 evidence 的回答里，「」里的
+    引文也配上含有它的片段（都没有时是第一个引用的片段），由核心的 quote_not_in_source 核对。
+    例：没写依据的“试用 10 天” -> 对（“试用 10 天”，片段里的“试用期 7 天”）。"""
+    guessed, homes = [], chunk_clauses(cited, context)
+    wholes = once(context, "wholes", lambda: {home.piece.strip(): Home(home.source, home.piece, content_chars(home.piece), {}) for home in homes.values()})
+    for sentence in [sentence for sentence in sentences if sentence.in_draft]:
+        pair = Guessed(sentence.text, cited, whole=not sentence.claims)
+        quotes = [] if context.evidence is not None else [quote for groups in re.findall(QUOTE, sentence.text) for quote in groups if quote]
+        for part in uncovered(sentence, context, quotes):
+            best = best_clause(part, homes) or best_clause(part, wholes)   # 先找分句，没有再找整句
+            if best:
+                pair.claims[part] = [{"claim": part, "source": {**wholes, **homes}[best].source, "quote": best}]
+            else:
+                pair.unpaired.append(part)
+        for quote in quotes:
+            source = next((hit["id"] for hit in cited if plain(quote) in plain(hit["text"])), cited[0]["id"] if cited else "")
+            pair.claims.setdefault(quote, []).append({"claim": quote, "source": source, "quote": quote})
+        guessed += [pair] if pair.claims or pair.unpaired or re.search(LINK, nfkc(sentence.text)) or re.search(PHONE, nfkc(sentence.text)) else []
+    return guessed
+
+
+PAIRING.append(paired_by_guess)
+
+
+class Home:
+    """片段里的一个分句（或一整句）在哪儿、说什么：片段编号 source、它所在的那一句 piece、实字 words、数量 quantities。"""
+    def __init__(self, source, piece, words, quantities):
+        self.source, self.piece, self.words, self.quantities = source, piece, words, quantities
+
+
+def chunk_clauses(hits, context):
+    """这几个片段里的分句 -> Home；同样的分句算第一次出现的。每份回答只切一次、每个分句只读一次（片段可以有几万字）。"""
+    def cut():
+        return {part.strip(): Home(hit["id"], piece, content_chars(part), amounts(part)) for hit in reversed(hits)
+                for piece, parts, _ in pieces_of(context.sent[hit["id"]]) for part in parts}
+    return once(context, ("clauses", *(hit["id"] for hit in hits)), cut)
 
 
 def once(context, key, make):
-    """每份回答只算一次的东西（切好的片段、一句话的结论……），记在这份回答的 context 上：几条规则、每个分句都要用它，
+    """每份回答只算一次的东西（切好的片段、撑得住数量的文字……），记在这份回答的 context 上：几条规则、每个分句都要用它，
     片段最长可以有几万字。key 说是哪一样，make() 第一次用时算出它。"""
     memo = vars(context).setdefault("memo", {})
     if key not in memo:
@@ -447,81 +488,23 @@ def once(context, key, make):
     return memo[key]
 
 
-def no_evidence(sentence, cited, context):
-    """写了 evidence 的回答，每句说事实的话都要有依据。没被任何 claim 盖住的分句，先和引用的片段里最像的那句配成一对
-    （猜的出处，derived_pair），照规则表里 PAIR_RULES 那几条比一遍：实测可靠的找到的（说反了、条件变了、换了人……）照实说出两边；
-    比不出毛病、却有依据和片段撑不住的数量（unbacked），或者片段里没有像它的话、它却说着条件或谁来做，说它没有依据。例：“试用 7 天，
-    超过 30 天自动续费。”只给了“试用 7 天”的依据 -> 「超过 30 天自动续费」没有给出依据。"""
-    return judged_without_evidence(sentence, cited, context)[0]
-
-
-def restated_without_evidence(sentence, cited, context):
-    """没给依据的分句里其余的：不够可靠的规则找到的，和没有新数量的分句（换个说法、接着推一句、编了一句没有数的话）。只作提示。"""
-    return judged_without_evidence(sentence, cited, context)[1]
-
-
-def judged_without_evidence(sentence, cited, context):
-    """(要人看的, 提示)：no_evidence 和 restated_without_evidence 各取一份，同一句只判一次。"""
-    return once(context, ("judged", id(sentence)), lambda: judge_without_evidence(sentence, cited, context))
-
-
-def judge_without_evidence(sentence, cited, context):
-    verdicts, hints, missing, restated = [], [], [], []
-    for part in uncovered(sentence, context):
-        pair = derived_pair(part, cited, context)
-        for rule in [rule for rule in RULES if rule.name in PAIR_RULES] if pair else []:   # 各按自己实测的级别
-            found = [f"{problem}（猜的出处 {pair.claims[part][0]['source']}）" for problem in rule.find(pair, cited, context)]
-            (hints if rule.level == "hint" else verdicts).extend(found)
-        bare = pair is None and (conditions(part) or re.search(ROLE, part))   # 片段里没有像它的话，却说着条件或谁来做
-        (missing if bare or unbacked(part, cited, context) else restated).append(part)
-    return (verdicts + said_without_evidence(sentence, missing if not verdicts else []),
-            hints + said_without_evidence(sentence, restated))
-
-
-def derived_pair(part, cited, context):
-    """没给依据的分句，和引用的片段里实字重合最多的那个分句配成一对（至少重合一半）：一个只有这一对依据的 Sentence；配不上是 None。"""
-    pieces = once(context, "pieces", lambda: [(hit_id, piece, content_chars(piece)) for hit_id, piece in dict.fromkeys(
-        (hit["id"], piece) for hit in cited for piece in re.split(CLAUSE_BREAK, hit["text"]) if piece.strip())])   # 一样的分句只留一个
-    words = content_chars(part)
-    source, best, theirs = max(pieces, key=lambda piece: len(words & piece[2]), default=(None, "", set()))
-    if len(words) < 2 or len(words & theirs) * 2 < len(words):
-        return None
-    pair = Sentence(part)
-    pair.claims[part] = [{"claim": part, "source": source, "quote": best}]
-    return pair
-
-
-def said_without_evidence(sentence, parts):
-    if parts and not sentence.claims:
-        return [f"这句话没有给出依据：「{one_line(sentence.text, 31)}」"]
-    return [f"这句话里「{one_line(part.strip(), 21)}」没有给出依据" for part in parts]
-
-
-def uncovered(sentence, context):
-    """这句里没被任何 claim 盖住一半以上、又说着事实的分句（写了 evidence 的回答才看；客套话、“资料里没有提到……”不算）。"""
-    if context.evidence is None or not sentence.in_draft:
+def uncovered(sentence, context, quotes=()):
+    """这句里没被任何 claim（和 quotes 里的引文）盖住一半以上、又说着事实的分句（客套话、“资料里没有提到……”、链接和编号不算）。"""
+    if not sentence.in_draft:
         return []
     whole, covered, parts, start = plain(sentence.text), set(), [], 0
-    for claim in map(plain, sentence.claims):   # 每条 claim 在这句里盖住的字（按 plain 的写法数）
+    for claim in map(plain, [*sentence.claims, *quotes]):   # 每条 claim 在这句里盖住的字（按 plain 的写法数）
         found = 0 if whole in claim else whole.find(claim)
         covered |= set(range(found, found + len(claim))) if found >= 0 else set()
-    for part in re.split(CLAUSE_BREAK, re.sub(LEAD_IN, "。", nfkc(sentence.text))):
+    for part in re.split(CLAUSE_BREAK, re.sub(LEAD_IN, "。", re.sub(LINK, "，", re.sub(ID_IN_TEXT, "，", nfkc(sentence.text))))):
         found = whole.find(plain(part), start)
         start = found + len(plain(part)) if found >= 0 else start
         if found < 0 or len(covered & set(range(found, start))) * 2 < len(plain(part)):   # 一半以上没被盖住
             parts.append(part)
     if re.search(NOT_IN_DOCUMENTS, sentence.text):   # 说资料里没有的那一句里，提问的分句也不是事实
         parts = [part for part in parts if not re.search(ASKING, part)]
-    return [part for part in parts if is_claim(part) and not re.search(SIGN_OFF, part) and
+    return [part.strip() for part in parts if is_claim(part) and not re.search(SIGN_OFF, part) and
             len(content_chars(re.sub(COURTESY + "|" + REASONING, "", part.strip()))) >= 2]
-
-
-def unbacked(part, cited, context):
-    """没给依据的分句里有没有撑不住的数量：把引用的片段全文和全部引文当作它的依据，照核心的 misstated_amount 比
-    （数量要在它们或问题里，或是一步算得出的）。"""
-    whole = Sentence(part)
-    whole.claims[part] = [{"quote": once(context, "backing", lambda: " ".join([hit["text"] for hit in cited] + [item["quote"] for item in context.evidence]))}]
-    return bool(misstated_amount(whole, cited, context))
 
 
 def is_claim(clause):
@@ -531,31 +514,91 @@ def is_claim(clause):
     return bool(re.search(r"[^\W_]", re.sub(COURTESY, "", clause)))
 
 
-# ---- 2. 更多数量写法 ----
-
-def spelled_amounts(text):
-    """READERS 的一种读法：quantities_in 认得的写法都算（七天、八折、百分之二十、半小时、1.2 万元、3 月 5 日、下午 3 点、
-    周一至周五……）。返回 ({(值, 单位): 写法}, 读过的部分换成空格的文字)。“八折” -> ({(80.0, "折"): "八折"}, "  ")。
-    日期只比月和日（(3, 5)），钟点按分钟（下午 3 点 = 900）。“半小时”和“30 分钟”不算同一个数量：要换算的，人来看。"""
-    found, taken, search_from = {}, [False] * len(text), {}
-    for kind, value, shown in quantities_in(text):   # 数量按写的先后排好：每种写法从上一次找到的地方往后找
-        found[(value[1:] if kind == "日期" else float(value) if isinstance(value, str) else value, kind)] = shown
-        start = text.find(shown, search_from.get(shown, 0))
-        while start >= 0 and any(taken[start:start + len(shown)]):   # 这几个字已经算在前一个数量里了
-            start = text.find(shown, start + 1)
-        if start < 0:
-            search_from[shown] = len(text)
-            continue
-        taken[start:start + len(shown)] = [True] * len(shown)
-        search_from[shown] = start + len(shown)
-    return found, "".join(" " if hit else char for char, hit in zip(text, taken))
+def best_clause(part, homes):
+    """homes（分句 -> Home）里和 part 说同一件事的分句：实字重合最多，而且至少占 part 的 CLAUSE_MATCH；一样多时，数量也相同的优先。
+    没有就是 None。“单人间 299 元”，原文“单人间每晚 199 元，双人间每晚 299 元” -> “单人间每晚 199 元”（“单”字相同）。"""
+    words, mine = content_chars(part), set(amounts(part))
+    scored = [(len(words & home.words), clause) for clause, home in homes.items()]
+    top = max([score for score, _ in scored], default=0)
+    if len(words) < 2 or top < CLAUSE_MATCH * len(words):
+        return None
+    return max([clause for score, clause in scored if score == top], key=lambda clause: len(mine & set(homes[clause].quantities)))
 
 
-READERS.append(spelled_amounts)
+def unbacked(part, cited, context):
+    """分句里引用的片段和问题都撑不住的数量（照核心的 misstated_amount 和片段全文比）：给人看的问题，没有是 []。"""
+    alone = Guessed(part, cited, whole=True)
+    alone.claims[part] = [{"quote": ""}]
+    return misstated_amount(alone, cited, context)
 
 
-# ---- 3. claim 和自己的引文再比几样：先按分句对齐，再比说反了、条件词、谁来承担、一律和限定、例外、链接电话、另一档 ----
-PHONE = r"(?<![\d-])(?:\d{3,4}-\d{3,4}-\d{3,4}|\d{3,4}-\d{7,8}|1\d{10})(?![\d-])"   # 400-820-1234、010-12345678、手机号
+def says_terms(part):
+    """分句说着条件（超过、以内、之前……）或由谁来做。"""
+    return bool(conditions(part) or re.search(ROLE, part))
+
+
+def no_evidence(sentence, cited, context):
+    """写了 evidence 的回答，说事实的话都要有依据：没被依据盖住的分句，片段里没有像它的话、它却说着条件或由谁来做，就说它
+    没有依据（约定如此，要人看；撑不住的数量由 misstated_amount 和 not_in_chunks 说）。例：“试用 7 天，超过 30 天由客户承担费用。”
+    只给了“试用 7 天”的依据 -> 「超过 30 天由客户承担费用」没有给出依据。"""
+    if context.evidence is None or not sentence.guessed:
+        return []
+    return said_without_evidence(sentence, [part for part in sentence.unpaired if says_terms(part)], sentence.whole)
+
+
+def said_without_evidence(sentence, parts, whole):
+    """没给依据的话怎么说：整句都没有依据（whole）就说整句，不然说出是哪几个分句。"""
+    if parts and whole:
+        return [f"这句话没有给出依据：「{one_line(sentence.text, 31)}」"]
+    return [f"这句话里「{one_line(part, 21)}」没有给出依据" for part in parts]
+
+
+def not_in_chunks(sentence, cited, context):
+    """片段里没有像它的话的分句，说着片段和问题都撑不住的数量（配上了出处的分句由 misstated_amount 比）。
+    例：片段只说“试用期 7 天”，草稿“另外每月赠送 3 次上门服务” -> 「3 次」和依据对不上：引用的片段 T1 里没有。"""
+    return [problem for part in sentence.unpaired for problem in unbacked(part, cited, context)] if sentence.guessed else []
+
+
+def from_uncited_chunk(sentence, cited, context):
+    """片段里没有像它的话的分句，在这次发送了、却没被引用的片段里有：出处多半写错了，说出更像的那一句。例：引用 V1，
+    草稿却说“每一条回复都要由客服人员检查后亲手发出” -> 在引用的片段 V1 里找不到，更像来自 S1。"""
+    if not sentence.guessed:
+        return []
+    cited_ids, problems = {hit["id"] for hit in cited}, []
+    others = chunk_clauses([{"id": hit_id} for hit_id in context.sent if hit_id not in cited_ids], context)
+    for part in sentence.unpaired:
+        best = best_clause(part, others)
+        if best and len(content_chars(part) & others[best].words) * 3 >= len(content_chars(part)) * 2:   # 三分之二的实字对得上才说
+            problems.append(f"「{one_line(part, 31)}」在引用的片段 {'、'.join(sorted(cited_ids))} 里找不到，更像来自 {others[best].source}："
+                            f"「{one_line(best, 31)}」")
+    return problems
+
+
+def unlike_any_clause(sentence, cited, context):
+    """没被依据盖住的分句里其余的（只作提示）：片段里没有像它的话，或者写了 evidence 的回答里没给依据、也没有新数量的分句。"""
+    if not sentence.guessed:
+        return []
+    if context.evidence is None:
+        return [f"这个分句没有依据，片段里也没有像它的话：「{one_line(part, 31)}」" for part in sentence.unpaired if not unbacked(part, cited, context)]
+    rest = [part for part in [*sentence.claims, *sentence.unpaired] if not (unbacked(part, cited, context) or part in sentence.unpaired and says_terms(part))]
+    return said_without_evidence(sentence, rest, sentence.whole and len(rest) == len(sentence.claims) + len(sentence.unpaired))
+
+
+# ---- 2. claim 和自己的引文再比几样：先按分句对齐，再比说反了、条件词、谁来承担、一律和限定、例外、链接电话、另一档 ----
+EXCLUSIVE = [{"以内", "以上"}, {"当天", "次日"}, {"或", "并且"}, {"每天", "每周", "每月", "每年"}]
+UNIVERSAL = r"一经|一律|全部|所有|全都|全程|任何|无论|均可|均不|都可以|都能|都不|都免费|都享|不限|统一|永久"
+LIMITER = (r"除[^，。；]{0,12}?(?:外|以外|之外)|但|仅|只有|只限|只能|限|部分|首次|首单|不含|不包括|例外|"
+           r"前\s*(?:\d+|[一二两三四五六七八九十]+)\s*个?(?:小时|天|次|名|位|单|月|年|分钟|周|晚)")
+CONDITION_LIMIT = r"(?:超过|不足|未满|以内|以上)\s*\d+|\d+\s*(?:天|小时|个月|日)(?:内|以内|之内|后|以后)"   # 超过 15 天、15 天内
+# 条件词，按类别。同一组里的类别互相排斥：草稿用了一类、对应的原文分句用的是同组的另一类，意思就变了。
+# “以内”一类也包括“之前”（7 天内、到期前），“以上”一类也包括“之后”（超过 7 天、7 天后）：退款、退票规则里它们正好相反
+CONDITIONS = {"以内": "不超过|不多于|不高于|不足|未满|不到|以下|以内|之内|至多|最多|最高|低于|少于|小于|之前|以前",
+              "以上": "不少于|不低于|超过|多于|高于|以上|至少|最少|大于|之后|以后|逾期|过后",
+              "当天": "当天|当日", "次日": "次日|第二天|隔天|翌日",
+              "或": "或者|或是|或|任选|任一|之一", "并且": "并且|(?<![而并])且|同时满足|均需|均须",
+              "每天": "每天|每日", "每周": "每周|每星期", "每月": "每月|每个月", "每年": "每年|每个年度"}
+AFTER_UNIT = {"内": "以内", "前": "以内", "后": "以上"}   # 只在单位后面才算：“7 天内”“24 小时前”“30 天后”
+# 原文分句里限定范围的话：“仅限新用户”“前 2 小时”
 EXCEPTION = r"^\s*但|除[^，。；]{0,12}?(?:外|以外|之外)|^\s*(?:仅|只)"   # 紧跟在引文后面的分句以它们开头：例外
 LIMIT_INSIDE = r"仅限|只限|(?<!提)前\s*(?:\d+|[一二两三四五六七八九十]+)\s*[名位个]"   # 引文所在的分句里、引文外面的限定
 # 意思相反的一对词：草稿用一个、它的引文用另一个，意思就反了（否定词另有 NEGATIVE）
@@ -563,22 +606,18 @@ ANTONYMS = [("免费", "收费"), ("开放", "关闭"), ("开放", "闭馆"), ("
             ("允许", "禁止"), ("增加", "减少"), ("上浮", "下调"), ("包含", "不含"), ("退还", "扣除"), ("上午", "下午"), ("全额", "部分")]
 # 反义的条件词、单位：claim 和引文只差这一处，意思就变了
 OPPOSITES = [{"前", "后"}, {"内", "外"}, {"上", "下"}, {"多", "少"}, {"早", "晚"}, {"或", "和"}, {"或", "且"}, {"高", "低"},
-             {"最高", "最低"}, {"之前", "之后"}, {"以前", "以后"}, {"当天", "次日"}, {"小时", "天"}, {"天", "周"}, {"周", "月"},
-             {"月", "年"}, {"分钟", "小时"}, {"每天", "每小时"}, {"含", "不含"}]
+             {"最高", "最低"}, {"之前", "之后"}, {"以前", "以后"}, {"当天", "次日"}, {"含", "不含"}]   # 单位换了由数量的比较管
 
 
 @functools.lru_cache(maxsize=64)   # 说反了、条件词、谁来承担三条规则都要同一句的对齐：只算一次
 def matched_parts(sentence):
-    """[(claim 的分句, 它的引文里说同一件事的分句)]：实字重合最多、而且至少占 claim 分句的一半，才算同一件事。
+    """[(claim 的分句, 它的引文里说同一件事的分句)]：每个分句和引文的分句照 best_clause 对齐，对不上的不要。
     例：claim「香烟可以报销」，quote「餐饮可以报销，但酒水、香烟不予报销」 -> [("香烟可以报销", "香烟不予报销")]。"""
     pairs = []
     for claim, items in sentence.claims.items():
         theirs = [part for item in items for part in re.split(CLAUSE_BREAK, nfkc(item["quote"])) if part.strip()]
-        for part in re.split(CLAUSE_BREAK, nfkc(claim)):
-            words = content_chars(part)
-            best = max(theirs, key=lambda other: len(words & content_chars(other)), default="")   # 只有标点的引文：没有分句
-            if len(words) >= 2 and len(words & content_chars(best)) * 2 >= len(words):
-                pairs.append((part, best))
+        homes = {clause: Home(None, clause, content_chars(clause), amounts(clause)) for clause in theirs}
+        pairs += [(part, best) for part in re.split(CLAUSE_BREAK, nfkc(claim)) for best in [best_clause(part, homes)] if best]
     return pairs
 
 
@@ -604,22 +643,46 @@ def opposite_in_part(sentence, cited, context):
     return problems
 
 
+def amount_from_other_clause(sentence, cited, context):
+    """数量挪到了另一档：claim 的分句和引文里说同一件事的分句（matched_parts）同一种单位的数不同，claim 的数却写在同一个片段的
+    另一个分句里、而草稿更像在说对应的那一句（more_like）。例：原文“单人间每晚 199 元，双人间每晚 299 元”，claim「单人间每晚 299 元」
+    -> 对应的那一句是「199 元」。数写在另一个引用的片段里不算：那多半是另一个来源、另一个版本。"""
+    problems, homes = [], chunk_clauses(cited, context)
+    for part, best in matched_parts(sentence):
+        source = next((hit["id"] for hit in cited if plain(best) in plain(context.sent[hit["id"]])), None)
+        for (value, unit), shown in amounts(part).items():
+            rivals = [other for (v, u), other in amounts(best).items() if u == unit and v != value]
+            holders = [(clause, home.source) for clause, home in homes.items() if any(same_amount((value, unit), known) for known in home.quantities)]
+            if unit and rivals and holders and all(where == source and more_like(part, shown, best, clause) for clause, where in holders):
+                problems.append(f"数量「{shown}」在引文对应的那一句里是「{rivals[0]}」：草稿「{one_line(part, 21)}」，引文「{one_line(best, 21)}」")
+    return problems
+
+
+def more_like(part, shown, best, other):
+    """草稿的分句更像在说 best 而不是 other：有 best 独有的实字、没有 other 独有的，other 也没多对上草稿里别的数字（iPhone 14 的 14）。"""
+    words, digits = content_chars(part), set(re.findall(r"\d+", part)) - set(re.findall(r"\d+", shown))
+    return bool(words & (content_chars(best) - content_chars(other))) and not words & (content_chars(other) - content_chars(best)) and \
+        len(digits & set(re.findall(r"\d+", other))) <= len(digits & set(re.findall(r"\d+", best)))
+
+
 def condition_unlike_quote(sentence, cited, context):
     """条件词换成了相反的：claim 的分句和引文里说同一件事的分句逐字对照，只有一处不同、而且正好是一对反义的条件词
     （前/后、内/外、以上/以下、至多/至少、或/和、小时/天……，见 OPPOSITES），或者用了相反一类的条件词（见 conditions）。
     例：claim「到期前 7 天内未续费的」，quote「到期后 7 天内未续费的」 -> 条件变了（引文是“后”，草稿写成“前”）。"""
-    import difflib   # 只有这里、quote_not_in_source 和 closest_passage 用到
     problems = []
     for part, best in matched_parts(sentence):
-        mine, theirs = plain(part), plain(best)
+        mine, theirs, words = plain(part), plain(best), content_chars(part)
+        alike = [plain(clause) for clause, home in chunk_clauses(cited, context).items() if len(words & home.words) >= len(words & content_chars(best))] \
+            if sentence.guessed else []   # 出处是猜的：片段里别的一样像的分句照草稿这样说了，就不算变了
         for op, a1, a2, b1, b2 in difflib.SequenceMatcher(None, mine, theirs, autojunk=False).get_opcodes():
-            if op == "replace" and any({mine[a1:a2], theirs[b1:b2]} <= group for group in OPPOSITES):
+            if op == "replace" and any({mine[a1:a2], theirs[b1:b2]} <= group for group in OPPOSITES) and \
+                    not any(mine[max(a1 - 1, 0):a2 + 1] in clause for clause in alike):
                 problems.append(f"条件变了（引文是“{theirs[b1:b2]}”，草稿写成“{mine[a1:a2]}”）：草稿「{one_line(part, 21)}」，"
                                 f"引文「{one_line(best, 21)}」")
-        words, others = conditions(part), conditions(best)
+        used, others = conditions(part), conditions(best)
         problems += [f"条件变了（引文是“{others[other]}”，草稿写成“{word}”）：草稿「{one_line(part, 21)}」，引文「{one_line(best, 21)}」"
-                     for name, word in words.items() for group in EXCLUSIVE if name in group
-                     for other in sorted(group - {name}) if other in others and other not in words and name not in others]
+                     for name, word in used.items() for group in EXCLUSIVE if name in group and not any(name in conditions(clause) for clause in alike)
+                     for other in sorted(group - {name}) if other in others and other not in used and name not in others]
     return problems
 
 
@@ -636,13 +699,13 @@ def role_unlike_quote(sentence, cited, context):
 
 def antonym_of_quote(sentence, cited, context):
     """claim 用了一个词，它的引文用的是意思相反的另一个（免费↔收费、开放↔关闭、提前↔推迟……，见 ANTONYMS），
-    而且两边都只有自己那一个：意思说反了。例：claim「热水按次收费」，quote「热水免费」 -> 引文是「免费」，草稿写成「收费」。"""
-    problems = []
+    而且引用的片段里哪儿都没有草稿的那个词：意思说反了。例：claim「热水按次收费」，quote「热水免费」 -> 引文是「免费」，草稿写成「收费」。"""
+    problems, chunks = [], " ".join(hit["text"] for hit in cited)
     for claim, items in sentence.claims.items():
         quote = " ".join(item["quote"] for item in items)
         problems += [f"意思说反了：引文是「{theirs}」，草稿写成「{mine}」：草稿「{one_line(claim, 31)}」"
                      for pair in ANTONYMS for mine, theirs in (pair, pair[::-1])
-                     if mine in claim and theirs not in claim and theirs in quote and mine not in quote]
+                     if mine in claim and theirs not in claim and theirs in quote and mine not in quote and mine not in chunks]
     return problems
 
 
@@ -653,9 +716,11 @@ def wider_than_quote(sentence, cited, context):
     problems = []
     for claim, items in sentence.claims.items():
         universal = re.search(UNIVERSAL, nfkc(claim))
-        if not universal or re.search(LIMITER, nfkc(claim)) or any(universal.group() in item["quote"] for item in items):
+        if not universal or re.search(LIMITER + "|" + CONDITION_LIMIT, nfkc(claim)) or any(universal.group() in item["quote"] for item in items):
             continue
         around = nfkc(" ".join(piece for item in items for piece, _, _ in quote_pieces(item, context)))
+        if sentence.guessed and not any(universal.group() in hit["text"] for hit in cited):   # 出处是猜的、片段里也没这个全称词：片段别处的限定也算
+            around = nfkc(" ".join(hit["text"] for hit in cited))
         noun = re.match(r"[^\W\d_]{2}", nfkc(claim)[universal.end():]) if universal.group() in ("所有", "任何") else None
         limit = re.search(LIMITER + "|" + CONDITION_LIMIT, around) or \
             (noun and re.search(f"(?<![所有全部一律])[^\\W\\d_]{{2}}{noun.group()}", around))
@@ -705,15 +770,15 @@ def pieces_of(text):
 
 
 def contact_unlike_quote(sentence, cited, context):
-    """claim 里的链接和电话号码要和它的引文里的一模一样（链接没写 https:// 时主机和路径相同就算）。
-    例：claim「预约请拨 400-820-1235」，quote「预约电话 400-820-1234」 -> 电话 400-820-1235 不在引文里。"""
-    problems = []
-    for claim, items in sentence.claims.items():
-        quotes = nfkc(" ".join(item["quote"] for item in items))
-        problems += [f"链接 {link} 不在它的引文里：「{one_line(claim, 31)}」" for link in links_not_in(nfkc(claim), quotes)]
-        phones = {re.sub(r"\D", "", phone) for phone in re.findall(PHONE, quotes)}
-        problems += [f"电话 {phone} 不在它的引文里：「{one_line(claim, 31)}」"
-                     for phone in re.findall(PHONE, nfkc(claim)) if re.sub(r"\D", "", phone) not in phones]
+    """claim 里的链接和电话号码要和它的引文里的一模一样（链接没写 https:// 时主机和路径相同就算）；出处是猜的，就整句和
+    引用的片段比。例：claim「预约请拨 400-820-1235」，quote「预约电话 400-820-1234」 -> 电话 400-820-1235 不在引文里。"""
+    problems, there = [], f"引用的片段 {'、'.join(hit['id'] for hit in cited)} " if sentence.guessed else "它的引文"
+    pairs = [(sentence.text, once(context, "cited text", lambda: " ".join(context.sent[hit["id"]] for hit in cited)))] if sentence.guessed else \
+        [(claim, " ".join(item["quote"] for item in items)) for claim, items in sentence.claims.items()]
+    for claim, quotes in pairs:   # 链接、电话在半角的写法里找，给人看的是草稿原来的写法
+        problems += [f"链接 {link} 不在{there}里：「{one_line(claim, 31)}」" for link in links_not_in(nfkc(claim), nfkc(quotes))]
+        problems += [f"电话 {phone} 不在{there}里：「{one_line(claim, 31)}」"
+                     for phone in re.findall(PHONE, nfkc(claim)) if re.sub(r"\D", "", phone) not in contacts_in(nfkc(quotes))[1]]
     return problems
 
 
@@ -746,7 +811,7 @@ def clause_unlike_quote(sentence, cited, context):
     """claim 的一个分句和它的引文说的不像同一件事（实字重合不到 CLAUSE_MATCH）：引文可能和这句无关，或者分句是追加的。
     只给出这一对话（草稿 ↔ 引文）让人对照。例：claim「…，并且赠送一次免费清洗」，quote「精洗每次 80 元」。"""
     problems = []
-    for claim, items in sentence.claims.items():
+    for claim, items in sentence.claims.items() if not sentence.guessed else []:   # 猜的出处配不上：unlike_any_clause 说过了
         theirs = content_chars(" ".join(item["quote"] for item in items))
         for part in re.split(CLAUSE_BREAK, nfkc(claim)):
             words = content_chars(re.sub(COURTESY, "", part))
@@ -767,767 +832,17 @@ def link_key(link):
 
 def links_not_in(text, source):
     """text 里有、source 里没有的链接（去掉结尾的标点，给人看）：协议、主机、路径都要相同；text 没写 https:// 时，
-    主机和路径相同就算有。草稿对片段（changed_link）、claim 对它的引文（contact_unlike_quote）都这样比。"""
-    known = {link_key(link) for link in re.findall(LINK, source)}
+    主机和路径相同就算有。草稿对它的引文、猜的出处对引用的片段都这样比。"""
+    known = contacts_in(source)[0]
     return [link.rstrip(".,;:!?)]}") for link in re.findall(LINK, text) for scheme, host, path in [link_key(link)]
             if (scheme, host, path) not in known and not (scheme == "" and any(key[1:] == (host, path) for key in known))]
 
 
-# ---- 4. 没写 evidence 的回答：逐句和引用的片段对齐，猜每句话的出处（上一版的核对） ----
-# 没有依据可查，只能猜：每句话切成分句，和引用的片段里最像的分句对齐，再比数量、链接、引文、意思。
+@functools.lru_cache(maxsize=64)   # 引用的片段全文每句话都要比一次：只找一次
+def contacts_in(text):
+    """文字里的链接（link_key 的样子）和电话号码（只留数字）：({("https", "a.example", "/x")}, {"4008201234"})。"""
+    return {link_key(link) for link in re.findall(LINK, text)}, {re.sub(r"\D", "", phone) for phone in re.findall(PHONE, text)}
 
-SUPPORT_THRESHOLD = 0.25   # 句子与引用片段的字二元组重合度下限：低于它多半是引错了来源或编出来的
-MIN_BIGRAMS = 8            # 少于 8 个二元组的句子不做整句检查（如“资料 [2] 提到”）：太短，重合度没有意义
-def guessing(find):
-    """把逐句猜的规则 find(分句切好的句子, 引用的片段, GuessContext) 包成规则表的样子：只管没写 evidence 的回答；
-    整份草稿只准备一次（prepared_guess），再按句子的原文找到准备好的那一句。"""
-    @functools.wraps(find)
-    def rule(sentence, cited, context):
-        if context.evidence is not None:
-            return []
-        guess, sentences = prepared_guess(context, cited)
-        return find(sentences[sentence.text], cited, guess)
-    return rule
-
-
-def prepared_guess(context, cited):
-    """逐句猜要的准备，每份草稿只做一次，记在 context.guess 上：(GuessContext, {句子原文: 切好分句的句子})。
-    句子和核心的一样切（split_sentences、strip_markers），所以按原文找得到。"""
-    if getattr(context, "guess", None) is None:
-        guess = GuessContext(cited, context.hits, context.question)
-        sentences = sentences_of(context.draft, guess)
-        guess.drafted = [(quantity, clause) for sentence in sentences for clause in sentence.clauses
-                         for quantity in clause.quantities]
-        guess.position = {id(quantity): index for index, (quantity, _) in enumerate(guess.drafted)}   # 同样的数会写好几次
-        context.guess = guess, {sentence.text: sentence for sentence in sentences}
-    return context.guess
-
-
-def sentences_of(draft, context):
-    """把草稿切成句子、每句切成分句，去掉不是事实的部分：客套话、“资料里没有提到……”、冒号前的引子
-    （“具体规则如下：”“规则写明：「…」”）、行首的列表序号和引用标记。每个分句只切一次词（见 Clause）。"""
-    sentences = []
-    for piece in split_sentences(strip_markers(draft)):
-        if not re.search(r"[^\W_]", piece):   # 只有标点和空白（“。。。”），没有可核对的东西
-            continue
-        normal = nfkc(piece)
-        body = re.sub(LINK, " ", normal)   # 链接由 changed_link 整个核对；里面的冒号和点不能拿来切分句
-        body = re.sub(ID_IN_TEXT, " ", body)   # 片段编号不是事实（没发送的编号由 unsent_id 拒绝）
-        for hit_id in context.chunks:   # 只有数字的编号（第 07 课的 1、2、3）不删：删了会把草稿里的 14 天删成 4 天
-            body = body if hit_id.isdigit() else body.replace(hit_id, " ")
-        body = re.sub(LEAD_IN, " ", body)   # 冒号前面是引子，不是事实
-        parts = re.split(CLAUSE_BREAK, body)
-        if re.search(NOT_IN_DOCUMENTS, body):   # 说资料里没有的那一句里，提问的分句也不是事实
-            parts = [part for part in parts if not re.search(ASKING, part)]
-        clauses = [Clause(shown_like(part, piece, normal), context) for part in parts if is_claim(part)]
-        sentences.append(GuessSentence(piece, clauses))   # 没有要核对的分句，链接、引文和编号也照样要查
-    return sentences
-
-
-def shown_like(part, piece, normal):
-    """分句按草稿原来的写法给人看（全角逗号还是全角逗号）：在原句里找得到同样的字就用原句里的那一段。normal 是 nfkc(piece)。"""
-    start = normal.find(part.strip())
-    return piece[start:start + len(part.strip())] if start >= 0 and len(normal) == len(piece) else part
-
-
-def unsupported_number(sentence, cited, context):
-    """每个数量（数字连同单位；日期、时间、星期按值）都要在引用的片段里找得到，或者是客户在问题里给的数，
-    或者是用这些数一步算出来的（总价、差价、打折后的价钱……，见 computed）。算错了，就把该有的算式写出来。"""
-    problems = []
-    for clause in sentence.clauses:
-        for quantity in clause.quantities:
-            found = context.supports(quantity) or context.accepts_computed(quantity, clause)
-            if not found or context.miscomputed(quantity, clause):
-                problems.append(context.describe_missing(quantity, clause))
-    return problems
-
-
-def changed_link(sentence, cited, context):
-    """草稿里的链接必须和引用的片段里的某个链接完全相同（见 links_not_in）：编出来或截短的链接最容易把客户带错地方。"""
-    return [f"链接 {link} 不在引用的片段 {context.cited_ids} 中" for link in links_not_in(nfkc(sentence.text), context.source)]
-
-
-def altered_quote(sentence, cited, context):
-    """「」『』“” 里的引文意思是“原文就这么写”：要在引用的片段里原样出现（空白、标点、大小写不算差别）。
-    最像的一段相似度 ≥ QUOTE_NEAR 算“近似”，更低算“找不到”；引文里的数字和原文不同，另外点出来。"""
-    problems = []
-    for match in re.finditer(QUOTE, sentence.text):
-        quote = next(group for group in match.groups() if group)
-        wanted = tokens(re.sub(LINK, " ", quote))   # 引文里的链接由 changed_link 核对
-        if not wanted:
-            continue
-        similarity, window = context.closest_passage(wanted)
-        if similarity == 1.0:
-            continue
-        shown = one_line(quote, 31)
-        if similarity < QUOTE_NEAR:
-            problems.append(f"引文在引用的片段中找不到：「{shown}」")
-            continue
-        changed = sorted(numbers_in("".join(wanted)) - numbers_in(" ".join(window)))
-        problems.append(f"引文近似，需对照原文：「{shown}」（相似度 {similarity:.2f}）"
-                        + (f"；引文里的数字 {'、'.join(changed)} 和原文不同" if changed else ""))
-    return problems
-
-
-def unsupported_sentence(sentence, cited, context):
-    """整句的字二元组（相邻两个字；客套话不算，数字都换成 #）有多大比例出现在引用的片段（和问题）里：重合度低于
-    SUPPORT_THRESHOLD，这句话多半不是从片段来的。没被引用的命中片段能达到阈值时，说它更像来自哪个片段。"""
-    pairs = sentence.pairs
-    if len(pairs) < MIN_BIGRAMS:
-        return []
-    score = len(pairs & context.supporting_pairs) / len(pairs)
-    if score >= SUPPORT_THRESHOLD:
-        return []
-    problem = f"这句话在引用的片段里找不到依据：「{one_line(sentence.text, 31)}」（重合度 {score:.0%}）"
-    others = [(len(pairs & chunk.pairs) / len(pairs), chunk.id) for chunk in context.uncited()]
-    better = max(others, default=(0, None))
-    if better[0] >= SUPPORT_THRESHOLD:
-        problem += f"；这句话更像来自 {better[1]}"
-    return [problem]
-
-
-NEW_CHARS = 4              # 一个分句里有 4 个以上说事实的字是片段里没有的、又占了一大半，就单独指出这个分句
-OPERAND_REACH = 8          # 算账只用草稿里这个数前后各 8 个数（和问题里的数）：真算式的数都写在附近，也免得数字一多就越算越慢
-ASKED_OPERANDS = 12        # 问题里拿来算账的数：不同的数最多 12 个。真问题里的数一只手数得过来；粘进一长串数字的问题也不会越算越慢
-# 草稿里在替客户算账的字样：有它们时，算错的数会连同该有的算式一起指出
-ARITHMETIC = r"一共|总共|合计|共计|总价|总额|算下来|加起来|折后|优惠后|实付|[=＝×*+＋]|乘以|加上|减去"
-class Chunk:
-    """一个命中片段，为核对准备一次：切好的分句、全部数量、二元组、切好的词（找引文用）。"""
-
-    def __init__(self, hit):
-        self.id = hit["id"]
-        self.text = nfkc(hit["title"] + "\n" + hit["text"])
-        self.clauses = [Clause(part, sentence=sentence) for sentence in split_sentences(self.text)
-                        for part in re.split(CLAUSE_BREAK, sentence) if part.strip()]
-        self.pairs = set().union(*(clause.masked for clause in self.clauses))   # 数字换成 #：措辞由句子检查管，数由数量检查管
-        self.quantities = quantities_in(self.text)
-        self.units = tokens(self.text)
-
-
-class Clause:
-    """一个分句：原文、切好的词、二元组（数字换成 # 的另算一份，用来找“说的是同一件事”的原文分句）、里面的数量。
-    草稿的分句还记下原文里说同一件事的分句 similar、最像的 original 和一样像的 closest（见 GuessContext.align）。"""
-
-    def __init__(self, text, context=None, sentence=""):
-        self.text, self.sentence = text.strip(), sentence   # sentence：片段的分句记下它所在的整句（看限定词用）
-        units = tokens(re.sub(COURTESY + "|" + REASONING, " ", self.text))
-        masked = ["#" if unit[0].isdigit() else unit for unit in units]
-        self.pairs, self.masked = set(zip(units, units[1:])), set(zip(masked, masked[1:]))
-        self.quantities = quantities_in(self.text)
-        scored = context.align(self) if context else []
-        self.similar = [other for _, other in scored]   # 最像的在前
-        self.closest = [other for score, other in scored if score == scored[0][0]]   # 和最像的一样像的
-        self.original = self.similar[0] if self.similar else None
-
-
-class GuessSentence:
-    """草稿的一句话：原文 text、要核对的分句 clauses、全句（客套话除外，数字换成 #）的二元组 pairs。"""
-
-    def __init__(self, text, clauses):
-        self.text, self.clauses = text, clauses
-        self.pairs = set().union(*(clause.masked for clause in clauses))
-
-
-@functools.lru_cache(maxsize=256)   # 评测时上千份回答引用同一批片段，每个只准备一次
-def prepared_chunk(hit_id, title, text):
-    return Chunk({"id": hit_id, "title": title, "text": text})
-
-
-class GuessContext:
-    """一次核对里各条规则共用的东西：发送的片段 chunks（编号 -> 准备好的片段，每个只准备一次）、引用的片段、问题里的数、草稿里的数。"""
-
-    def __init__(self, cited, hits, question):
-        self.cited_ids = "、".join(hit["id"] for hit in cited)
-        self.chunks = {hit["id"]: prepared_chunk(hit["id"], hit["title"], hit["text"]) for hit in hits}
-        self.cited = [self.chunks[hit["id"]] for hit in cited]
-        # 句子检查的依据：引用的片段，加上客户的问题（复述问题“您已经用了 20 天”不算编造）
-        self.supporting_pairs = set().union(Clause(question).masked, *(chunk.pairs for chunk in self.cited))
-        self.clauses = [clause for chunk in self.cited for clause in chunk.clauses]
-        self.known = [quantity for chunk in self.cited for quantity in chunk.quantities]
-        self.asked = quantities_in(question)
-        distinct = {}
-        for kind, value, shown in self.asked:   # 同一个数问了几遍，算账时只算一遍
-            distinct.setdefault((kind, value), (kind, value, shown))
-        self.asked_operands = list(distinct.values())[:ASKED_OPERANDS]
-        self.seen = set(nfkc(question).casefold() + "".join(chunk.text for chunk in self.cited).casefold())
-        self.source = "\n".join(chunk.text for chunk in self.cited)
-        self.source_negations = negated(self.source)
-        self.drafted = []   # 草稿里的全部数量和它所在的分句，按写的顺序（prepared_guess 切好句子后填上）
-        self.position, self.aligned = {}, {}
-
-    def uncited(self):
-        return [chunk for chunk in self.chunks.values() if chunk not in self.cited]
-
-    def align(self, clause):
-        """原文里和草稿分句说同一件事的分句：数字换成 # 以后，二元组至少 CLAUSE_MATCH 相同。[(相似度, 分句)]，最像的在前。"""
-        if len(clause.masked) < 3:
-            return []
-        key = frozenset(clause.masked)   # 同样的分句（草稿里重复写的）只对齐一次
-        if key not in self.aligned:
-            scored = [(len(key & other.masked) / len(key), index) for index, other in enumerate(self.clauses)]
-            self.aligned[key] = [(score, self.clauses[index]) for score, index in sorted(scored, key=lambda item: (-item[0], item[1]))
-                                 if score >= CLAUSE_MATCH]
-        return self.aligned[key]
-
-    def supports(self, quantity):
-        """这个数量在引用的片段里或客户的问题里有（换个写法也算，见 same_quantity）；问题里的数字不管单位都算。"""
-        kind, value, shown = quantity
-        return any(isinstance(value, str) and value == asked for _, asked, _ in self.asked) or \
-            any(found_in(where, kind, option) for where in (self.known, self.asked) for option in [value] + am_or_pm(kind, value, shown))
-
-    def accepts_computed(self, quantity, clause):
-        """一步算出来的数（和、差、积、百分之几、打几折、两个钟点之间的时长）：算对了就接受。"""
-        kind, value, _ = quantity
-        return (isinstance(value, str) or kind == "时间") and computed(float(value), kind, self.operands(quantity, clause))
-
-    def miscomputed(self, quantity, clause):
-        """“一共”“合计”“=”后面的钱数或时长算错了：就算片段里别处恰好有这个数，也要指出（学 5 小时一共 45 元）。"""
-        kind, value, shown = quantity
-        text = nfkc(clause.text)   # 数量的写法 shown 是规范化过的
-        shows_sum = shown in text and re.search(r"(?:" + ARITHMETIC + r")[^，。；]{0,6}$", text[:text.find(shown)])
-        if not shows_sum or kind not in ("元", "小时", "分钟", "天", "月", "年", "%") or not isinstance(value, str):
-            return False
-        operands = self.operands(quantity, clause)
-        return not computed(float(value), kind, operands) and nearest_computation(float(value), kind, operands) is not None
-
-    def operands(self, quantity, clause):
-        """能拿来算账的数：[(值, 单位, 从哪来)]——草稿里这个数前后各 OPERAND_REACH 个数（同一个分句里的记作“这句”，
-        如“两张一共 78 元”），以及问题里的数。"""
-        position = self.position[id(quantity)]
-        nearby = self.drafted[max(0, position - OPERAND_REACH):position + OPERAND_REACH + 1]
-        found = [(other, "这句" if where is clause else "草稿") for other, where in nearby if other is not quantity]
-        found += [(other, "问题") for other in self.asked_operands]
-        return [(float(value), kind, origin) for (kind, value, _), origin in found
-                if isinstance(value, str) or kind == "时间"]
-
-    def describe_missing(self, quantity, clause):
-        """片段里没有这个数量时的说明：算式写错了就给出该有的算式；数字有、单位不同就两种写法都说出来。"""
-        kind, value, shown = quantity
-        if kind in ("日期", "时间", "星期"):
-            return f"{kind}「{shown}」不在引用的片段 {self.cited_ids} 中"
-        if re.search(ARITHMETIC, clause.text):
-            closest = nearest_computation(float(value), kind, self.operands(quantity, clause))
-            if closest:
-                return f"算式对不上：草稿写的是「{shown}」，用引用的片段和问题里的数算，应当是 {closest}"
-        same_number = [known_shown for known_kind, known_value, known_shown in self.known
-                       if known_value == value and "%" not in (kind, known_kind)]
-        if kind and same_number:   # 数字在，单位不同：说出片段里这个数是什么，再说片段里这个单位的数是多少（有的话）
-            same_kind = list(dict.fromkeys(known_shown for known_kind, _, known_shown in self.known if known_kind == kind))
-            also = f"；以「{kind}」为单位的是「{'」「'.join(same_kind[:3])}」" if same_kind else ""
-            return f"数量「{shown}」不在引用的片段 {self.cited_ids} 中：片段里的 {value} 是「{same_number[0]}」{also}"
-        if not re.search(r"\d", shown):   # 草稿里写的是中文数字（一周、十五元）：照原样说，免得学生找不到“1”
-            return f"数量「{shown}」不在引用的片段 {self.cited_ids} 中"
-        return f"数字 {value}{'%' if kind == '%' else ''} 不在引用的片段 {self.cited_ids} 中"
-
-    def closest_passage(self, wanted):
-        """引用的片段里和引文最像的一段：(相似度, 那一段的词)。不把片段的每个位置都比一遍：先让 difflib 找出引文和
-        片段对得上的几段，只在这些位置附近比，窗口放宽 ±2（多一个字少一个字也能对上）。原样出现时相似度是 1.0。"""
-        import difflib   # 只有这里、quote_not_in_source 和 condition_unlike_quote 用到
-        best, best_window = 0.0, []
-        for chunk in self.cited:
-            units = chunk.units
-            blocks = difflib.SequenceMatcher(None, units, wanted, autojunk=False).get_matching_blocks()
-            starts = sorted({max(0, block.a - block.b + shift) for block in blocks if block.size for shift in range(-2, 3)})
-            for start in starts:
-                for size in range(max(1, len(wanted) - 2), len(wanted) + 3):
-                    window = units[start:start + size]
-                    if window == wanted:
-                        return 1.0, window
-                    ratio = difflib.SequenceMatcher(None, wanted, window).ratio()
-                    if ratio > best:
-                        best, best_window = ratio, window
-        return best, best_window
-
-
-# 数量的各种写法：全角数字、1,000、七天、十四个、七五折、1.2 万元、百分之零点五、日期、钟点、星期。
-CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-NUMERAL = "零一二两三四五六七八九十百千万"
-# 中文数字最多 16 个字（“一千二百三十四万五千六百七十八”）：更长的一串不是数量，一个也不读（读了也会超出整数的位数上限）
-CN_NUMBER = f"(?<![{NUMERAL}])[{NUMERAL}]{{1,16}}(?![{NUMERAL}])(?:点[零一二三四五六七八九]{{1,16}})?"
-NUMBER = r"\d+(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"   # 1,000 和 1000、3.5 都是一个数
-# 单位和量词，长的写在前面（“个工作日”先于“个”）。等号右边是它算作的单位：7 日和 7 天相同，5 位和 5 名相同
-UNITS = {"个工作日": "个工作日", "工作日": "个工作日", "个小时": "小时", "小时": "小时", "分钟": "分钟", "个月": "月",
-         "个星期": "周", "星期": "周", "礼拜": "周", "周": "周", "天": "天", "日": "天", "号": "天", "年": "年", "秒": "秒",
-         "公斤": "公斤", "千克": "公斤", "kg": "公斤", "克": "克", "公里": "公里", "km": "公里", "厘米": "厘米", "cm": "厘米",
-         "毫米": "毫米", "米": "米", "毫升": "毫升", "ml": "毫升", "升": "升", "美元": "美元", "块钱": "元", "块": "元", "元": "元", "%": "%",
-         "tb": "TB", "gb": "GB", "g": "GB", "mb": "MB", "kb": "KB", "核": "核", "席位": "席位", "个": "个", "位": "人", "名": "人",
-         "人": "人", "次": "次", "条": "条", "项": "项", "张": "张", "份": "份", "台": "台", "件": "件", "节": "节",
-         "家": "家", "倍": "倍", "折": "折", "周岁": "岁", "岁": "岁", "斤": "斤", "期": "期", "晚": "晚", "间": "间", "度": "度", "座": "座"}
-UNIT = r"(?i) *(" + "|".join(sorted(map(re.escape, UNITS), key=len, reverse=True)) + r")(?![a-z])"   # 长的先认
-# 换算：大单位 = 倍数 × 小单位。“一周”和“7 天”、“半小时”和“30 分钟”说的是同一段时间
-CONVERSIONS = {("周", "天"): 7, ("天", "小时"): 24, ("小时", "分钟"): 60, ("年", "月"): 12, ("公斤", "克"): 1000,
-               ("公斤", "斤"): 2, ("公里", "米"): 1000, ("米", "厘米"): 100, ("升", "毫升"): 1000, ("TB", "GB"): 1024, ("GB", "MB"): 1024}
-# 一周、一天、一个月……：“一”后面是这些计时、计钱、计重的单位才算数字 1；“一个问题”“一台服务器”里的“一”只是“一个”的意思
-ONE_COUNTS = {"周", "天", "月", "年", "小时", "分钟", "秒", "个工作日", "元", "公斤", "公里", "倍", "晚"}
-WEEKDAYS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "日": 7, "天": 7}
-WEEKDAY = r"(?<![\d零一二两三四五六七八九十])(?<![\d零一二两三四五六七八九十] )(?:周|星期|礼拜)([一二三四五六日天])"   # “2 周一直到”里的不是周一
-DATE = r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]"
-ISO_DATE = r"(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)"   # 2025-01-28、2025/1/28
-PART_OF_DAY = r"(上午|早上|早晨|中午|下午|傍晚|晚上|夜里|夜间|半夜|凌晨)?"
-# 钟点不从空白开始找：不然一长串空格里的每个位置都要把后面的空格再走一遍（长度的平方）
-CLOCK = r"(?!\s)" + PART_OF_DAY + r"\s*(\d{1,2})\s*:\s*(\d{2})"
-HOUR = r"(?!\s)" + PART_OF_DAY + r"\s*(\d{1,2}|[一二两三四五六七八九十]{1,3})\s*点\s*(半|(\d{1,2})\s*分)?"
-TOKEN = r"[a-z0-9]+(?:\.[0-9]+)*|[^\W_]"   # 一个英文词或数字算一个单位，一个汉字算一个单位
-
-
-def chinese_number(text):
-    """“十四”→14，“两”→2，“一百零五”→105，“一万二千”→12000，“七五”→75（七五折），“零点五”→0.5。"""
-    if "点" in text:
-        whole, _, decimals = text.partition("点")
-        return chinese_number(whole or "零") + float("0." + "".join(str(CN_DIGITS[char]) for char in decimals))
-    if "万" in text:
-        high, _, low = text.partition("万")
-        return chinese_number(high or "一") * 10000 + (chinese_number(low) if low else 0)
-    if len(text) > 1 and not re.search("[十百千]", text):   # 一个个念的数字：七五、二零二五
-        return int("".join(str(CN_DIGITS[char]) for char in text))
-    value, digit = 0, 0
-    for char in text:
-        if char in "十百千":
-            value += (digit or 1) * {"十": 10, "百": 100, "千": 1000}[char]
-            digit = 0
-        else:
-            digit = CN_DIGITS[char]
-    return value + digit
-
-
-def plain_number(text):
-    """例："1,000" -> "1000"；"03" -> "3"；"7.0" -> "7"；"12.50" -> "12.5"。同一个数只有一种写法，才好比较。"""
-    number = float(str(text).replace(",", ""))
-    if number in (float("inf"), float("-inf")):   # 几百位长的数字串：原样比较
-        return str(text)
-    return str(int(number)) if number == int(number) else f"{number:.6f}".rstrip("0")
-
-
-def unit_after(text, start):
-    """text 从 start 起（跳过空格）是不是一个单位：返回 (算作的单位, 单位的结束位置)，不是就返回 (None, start)。"""
-    match = re.compile(UNIT).match(text, start)
-    if not match:
-        return None, start
-    return UNITS[match.group(1).casefold()], match.end()
-
-
-def quantities_in(text):
-    """文字里的数量：[(种类, 值, 原文写法)]。种类是“日期”“时间”“星期”，或数字后面的单位（没有单位是 ""）。
-    "试用期 7 天，3 月 1 日 7:30 起" -> [("日期", (None, 3, 1), "3 月 1 日"), ("时间", 450, "7:30"), ("天", "7", "7 天")]
-    一样的值写法不同也相同：03 = 3，1,000 = 1000，七天 = 7 天，1.2 万 = 12000，百分之二十 = 20%，八折 = 付 80%。"""
-    text = nfkc(text)
-    if not re.search(r"[\d零一二两三四五六七八九十百千万半周期拜]", text):   # 没有数字、“半”、星期的分句（大多数）没有数量
-        return []
-    found = []   # [(在文字里的位置, 数量)]：最后按位置排好，数量的先后就是写的先后
-
-    def take(pattern, kind, value_of):   # 找到一种写法就记下，再把它从文字里抹掉，免得里面的数字再算一遍
-        nonlocal text
-        for match in re.finditer(pattern, text):
-            value = value_of(match)
-            if value is not None:
-                found.append((match.start(), (kind, value, match.group().strip())))
-        text = re.sub(pattern, lambda m: " " * len(m.group()), text)
-
-    take(DATE, "日期", lambda m: (int(m.group(1)) if m.group(1) else None, int(m.group(2)), int(m.group(3))))
-    take(ISO_DATE, "日期", lambda m: (int(m.group(1)), int(m.group(2)), int(m.group(3))))
-    take(CLOCK, "时间", clock_minutes)
-    take(HOUR, "时间", clock_minutes)
-    ranges = weekday_ranges(text)
-    for start, end, first, last in ranges:   # 周一至周五：周一到周五每一天都算写过
-        found.extend((start, ("星期", day, text[start:end])) for day in range(first, last + 1))
-    text = blanked(text, [(start, end) for start, end, _, _ in ranges])
-    take(WEEKDAY, "星期", lambda m: WEEKDAYS[m.group(1)])
-    take(r"百分之(" + CN_NUMBER + ")", "%", lambda m: plain_number(chinese_number(m.group(1))))
-    # 半小时 = 0.5 小时，两个半小时 = 2.5 小时；只从一串数字的第一个字开始找，免得一长串数字每个位置都从头试一遍
-    half = r"(?<![\d一二两三四五六七八九十])(\d{1,9}|[一二两三四五六七八九十]{1,9})?个?半个?(小时|天|年|月)"
-    for match in re.finditer(half, text):
-        whole = match.group(1) or "0"
-        found.append((match.start(), (match.group(2), plain_number((int(whole) if whole.isdigit() else chinese_number(whole)) + 0.5),
-                                      match.group())))
-    text = re.sub(half, lambda m: " " * len(m.group()), text)
-    spelled = chinese_numbers(text)
-    found.extend((start, (unit, value, text[start:end].strip())) for start, end, unit, value in spelled)
-    text = blanked(text, [(start, end) for start, end, _, _ in spelled])
-    for match in re.finditer("(" + NUMBER + r")(\s*万)?", text):   # 1.2 万元 = 12000 元
-        unit, end = unit_after(text, match.end())
-        number = plain_number(float(match.group(1).replace(",", "")) * 10000) if match.group(2) else plain_number(match.group(1))
-        found.append((match.start(), (unit or "", number, text[match.start():end].strip())))
-    return [discount_as_percent(quantity) for _, quantity in sorted(found, key=lambda item: item[0])]
-
-
-def blanked(text, spans):
-    """把 spans [(起, 止)] 处的字换成同样多的空格，别处的位置不变。一次拼好：在循环里每找到一处就把整段文字
-    切开重拼，文字越长越慢（长度的平方）。"""
-    pieces, done = [], 0
-    for start, end in sorted(spans):
-        start = max(start, done)   # 和前一处重叠的部分已经是空格
-        if end > start:
-            pieces += [text[done:start], " " * (end - start)]
-            done = end
-    return "".join(pieces) + text[done:]
-
-
-def discount_as_percent(quantity):
-    """“8 折”“八五折”“7.5 折”记成付原价的百分之几：("折", "80", "8 折")、("折", "85", "八五折")。"""
-    kind, value, shown = quantity
-    if kind != "折":
-        return quantity
-    number = float(value)
-    return kind, plain_number(number * 10 if number < 10 else number), shown
-
-
-def chinese_numbers(text):
-    """带单位的中文数字（七天、十四个、两项、七五折）：[(起, 止, 单位, 值)]。单独的“一”只在计时、计钱、计重的单位前面
-    才算（见 ONE_COUNTS），“第一天”这样的序数、“换一天”“某一天”这样的泛指不算。"""
-    found = []
-    for match in re.finditer(CN_NUMBER, text):
-        unit, end = unit_after(text, match.end())
-        before = text[match.start() - 1:match.start()]
-        start = match.start()
-        while start and text[start - 1].isspace():   # 往回跳过空白（不切出前面整段文字再搜：那样越长越慢）
-            start -= 1
-        if start and re.match(r"\d", text[start - 1]):   # “1.2 万元”的“万”属于前面的阿拉伯数字
-            continue
-        if unit is None or before == "第" or (match.group() == "一" and (unit not in ONE_COUNTS or before in "换另某哪这那同")):
-            continue
-        found.append((match.start(), end, unit, plain_number(chinese_number(match.group()))))
-    return found
-
-
-def clock_text(minutes):
-    """1170 -> "19:30"；None -> None。"""
-    return None if minutes is None else f"{minutes // 60}:{minutes % 60:02d}"
-
-
-def clock_minutes(match):
-    """“下午 3 点半”“晚上 7:30” -> 从零点算起的分钟（930、1170）；下午、晚上的 1–11 点加 12 小时；
-    夜里、凌晨的 12 点是 0 点（记成 0，和 24:00 相同）。"""
-    part = match.group(1)
-    if match.group(2) == "一" and not part and match.group().strip().endswith("点"):
-        return None   # “浅一点”“快一点”是“稍微”，不是 1 点（“凌晨一点”“一点半”才是钟点）
-    hour = int(match.group(2)) if match.group(2).isdigit() else chinese_number(match.group(2))   # “九点”也是 9 点
-    if ":" in match.group():
-        minute = int(match.group(3))
-    else:
-        minute = 30 if match.group(3) == "半" else int(match.group(4) or 0)
-    if part in ("下午", "傍晚", "晚上", "夜里", "夜间") and hour < 12:
-        hour += 12
-    if part in ("夜里", "夜间", "半夜", "凌晨", "晚上") and hour == 12:
-        hour = 0
-    return (hour * 60 + minute) % (24 * 60) if hour <= 24 and minute < 60 else None
-
-
-def weekday_ranges(text):
-    """“周一至周五”“星期一到星期六”：返回 [(起, 止, 第一天, 最后一天)]。"""
-    pattern = WEEKDAY + r"\s*(?:至|到|-|－|~|～|—|–)\s*" + WEEKDAY
-    return [(m.start(), m.end(), WEEKDAYS[m.group(1)], WEEKDAYS[m.group(2)]) for m in re.finditer(pattern, text)
-            if WEEKDAYS[m.group(1)] <= WEEKDAYS[m.group(2)]]
-
-
-def numbers_in(text):
-    """文本里的数字（不管单位，日期时间不算）：{"7", "12.5%", "3"}。引文里改了数字、第 05 课的“同一规则的两个版本”用它。"""
-    return {value + ("%" if kind == "%" else "") for kind, value, _ in quantities_in(text) if isinstance(value, str)}
-
-
-def tokens(text):
-    """比较用的单位：一个英文词或数字一个，一个汉字一个。数字先统一写法（03 → 3、1,000 → 1000、七天 → 7天），
-    同一件事换个写法，二元组也相同。"""
-    text = re.sub(r"百分之(" + CN_NUMBER + ")", lambda m: f"{plain_number(chinese_number(m.group(1)))}%", nfkc(text))
-    text = re.sub(ISO_DATE, lambda m: f"{int(m.group(1))}年{int(m.group(2))}月{int(m.group(3))}日", text)
-    for pattern in (CLOCK, HOUR):   # “晚上 7 点”“19:00”都写成 19:00
-        text = re.sub(pattern, lambda m: clock_text(clock_minutes(m)) or m.group(), text)
-    pieces, done = [], 0
-    for start, _, _, value in chinese_numbers(text):   # 只换中文数字，单位留着
-        numeral = re.compile(CN_NUMBER).match(text, start).group()
-        pieces += [text[done:start], value]
-        done = start + len(numeral)
-    text = "".join(pieces) + text[done:]
-    text = re.sub(NUMBER, lambda m: plain_number(m.group()), text)
-    return re.findall(TOKEN, text.casefold())
-
-
-def found_in(known, kind, value):
-    """数量清单 known（片段或分句里的）里有没有草稿的这个数量。时间、星期按值比；日期没写年份时只比月和日；
-    片段里没写单位的数字，支持任何单位（百分数除外）；草稿没写单位的数字，片段里有这个数就算；换算得过来的也算（一周 = 7 天）。"""
-    if kind in ("时间", "星期"):
-        return any(known_kind == kind and known_value == value for known_kind, known_value, _ in known)
-    if kind == "日期":
-        # 片段里“2025 年 1 月 28 日至 2 月 4 日”的 2 月 4 日没写年份，它也是 2025 年
-        years = {known_value[0] for known_kind, known_value, _ in known if known_kind == "日期" and known_value[0]}
-        return any(known_kind == "日期" and value[1:] == known_value[1:] and
-                   (value[0] is None or value[0] in ({known_value[0]} if known_value[0] else years))
-                   for known_kind, known_value, _ in known)
-    amounts = [(known_kind, known_value) for known_kind, known_value, _ in known if known_kind not in ("日期", "时间", "星期")]
-    with_unit = {known_kind for known_kind, known_value in amounts if known_value == value and known_kind}
-    if kind and with_unit and kind not in with_unit and not any(same_quantity(kind, value, other, value) for other in with_unit):
-        return False   # 片段里这个数带着别的单位（3 个工作日），草稿写成 3 小时：不算支持
-    return any(same_quantity(kind, value, known_kind, known_value) for known_kind, known_value in amounts)
-
-
-def same_quantity(kind, value, known_kind, known_value):
-    """两个数量说的是不是同一个量：值相同、单位相同（一边没写单位也算，百分数除外）；
-    换算得过来（1 周 = 7 天，0.5 小时 = 30 分钟）；打折和百分数（8 折 = 付 80% = 优惠 20%）。"""
-    if known_value == value and (known_kind == kind or kind == "" or (known_kind == "" and kind != "%")):
-        return True
-    number, known_number = float(value), float(known_value)
-    if {kind, known_kind} == {"折", "%"}:
-        return number in (known_number, 100 - known_number)
-    if (kind, known_kind) in CONVERSIONS:   # 草稿用大单位：1 周 = 7 天
-        return abs(number * CONVERSIONS[kind, known_kind] - known_number) < 1e-6
-    if (known_kind, kind) in CONVERSIONS:   # 草稿用小单位：168 小时 = 7 天
-        return abs(known_number * CONVERSIONS[known_kind, kind] - number) < 1e-6
-    return False
-
-
-def am_or_pm(kind, value, shown):
-    """没写上午下午的“9 点半”也可能是晚上 9 点半：返回另一个可能的时间 [21:30 的分钟数]，别的情况返回 []。"""
-    if kind == "时间" and "点" in shown and shown[0].isdigit() and value < 720:
-        return [value + 720]
-    return []
-
-
-def one_step_results(operands, kind):
-    """用两个数一步能算出的结果：[(结果, 算式的写法, 算式里的数)]，算式要给人看时才由 formula 写出来。
-    加减要同一种单位；乘除是单价 × 件数、天数或人数（件数来自问题或同一个分句）；百分数和折扣是“原价 × 百分之几”
-    “原价 × (1 − 百分之几)”“100% − 百分之几”；时长是两个钟点相减，钟点加减一段时长还是钟点。"""
-    results = []
-    for index, (first, first_kind, first_from) in enumerate(operands):
-        if kind == "%" and first_kind in ("%", "折"):
-            results.append((100 - first, "100% − {}%", (first,)))
-        for other, (second, second_kind, second_from) in enumerate(operands):
-            if index == other:
-                continue
-            if first_kind == kind == "时间" and second_kind in ("小时", "分钟"):   # 闭园 21:00 前 1 小时 = 20:00
-                minutes = second * 60 if second_kind == "小时" else second
-                duration = f"{fmt(second)} {second_kind}"
-                results += [((first + minutes) % 1440, "{} + {}", (clock_text(int(first)), duration)),
-                            ((first - minutes) % 1440, "{} − {}", (clock_text(int(first)), duration))]
-            if first_kind == second_kind == "时间" and kind in ("小时", "分钟") and second > first:
-                minutes = second - first
-                results.append((minutes / 60 if kind == "小时" else minutes, "{} − {}",
-                                (clock_text(int(second)), clock_text(int(first)))))
-            if first_kind in (kind, "") and second_kind in (kind, "") and "时间" not in (first_kind, second_kind):
-                results += [(first + second, "{} + {}", (first, second)), (first - second, "{} − {}", (first, second))]
-            if first_kind in (kind, "") and second_from in ("问题", "这句") and second_kind not in ("%", "折", "时间", kind):
-                results.append((first * second, "{} × {}", (first, second)))
-                if second:
-                    results.append((first / second, "{} ÷ {}", (first, second)))
-            if first_kind in (kind, "") and first_kind != "时间" and second_kind in ("%", "折"):
-                results.append((first * second / 100, "{} × {}%", (first, second)))
-                results.append((first * (100 - second) / 100, "{} × (1 − {}%)", (first, second)))
-    return results
-
-
-def fmt(number):
-    return plain_number(round(number, 4))
-
-
-def formula(template, numbers):
-    """("{} × {}", (39.0, 2.0)) -> "39 × 2"；钟点已经是写好的文字。"""
-    return template.format(*(fmt(number) if isinstance(number, float) else number for number in numbers))
-
-
-def computed(value, kind, operands):
-    return any(abs(value - result) < 0.01 for result, _, _ in one_step_results(operands, kind))
-
-
-def nearest_computation(value, kind, operands):
-    """和草稿写的数最接近的一步算式，例如 "39 × 2 = 78"；差得太远（超过一半）就不猜，返回 None。"""
-    results = [(abs(value - result), result, template, numbers)
-               for result, template, numbers in one_step_results(operands, kind) if result > 0]
-    if not results:
-        return None
-    distance, result, template, numbers = min(results, key=lambda item: item[0])   # 一样近的，取草稿里先写的那种算法
-    return f"{formula(template, numbers)} = {fmt(result)}" if distance <= value / 2 else None
-
-
-# 意思相反的说法：否定词（核心的 NEGATIVE，先去掉 NOT_NEGATIVE）管着后面的话，见 negated
-NEGATION_REACH = 6   # 否定词只管它后面 6 个字以内的说法：“未使用的套餐可全额退款”里的“未”不管“全额”
-# 条件词，按类别。同一组里的类别互相排斥：草稿用了一类、对应的原文分句用的是同组的另一类，意思就变了。
-# “以内”一类也包括“之前”（7 天内、到期前），“以上”一类也包括“之后”（超过 7 天、7 天后）：退款、退票规则里它们正好相反
-CONDITIONS = {"以内": "不超过|不多于|不高于|不足|未满|不到|以下|以内|之内|至多|最多|最高|低于|少于|小于|之前|以前",
-              "以上": "不少于|不低于|超过|多于|高于|以上|至少|最少|大于|之后|以后|逾期|过后",
-              "当天": "当天|当日", "次日": "次日|第二天|隔天|翌日",
-              "或": "或者|或是|或|任选|任一|之一", "并且": "并且|(?<![而并])且|同时满足|均需|均须",
-              "每天": "每天|每日", "每周": "每周|每星期", "每月": "每月|每个月", "每年": "每年|每个年度"}
-AFTER_UNIT = {"内": "以内", "前": "以内", "后": "以上"}   # 只在单位后面才算：“7 天内”“24 小时前”“30 天后”
-# 原文分句里限定范围的话：“仅限新用户”“前 2 小时”
-SCOPE = r"(?:仅限?|只有|只限|首次|首单|部分)([^\W_]{2,4})|(前\s*(?:\d+|[一二两三四五六七八九十]+)\s*个?(?:小时|天|次|名|位|单|月|年|分钟|周|晚))"
-
-
-def flipped_condition(sentence, cited, context):
-    """条件词换成了相反的（以上/以内、之前/之后、当天/次日、或/并且、每天/每周……）：和原文里说同一件事的分句比，
-    原文用的是同组另一类、又没有一个同样像的分句用草稿这一类，才指出。"""
-    problems = []
-    for clause in sentence.clauses:
-        if clause.original is None:
-            continue
-        for word, other in changed_conditions(clause.text, clause.original.text):
-            if not any(word_class(word) in conditions(candidate.text) for candidate in clause.similar):
-                problems.append(f"条件变了（原文是“{other}”，草稿写成“{word}”）：{both(clause)}")
-    return problems
-
-
-def flipped_polarity(sentence, cited, context):
-    """同一个说法，一边有否定词管着、另一边没有（“从不自动发送”对“会自动发送”，“不予退款”对“可以退款”）。
-    先和引用的片段全文比；同一个片段里可以和不可以都有时（退款、折扣规则常见），再和对应的原文分句比。"""
-    problems = []
-    mine = negated(sentence.text)
-    for words, phrase, next_char in context.source_negations:
-        plain = plainly_said(sentence.text, phrase, next_char)
-        if plain and phrase not in {p for _, p, _ in mine} and not plainly_said(context.source, phrase):
-            problems.append(f"意思可能说反了：原文是「{words}」，草稿写成「{plain}」")
-    for words, phrase, next_char in mine:
-        plain = plainly_said(context.source, phrase, next_char)
-        if plain and phrase not in {p for _, p, _ in context.source_negations} and not plainly_said(sentence.text, phrase):
-            problems.append(f"意思可能说反了：原文是「{plain}」，草稿写成「{words}」")
-    for clause in sentence.clauses:
-        if clause.original is None:
-            continue
-        original, theirs = clause.original.text, {p for c in clause.similar for _, p, _ in negated(c.text)}
-        for words, phrase, _ in negated(clause.text):
-            plain = plainly_said(original, phrase)
-            if plain and phrase not in theirs:
-                problems.append(f"意思可能说反了：原文是「{plain}」，草稿写成「{words}」")
-        for words, phrase, _ in negated(original):
-            plain = plainly_said(clause.text, phrase)
-            if plain and phrase not in {p for _, p, _ in negated(clause.text)} and \
-                    not any(plainly_said(c.text, phrase) for c in clause.similar):
-                problems.append(f"意思可能说反了：原文是「{words}」，草稿写成「{plain}」")
-    return problems
-
-
-def swapped_role(sentence, cited, context):
-    """谁来承担、谁来办换了人：草稿“由顾客承担”，说同一件事的原文分句是“由商家承担”。"""
-    problems = []
-    for clause in sentence.clauses:
-        for verb, who in roles(clause.text).items():
-            theirs = [(c, roles(c.text)[verb]) for c in clause.similar if verb in roles(c.text)]
-            if theirs and all(not same_party(who, other) and (who == "客户" or who not in c.text) for c, other in theirs):
-                problems.append(f"由谁{verb}变了：原文是「由{theirs[0][1]}{verb}」，草稿写成「由{who}{verb}」")
-    return problems
-
-
-def dropped_limit(sentence, cited, context):
-    """丢了原文的限定：原文说“但…除外”“仅限…”“前 2 小时”（在对应的那一句；片段里没有草稿的全称词时，片段的别处也算），
-    草稿整句没有任何限定，却说“一律”“全部”“都”，或者把原文分句里的“前 N 小时”“部分”“仅”直接去掉
-    （前 2 小时免费 → 停车免费）。"""
-    problems = []
-    if re.search(LIMITER, sentence.text):
-        return []
-    for clause in sentence.clauses:
-        if clause.original is None:
-            continue
-        universal = re.search(UNIVERSAL, sentence.text)
-        limit = re.search(LIMITER + "|" + CONDITION_LIMIT, clause.original.sentence)
-        if universal and not limit and universal.group() not in context.source:   # 限定写在片段的另一句里
-            limit = re.search(LIMITER + "|" + CONDITION_LIMIT, context.source)
-        if limit and universal and universal.group() not in clause.original.sentence:
-            problems.append(f"原文有限定「{limit.group()}」，草稿却说「{universal.group()}」：{both(clause)}")
-        scope = re.search(SCOPE, clause.original.text)
-        if not universal and scope and not kept(scope, sentence):
-            problems.append(f"原文这一句有限定「{scope.group()}」，草稿没有：{both(clause)}")
-    return problems
-
-
-def kept(scope, sentence):
-    """原文的限定在草稿这句里还在不在：“仅限新用户”要有“新用户”，“前 2 小时”要有 2 小时这个数。"""
-    if scope.group(1):
-        return scope.group(1) in sentence.text
-    wanted = [value for _, value, _ in quantities_in(scope.group(2))]
-    return any(value in wanted for clause in sentence.clauses for _, value, _ in clause.quantities)
-
-
-def moved_number(sentence, cited, context):
-    """数字挪到了另一档：草稿“单人 299 元”，原文说同一件事的分句是“单人 199 元”（299 是双人的价钱）。
-    这个值片段里有（所以数量检查不报），可最像的原文分句里是同一种单位的另一个值。"""
-    problems = []
-    for clause in sentence.clauses:
-        for kind, value, shown in clause.quantities:
-            if kind in ("", "日期", "时间", "星期") or not found_in(context.known, kind, value) or \
-                    any(found_in(c.quantities, kind, value) for c in clause.closest):
-                continue
-            rivals = [c for c in clause.closest if any(q[0] == kind for q in c.quantities)]
-            holders = [c for c in context.clauses if found_in(c.quantities, kind, value)]
-            if rivals and not any(more_like(clause, holder, rivals[0], value) for holder in holders):
-                other = next(q for q in rivals[0].quantities if q[0] == kind)
-                problems.append(f"数量「{shown}」在原文对应的那一句里是「{other[2]}」：{both(clause)}")
-    return problems
-
-
-def unsupported_clause(sentence, cited, context):
-    """整句有依据，逗号后面却追加了一个片段里没有的分句（“……7 天，须提前一天预约”）：分句里说事实的字
-    （客套话、引文、数字和虚字不算）有 NEW_CHARS 个以上、而且一大半在引用的片段和问题里都没出现过。"""
-    if len(sentence.pairs) >= MIN_BIGRAMS and len(sentence.pairs & context.supporting_pairs) < SUPPORT_THRESHOLD * len(sentence.pairs):
-        return []   # 整句都没有依据：unsupported_sentence 已经指出了
-    problems = []
-    for clause in sentence.clauses:
-        if re.search(QUOTE, clause.text):   # 引文由 altered_quote 核对，引出它的话不是事实
-            continue
-        text = re.sub(COURTESY + "|" + REASONING, " ", clause.text)
-        text = re.sub("|".join((DATE, CLOCK, HOUR)), " ", text).casefold()
-        content = [char for char in re.findall(r"[^\W\d_]", text) if char not in FUNCTION_CHARS]
-        new = [char for char in content if char not in context.seen]
-        if len(new) >= NEW_CHARS and len(new) * 2 > len(content):
-            problems.append(f"这个分句在引用的片段里找不到依据：「{one_line(clause.text, 31)}」")
-    return problems
-
-
-def swapped_clauses(sentence, cited, context):
-    """同一句里两个分句互换了说法：甲对应原文 A、乙对应原文 B，甲里却有只属于 B 的字、乙里有只属于 A 的字。
-    “客服人员只负责写回复草稿……由助手检查”就是把“助手”和“客服人员”对调了。"""
-    problems = []
-    matched = [clause for clause in sentence.clauses if clause.original is not None]
-    for first, second in [(a, b) for index, a in enumerate(matched) for b in matched[index + 1:]]:
-        a, b, source_a, source_b = first.pairs, second.pairs, first.original.pairs, second.original.pairs
-        if first.original is not second.original and (a & (source_b - source_a)) - b and (b & (source_a - source_b)) - a:
-            problems.append(f"两处说法可能对调了：草稿「{one_line(first.text, 21)}」「{one_line(second.text, 21)}」，"
-                            f"原文「{one_line(first.original.text, 21)}」「{one_line(second.original.text, 21)}」")
-    return problems
-
-
-def more_like(clause, holder, rival, moved):
-    """草稿分句是不是其实在说 holder（含这个值的原文分句）而不是 rival：它别的数量和 holder 对得上的更多，
-    或者它有 holder 独有的词、又没有 rival 独有的词。"""
-    def matching(other):   # 这个值以外的数量
-        return sum(found_in(other.quantities, kind, value) for kind, value, _ in clause.quantities if value != moved)
-    if matching(holder) > matching(rival):
-        return True
-    return bool(clause.masked & (holder.masked - rival.masked)) and not clause.masked & (rival.masked - holder.masked)
-
-
-def both(clause):
-    return f"草稿「{one_line(clause.text.strip('「」『』“” '), 31)}」，原文「{one_line(clause.original.text, 31)}」"
-
-
-@functools.lru_cache(maxsize=4096)   # 每个草稿分句都要和每个像它的原文分句比：同一段文字只找一次
-def negated(text):
-    """否定词管着的说法：((否定词在内的原文写法, 后面的两个字, 再后面的一个字), …)。
-    “从不自动发送” -> (("从不自动", "自动", "发"),)。条件词（“不超过”）和“不同”“无论”这类不表示否定的词先换成空格。"""
-    text = without_false_negations(text)
-    found = []
-    for match in re.finditer(NEGATIVE, text):
-        after = re.match(r"([^\W\d_]{2})([^\W\d_]?)", text[match.end():])
-        if after:
-            found.append((text[match.start():match.end() + 2], after.group(1), after.group(2).strip("了吗呢吧啊呀哦嘛")))
-    return tuple(found)
-
-
-def without_false_negations(text):
-    """把“不超过”这类带否定字的条件词，和“不同”“无论”这类看着像否定、其实不是的词，换成等长的空格（位置不变）。"""
-    return re.sub(NOT_NEGATIVE, lambda m: " " * len(m.group()), text)
-
-
-def plainly_said(text, phrase, next_char=None):
-    """phrase 在 text 里有没有不带否定的说法：同一个分句里、它前面没有否定词；给了 next_char 时，它后面紧跟的字也要是
-    next_char（说的是同一样东西）。返回那一处连同前面的助动词的写法（“会自动”），没有就是 None。"""
-    cleaned = without_false_negations(text)
-    for match in re.finditer(re.escape(phrase), text):
-        if cleaned[match.start():match.end()] != phrase:   # 在“不超过”这类条件词里面，不算
-            continue
-        reach = max(match.start() - NEGATION_REACH, 0)   # 否定词只管后面 NEGATION_REACH 个字，而且不跨分句
-        clause_start = max([reach + m.end() for m in re.finditer(CLAUSE_BREAK, text[reach:match.start()])] + [reach])
-        following = re.match(r"[^\W\d_]?", text[match.end():]).group().strip("了吗呢吧啊呀哦嘛")   # 语气词不算
-        if not re.search(NEGATIVE, cleaned[clause_start:match.start()]) and next_char in (None, following):
-            # 给人看的写法：说法连同紧挨在前面的助动词（“会自动”“能使用”“可以开通”），不从一个词的中间截开（“手会自动”）
-            modal = re.search(r"(?:可以|能够|需要|允许|支持|可|能|会|要|须|予)$", text[max(0, match.start() - 2):match.start()])
-            return (modal.group() if modal else "") + text[match.start():match.end()].strip()
-    return None
 
 
 def conditions(text):
@@ -1545,17 +860,6 @@ def word_class(word):
     return AFTER_UNIT.get(word) or next(name for name, group in CONDITIONS.items() if re.fullmatch(group, word))
 
 
-def changed_conditions(clause, original):
-    """草稿用了某一类条件词，原文用的是同组的另一类、没有这一类：[(草稿的写法, 原文的写法)]。"""
-    mine, theirs = conditions(clause), conditions(original)
-    changed = []
-    for name, word in mine.items():
-        others = [other for group in EXCLUSIVE if name in group for other in group - {name} if other in theirs]
-        if others and name not in theirs:
-            changed.append((word, theirs[others[0]]))
-    return changed
-
-
 def roles(text):
     """{动作: 由谁}：“运费由商家承担” -> {"承担": "商家"}；“由您自行支付” -> {"支付": "客户"}（称呼客户的词都算客户）。"""
     return {verb: "客户" if re.fullmatch(CUSTOMER, who) else who.replace("的", "") for who, verb in re.findall(ROLE, text)}
@@ -1571,62 +875,42 @@ def same_party(mine, theirs):
 # 规则表的其余各行（核心的四条登记在核心末尾）。measured 由 python3 checks/grounding_eval.py --rules 量出
 # （标注集 grounding_cases.json、盲测集 grounding_holdout.json）；checks/test_grounding.py 核对这里写的数和实测相同。
 RULES += [
-    # 写了 evidence 的回答：依据的覆盖、算出来的数、claim 和自己的引文再比几样
     # 级别是约定：依据的约定要求每句事实都有依据，缺了就是回答没守约定，要人看（实测见 measured，不到 RELIABLE）
-    Rule(no_evidence, "没给依据的分句里有依据撑不住的数量、条件、由谁来做", "“超过 30 天自动续费”没有 evidence", (53, 17, 39, 9),
+    Rule(no_evidence, "写了依据的回答里没给依据、片段里也没有像它的话、却说着条件或由谁来做的分句", "“超过 30 天由客户承担”没有 evidence", (0, 0, 0, 0), (9, 2, 5, 6),
          policy="needs_review"),
-    Rule(restated_without_evidence, "没给依据、也没有新数量和条件的分句", "“到期后自动续费”没有 evidence", (124, 90, 78, 63), policy="hint"),
-    Rule(opposite_in_part, "claim 的分句和引文对应的分句一个肯定一个否定", "香烟可以报销（引文：但酒水、香烟不予报销）", (4, 1, 2, 0)),
-    Rule(antonym_of_quote, "claim 用了引文里那个词的反义词", "热水按次收费（引文：热水免费）", (1, 1, 0, 0)),
-    Rule(condition_unlike_quote, "claim 的条件词和引文相反", "7 天后可以退款（引文 7 天内）", (23, 1, 9, 1)),
-    Rule(role_unlike_quote, "claim 里谁来承担换了", "由商家承担（引文由顾客承担）", (12, 1, 2, 0)),
-    Rule(wider_than_quote, "claim 说一律，原文有限定", "所有镜片都打 9 折（原文：但渐进片除外）", (15, 1, 5, 0)),
-    Rule(dropped_exception, "引文停在了例外前面", "quote 到“享 9 折”为止，原文接着“但…除外”", (19, 6, 5, 0)),
-    Rule(contact_unlike_quote, "claim 的链接、电话和引文不同", "400-820-1235（引文 400-820-1234）", (18, 1, 2, 0)),
-    Rule(term_from_elsewhere, "claim 用了另一档的词", "银卡享 85 折（引文：金卡享 85 折）", (29, 9, 6, 4)),
-    Rule(clause_unlike_quote, "claim 的分句和引文说的不像同一件事", "…，并且赠送一次清洗（引文只说价钱）", (68, 55, 26, 9)),
-    # 没写 evidence 的回答：逐句猜出处
-    Rule(guessing(unsupported_number), "数字、单位、日期时间、算错的数", "试用 30 天（原文 7 天）", (224, 18, 27, 6)),
-    Rule(guessing(changed_link), "改过或编出来的链接", "help.example.com/trial（原文 …/trial-terms）", (49, 0, 6, 0)),
-    Rule(guessing(altered_quote), "引号里改过的原文", "“从不主动发送”（原文“从不自动发送”）", (4, 0, 0, 0)),
-    Rule(guessing(unsupported_sentence), "编出来的句子、出处写错", "到期后会自动转成付费的正式版", (47, 11, 4, 1)),
-    Rule(guessing(flipped_condition), "条件词反了", "超过 15 天可以退款（原文 15 天内）", (58, 1, 4, 0)),
-    Rule(guessing(flipped_polarity), "说反了（可以↔不予）", "15 天内不能申请退款（原文可以）", (46, 8, 3, 1)),
-    Rule(guessing(swapped_role), "谁来承担、谁来办换了", "运费由顾客承担（原文由商家承担）", (5, 0, 0, 0)),
-    Rule(guessing(dropped_limit), "丢了例外或限定、说得过宽", "一律可以退款（原文：但定制商品除外）", (23, 5, 7, 2)),
-    Rule(guessing(moved_number), "数字挪到另一档", "单人 299 元（原文单人 199 元、双人 299 元）", (48, 11, 5, 4)),
-    Rule(guessing(unsupported_clause), "整句有依据，却追加了一个分句", "试用 7 天，须提前一天预约", (61, 23, 6, 10)),
-    Rule(guessing(swapped_clauses), "两个分句的说法对调", "客服人员写草稿……由助手检查", (30, 0, 1, 0)),
+    Rule(not_in_chunks, "片段里没有像它的话的分句里，片段撑不住的数量", "另外每月赠送 3 次上门服务", (0, 0, 0, 0), (65, 16, 20, 0)),
+    Rule(from_uncited_chunk, "没给依据的话更像来自没被引用的片段", "引用 V1，说的却是 S1 的“由客服人员检查后亲手发出”", (0, 0, 0, 0), (9, 1, 0, 0)),
+    Rule(unlike_any_clause, "没给依据、也没有撑不住的数量和条件的分句", "另外赠送专属客户经理服务", (0, 0, 0, 0), (235, 212, 96, 97), policy="hint"),
+    Rule(opposite_in_part, "claim 的分句和引文对应的分句一个肯定一个否定", "香烟可以报销（引文：但酒水、香烟不予报销）", (4, 1, 4, 0), (0, 0, 0, 0)),
+    Rule(antonym_of_quote, "claim 用了引文里那个词的反义词", "热水按次收费（引文：热水免费）", (0, 0, 0, 0), (1, 0, 0, 0)),
+    Rule(condition_unlike_quote, "claim 的条件词和引文相反", "7 天后可以退款（引文 7 天内）", (19, 1, 13, 2), (76, 14, 5, 0)),
+    Rule(amount_from_other_clause, "claim 的数是原文另一档的", "单人间 299 元（原文单人间 199 元、双人间 299 元）", (3, 2, 7, 1), (50, 9, 7, 2)),
+    Rule(role_unlike_quote, "claim 里谁来承担换了", "由商家承担（引文由顾客承担）", (12, 1, 7, 0), (9, 0, 6, 0)),
+    Rule(wider_than_quote, "claim 说一律，原文有限定", "所有镜片都打 9 折（原文：但渐进片除外）", (14, 1, 9, 1), (43, 6, 9, 1)),
+    Rule(dropped_exception, "引文停在了例外前面", "quote 到“享 9 折”为止，原文接着“但…除外”", (19, 6, 12, 0), (14, 5, 7, 2)),
+    Rule(contact_unlike_quote, "claim 的链接、电话和引文不同", "400-820-1235（引文 400-820-1234）", (18, 1, 6, 0), (72, 1, 20, 0)),
+    Rule(term_from_elsewhere, "claim 用了另一档的词", "银卡享 85 折（引文：金卡享 85 折）", (29, 9, 17, 11), (54, 35, 14, 10)),
+    Rule(clause_unlike_quote, "claim 的分句和引文说的不像同一件事", "…，并且赠送一次清洗（引文只说价钱）", (68, 55, 48, 33), (0, 0, 0, 0)),
 ]
 
 
 def mark_grounding(result, hits, library=None):
-    """格式检查通过之后：列出没被引用的命中片段（只是信息），再核对草稿的出处。有问题就把 status 改成
-    needs_review（退出码 1）；正文里写了没发送的编号，就像硬规则一样拒绝（抛出 NoAnswer）。返回退出码。
-    library 是资料库里全部的编号：正文里写了其中没发送的，哪怕是 missing 的说明，也拒绝。"""
+    """格式检查通过之后：列出没被引用的命中片段（只是信息），再核对草稿的出处，把结论写进 result：有问题就把 status 改成
+    needs_review（退出码 1），提示放进 hints；正文里写了没发送的编号，就像硬规则一样拒绝（抛出 NoAnswer）。返回核对的结论
+    （check_grounding 的返回值；missing 的说明不核对，返回 None）。library 是资料库里全部的编号：正文里写了其中没发送的，哪怕是 missing 的说明，也拒绝。"""
     result["uncited_hits"] = [hit["id"] for hit in hits if hit["id"] not in result["sources"]]
     if result["status"] != "draft":   # missing 的说明不核对出处，可写了没发送的编号照样拒绝
         refused = unsent_id(Sentence(result["draft"] or ""), [], Context("", hits, result["question"], None, library))
         if refused:
             raise make_rejection(*refused)
-        return EXIT_OK
+        return None
     verdict = check_grounding(result["draft"], result["sources"], hits, result["question"], result.get("evidence"), library)
     if verdict["status"] == "rejected":
         raise make_rejection(*verdict["problems"])
     result["hints"] = verdict["hints"]
-    if verdict["status"] == "draft":
-        checked = "每条依据的引文都在片段里，每句话和自己的引文对得上" if result.get("evidence") is not None else \
-            "数量、链接、引文和句子都能在引用的片段里找到"
-        print(f"核对出处：{checked}，没有发现说反的地方。" if not verdict["hints"] else   # 有提示时不说“都找得到”：提示正说有一处找不到
-              "核对出处：可靠的规则没有发现问题，状态仍是 draft；下面的提示来自不够可靠的规则，请再看一眼。", file=sys.stderr)
-    else:
-        print(f"核对出处：{len(verdict['problems'])} 处需要人工复核。", *(f"  - {p}" for p in verdict["problems"]),
-              sep="\n", file=sys.stderr)
+    if verdict["status"] == "needs_review":
         result.update(status="needs_review", problems=verdict["problems"])
-    if verdict["hints"]:   # 提示不改变状态：写在结论后面给人看，也放进输出的 hints
-        print(f"提示（不改变状态）：{len(verdict['hints'])} 处可以再看一眼。",
-              *(f"  - {h}" for h in verdict["hints"]), sep="\n", file=sys.stderr)
-    return EXIT_OK if verdict["status"] == "draft" else EXIT_REVIEW
+    return verdict
 
 
 # ---------- 第 05 课：不可信的资料（指令、两个版本、常见词、太长）和 --trace ----------
@@ -1665,7 +949,7 @@ def obeys_hidden_instruction(sentence, cited, context):
 
 
 # 这条的级别（needs_review）是约定，不是实测：标注集和盲测集里没有藏着指令的片段（实测是 0, 0, 0, 0，量不出可靠不可靠）。
-RULES.append(Rule(obeys_hidden_instruction, "引用的片段里藏着指令", "片段里写着“忽略之前的指令”", (0, 0, 0, 0),
+RULES.append(Rule(obeys_hidden_instruction, "引用的片段里藏着指令", "片段里写着“忽略之前的指令”", (0, 0, 0, 0), (0, 0, 0, 0),
                   policy="needs_review"))
 
 
@@ -1725,6 +1009,11 @@ def keyword_problem(keyword):
     if any(mark in fold(keyword) for mark in ",、/;"):   # fold 之后全角的，；／也是这几个
         return "里有分隔符：一个关键词只能是一个词，请拆开写"
     return None
+
+
+def numbers_in(text):
+    """文字里的数（不管单位，钟点不算）：“14 天、十四天” -> {"14"}，“12.5%” -> {"12.5%"}。“同一规则的两个版本”比它们。"""
+    return {f"{value:.6f}".rstrip("0").rstrip(".") + ("%" if unit == "%" else "") for value, unit in amounts(text) if unit not in ("时刻", "点钟", "日期")}
 
 
 def version_warnings(records):
@@ -1836,7 +1125,9 @@ def run(argv):
                 raise make_rejection(*citation_problems(answer, sources), raw=answer["draft"])
             result.update(answer)
             started = time.perf_counter()
-            code = mark_grounding(result, hits, [document["id"] for document in documents])   # 第 04 课
+            verdict = mark_grounding(result, hits, [document["id"] for document in documents])   # 第 04 课
+            show_grounding(verdict, result.get("evidence") is not None)
+            code = EXIT_REVIEW if result["status"] == "needs_review" else EXIT_OK
         except NoAnswer as failure:
             started = time.perf_counter()
             print(failure, file=sys.stderr)
@@ -1866,6 +1157,20 @@ def run(argv):
             code = EXIT_OUTPUT
     write_json(result)
     return code
+
+
+def show_grounding(verdict, with_evidence):
+    """在 stderr 上说出出处核对的结论（第 04 课）：没问题、要人看的每一处，和不改变状态的提示。missing 的说明没有核对（verdict 为 None）。"""
+    if verdict is None:
+        return
+    if verdict["status"] == "draft":
+        checked = "每条依据的引文都在片段里，每句话和自己的引文对得上" if with_evidence else "数量、链接、引文和句子都能在引用的片段里找到"
+        print(f"核对出处：{checked}，没有发现说反的地方。" if not verdict["hints"] else   # 有提示时不说“都找得到”：提示正说有一处找不到
+              "核对出处：可靠的规则没有发现问题，状态仍是 draft；下面的提示来自不够可靠的规则，请再看一眼。", file=sys.stderr)
+    else:
+        print(f"核对出处：{len(verdict['problems'])} 处需要人工复核。", *(f"  - {p}" for p in verdict["problems"]), sep="\n", file=sys.stderr)
+    if verdict["hints"]:   # 提示不改变状态：写在结论后面给人看，也放进输出的 hints
+        print(f"提示（不改变状态）：{len(verdict['hints'])} 处可以再看一眼。", *(f"  - {h}" for h in verdict["hints"]), sep="\n", file=sys.stderr)
 
 
 def main(argv=None):

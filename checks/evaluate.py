@@ -10,6 +10,7 @@ import contextlib
 import io
 import json
 import math
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -18,13 +19,17 @@ from kit_helpers import parse_tool_options, run_tool
 
 import retrieval_qa
 from reply_assistant import KitError
-from retrieval_qa import tokens
 
 QUESTIONS = Path(__file__).resolve().parent / "eval_questions.json"
 BM25_K1, BM25_B = 1.5, 0.75   # BM25 的常用默认值，没有为这份资料调过
 
 
 # ---------- 对比用的 BM25：字二元组当作词 ----------
+
+def tokens(text):
+    """比较用的单位：一个英文词或一串数字算一个，一个汉字算一个（全角先变半角、不分大小写）。"""
+    return re.findall(r"[a-z0-9]+|[^\W_]", retrieval_qa.nfkc(text).casefold())
+
 
 def bigrams(text):
     units = tokens(text)

@@ -95,7 +95,7 @@ class Result:
         """只用 rules 这几条规则（按它们在规则表里的 level）时，这条回答会是什么状态。"""
         if self.findings is None:
             return self.status
-        levels = {rule.level for rule in rules if any(name == rule.name for name, _ in self.findings)}
+        levels = {rule.guessed_level if guessed else rule.level for rule in rules for name, _, guessed in self.findings if name == rule.name}
         return "rejected" if "rejected" in levels else "needs_review" if "needs_review" in levels else "draft"
 
 
@@ -125,7 +125,7 @@ def evaluate(cases=None, document_sets=None, timings=None, core=False):
 
     def recording(*args, **kwargs):   # 记下每条规则找到了什么：规则表的实测数字就从这里来
         findings = original(*args, **kwargs)
-        seen.append([(rule.name, problem) for rule, problem in findings])
+        seen.append([(rule.name, problem, guessed) for rule, problem, guessed in findings])
         return findings
 
     def measure(case):   # 真的走一遍 --check-draft：(输出, 每条规则找到的问题)
@@ -224,9 +224,10 @@ def detail_lines(results):
     return lines
 
 
-def rule_figures(results, rule):
-    """一条规则在一组结果上的实测：(标出的错误回答, 误标的如实回答, 只有它标出的错误回答)。"""
-    fired = [r for r in results if r.findings and any(name == rule.name for name, _ in r.findings)]
+def rule_figures(results, rule, guessed=False):
+    """一条规则在一组结果上的实测：(标出的错误回答, 误标的如实回答, 只有它标出的错误回答)。guessed：只算它在猜的对上找到的
+    （没写依据的回答、依据没盖住的话），不然只算 evidence 给的对上找到的。"""
+    fired = [r for r in results if r.findings and any(name == rule.name and g == guessed for name, _, g in r.findings)]
     others = [other for other in retrieval_qa.RULES if other is not rule]
     caught = [r for r in fired if not r.faithful and r.case["expected"] in FLAGGED]
     alone = [r for r in caught if r.status_with(others) not in FLAGGED]
@@ -234,15 +235,18 @@ def rule_figures(results, rule):
 
 
 def rules_report(labelled, holdout, timings, answers):
-    """规则表：每条规则在标注集和留出集上的实测，和写在 retrieval_qa.RULES 里的数对照；再比较只用核心规则和用全部规则。"""
+    """规则表：每条规则在标注集和留出集上的实测（evidence 给的对、猜的对各一行），和写在 retrieval_qa.RULES 里的数对照；
+    再比较只用核心规则和用全部规则。"""
     lines = [f"规则表（retrieval_qa.py 的 RULES；核心规则是前 {CORE} 条）。抓到 = 标出的错误回答，误标 = 标出的如实回答，",
              "单独 = 去掉这条规则就不再被标出的错误回答；level：rejected 拒绝、needs_review 改状态、hint 只作提示。",
-             f"{'规则':<26}{'level':<14}{'标注集 抓到/误标/单独':<22}{'留出集 抓到/误标/单独':<22}{'每份回答':>10}  抓什么"]
+             "每条规则两行：evidence 给的对上（measured），猜的对上（guessed：没写依据的回答、依据没盖住的话）。",
+             f"{'规则':<26}{'对':<10}{'level':<14}{'标注集 抓到/误标/单独':<22}{'留出集 抓到/误标/单独':<22}{'每份回答':>10}  抓什么"]
     for rule in retrieval_qa.RULES:
-        mine, theirs = rule_figures(labelled, rule), rule_figures(holdout, rule)
         per_answer = timings.get(rule.name, 0.0) * 1000 / max(answers, 1)
-        lines.append(f"{rule.name:<26}{rule.level:<14}{'{}/{}/{}'.format(*mine):<22}{'{}/{}/{}'.format(*theirs):<22}"
-                     f"{per_answer:>7.3f} ms  {rule.catches}")
+        for guessed, level in ((False, rule.level), (True, rule.guessed_level)):
+            mine, theirs = rule_figures(labelled, rule, guessed), rule_figures(holdout, rule, guessed)
+            lines.append(f"{rule.name if not guessed else '':<26}{'猜的' if guessed else 'evidence':<10}{level:<14}{'{}/{}/{}'.format(*mine):<22}"
+                         f"{'{}/{}/{}'.format(*theirs):<22}" + (f"{per_answer:>7.3f} ms  {rule.catches}" if not guessed else ""))
     lines += ["", "只用核心规则 → 全部规则（按表里的 level）："]
     for name, results in (("标注集", labelled), ("留出集", holdout)):
         core, every = retrieval_qa.RULES[:CORE], retrieval_qa.RULES

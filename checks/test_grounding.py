@@ -16,12 +16,23 @@ from grounding_eval import (DOCUMENT_SETS, FLAGGED, catch_rate, errors_caught, e
                             load_cases, load_holdout, rule_figures)
 
 import retrieval_qa
+from model_reply_assistant import one_line
 from retrieval_qa import check_grounding, load_documents, numbers_in, retrieve, split_sentences
 
 
 def problems_of(draft, sources, hits, question=""):
     """只看会改变状态的问题（needs_review / rejected 的 problems）。"""
     return check_grounding(draft, sources, hits, question)["problems"]
+
+
+def guessed(problem, ids):
+    """没写依据的草稿：说到引文的问题后面照规则加上“引文是猜的”这句说明（retrieval_qa.GUESSED）。"""
+    return problem + retrieval_qa.GUESSED.format(ids)
+
+
+def amount_problem(shown, ids, claim, same=None):
+    """没写依据的草稿里，引用的片段撑不住的数量（misstated_amount 和片段全文比时的写法）；same：片段里同一个数带着别的单位。"""
+    return f"「{shown}」和依据对不上：引用的片段 {ids} 里没有" + (f"，那里的 {same}" if same else "") + f"（草稿「{one_line(claim, 31)}」）"
 
 
 def hit(hit_id, text, title="标题"):
@@ -42,18 +53,18 @@ class NumberTest(unittest.TestCase):
 
     def test_a_lone_yi_is_not_a_number(self):
         self.assertEqual(numbers_in("这是一个问题，需要一台服务器"), set())
+        self.assertEqual(numbers_in("试用一个月"), {"1"})   # 计时、计钱的单位前面，“一”是数
 
     def test_changed_number_is_named_with_the_cited_ids(self):
-        self.assertEqual(problems_of("体验版的试用期是 30 天。", ["T1"], [TRIAL]),
-                         ["数字 30 不在引用的片段 T1 中"])
+        self.assertEqual(problems_of("体验版的试用期是 30 天。", ["T1"], [TRIAL]), [amount_problem("30 天", "T1", "体验版的试用期是 30 天")])
         problems = problems_of("试用 7 天，服务器要 16 GB 内存。", ["T1", "V1"], [TRIAL, SERVER])
-        self.assertIn("数字 16 不在引用的片段 T1、V1 中", problems)
+        self.assertIn(amount_problem("16 GB", "T1、V1", "服务器要 16 GB 内存"), problems)
 
     def test_a_number_borrowed_from_another_cited_chunk_is_caught(self):
         problems = problems_of("您好，体验版的试用期是 50 天，期间可以使用资料检索和回复草稿功能。", ["T1", "V1"],
-                                   [TRIAL, SERVER])
-        # 50 只在 V1 里、而且是 50 GB：数量连同单位比较，说出片段里的 50 是什么、以“天”为单位的又是多少
-        self.assertEqual(problems, ["数量「50 天」不在引用的片段 T1、V1 中：片段里的 50 是「50 GB」；以「天」为单位的是「7 天」"])
+                               [TRIAL, SERVER])
+        # 50 只在 V1 里、而且是 50 GB：数量连同单位比较，说出片段里的 50 是什么
+        self.assertEqual(problems, [amount_problem("50 天", "T1、V1", "体验版的试用期是 50 天", "50 是「50 GB」")])
 
     def test_one_sentence_may_use_numbers_from_two_cited_chunks(self):
         draft = "可以。体验版试用期为 7 天；私有部署需要一台 4 核 CPU、8 GB 内存的服务器，并预留 50 GB 磁盘空间。"
@@ -65,14 +76,14 @@ class NumberTest(unittest.TestCase):
         self.assertEqual(problems_of("体验版可以试用 ７ 天。", ["T1"], [TRIAL]), [])
 
     def test_an_exact_unit_conversion_is_the_same_amount(self):
-        # 第三版：换算得过来的是同一个量（7 天 = 168 小时 = 一周），换算不对的照样指出
+        # 换算得过来的是同一个量（7 天 = 168 小时 = 一周），换算不对的照样指出
         self.assertEqual(problems_of("体验版可以试用 168 小时。", ["T1"], [TRIAL]), [])
-        self.assertEqual(problems_of("体验版可以试用 100 小时。", ["T1"], [TRIAL]), ["数字 100 不在引用的片段 T1 中"])
+        self.assertEqual(problems_of("体验版可以试用 100 小时。", ["T1"], [TRIAL]), [amount_problem("100 小时", "T1", "体验版可以试用 100 小时")])
 
     def test_percent_needs_a_percent_in_the_source(self):
         growth = hit("G1", "续费率提高到 50%，新客户增长 30 家。")
         self.assertEqual(problems_of("续费率达到 50%。", ["G1"], [growth]), [])
-        self.assertEqual(problems_of("新客户增长了 30%。", ["G1"], [growth]), ["数字 30% 不在引用的片段 G1 中"])
+        self.assertEqual(problems_of("新客户增长了 30%。", ["G1"], [growth]), [amount_problem("30%", "G1", "新客户增长了 30%", "30 是「30 家」")])
 
     def test_chunk_ids_in_the_draft_are_not_numbers(self):
         sample = hit("D01#1", TRIAL["text"])
@@ -87,26 +98,23 @@ class QuoteTest(unittest.TestCase):
     def test_all_three_quote_styles_are_checked(self):
         for quote in ("「试用期三十天」", "『试用期三十天』", "“试用期三十天”"):
             with self.subTest(quote=quote):
-                self.assertIn("引文在引用的片段中找不到：「试用期三十天」",
-                              problems_of(f"原文：{quote}", ["T1"], [TRIAL]))
+                problems = problems_of(f"原文：{quote}", ["T1"], [TRIAL])
+                self.assertTrue(any(p.startswith("引文在 T1 里找不到：「试用期三十天」") for p in problems), problems)
 
     def test_near_quote_needs_a_person(self):
         problems = problems_of("规则说“助手只负责写回复草稿，从不主动发送”。", ["S1"], [SENDING])
         self.assertEqual(len(problems), 1)
-        self.assertTrue(problems[0].startswith("引文近似，需对照原文：「助手只负责写回复草稿，从不主动发送」（相似度 0.9"),
-                        problems[0])
+        self.assertTrue(problems[0].startswith("引文在 S1 里近似，需对照原文：「助手只负责写回复草稿，从不主动发送」"), problems[0])
 
     def test_changed_number_inside_a_quote_is_a_problem_however_similar(self):
         draft = "文档要求：「私有部署需要一台 4 核 CPU、16 GB 内存的服务器」"
         problems = problems_of(draft, ["V1"], [SERVER])
-        near = [p for p in problems if p.startswith("引文近似")]
-        self.assertEqual(len(near), 1, problems)
-        self.assertTrue(near[0].endswith("；引文里的数字 16 和原文不同"), near[0])
-        self.assertIn("数字 16 不在引用的片段 V1 中", problems)
+        self.assertEqual(len([p for p in problems if p.startswith("引文在 V1 里近似")]), 1, problems)
+        self.assertIn(amount_problem("16 GB", "V1", "私有部署需要一台 4 核 CPU、16 GB 内存的服务器"), problems)
 
     def test_swapped_numbers_that_both_exist_are_still_caught_by_the_quote(self):
         problems = problems_of("「私有部署需要一台 8 核 CPU、4 GB 内存的服务器」", ["V1"], [SERVER])
-        self.assertTrue(any(p.startswith("引文近似") for p in problems), problems)
+        self.assertTrue(any(p.startswith("引文在 V1 里近似") for p in problems), problems)
 
     def test_a_quoted_link_is_checked_as_a_link_not_as_an_empty_quote(self):
         source = hit("L1", "详情见 http://example.com/help 页面。")
@@ -114,8 +122,8 @@ class QuoteTest(unittest.TestCase):
 
     def test_quote_not_in_the_source(self):
         problems = problems_of("资料说「试用期是一个月」。", ["T1"], [TRIAL])
-        self.assertIn("引文在引用的片段中找不到：「试用期是一个月」", problems)
-        self.assertIn("数量「一个月」不在引用的片段 T1 中", problems)   # “一个月”是 1 个月：计时的单位前，“一”也是数字
+        self.assertTrue(any(p.startswith("引文在 T1 里找不到：「试用期是一个月」") for p in problems), problems)
+        self.assertIn(amount_problem("一个月", "T1", "试用期是一个月"), problems)   # “一个月”是 1 个月：计时的单位前，“一”也是数字
 
 
 class SentenceTest(unittest.TestCase):
@@ -127,26 +135,26 @@ class SentenceTest(unittest.TestCase):
         self.assertEqual(problems_of("资料 [2] 提到：", ["T1"], [TRIAL]), [])
 
     def test_thresholds_are_named_constants(self):
-        self.assertEqual((retrieval_qa.SUPPORT_THRESHOLD, retrieval_qa.MIN_BIGRAMS, retrieval_qa.QUOTE_NEAR),
-                         (0.25, 8, 0.85))   # 课文和 README 写的就是这几个数
+        self.assertEqual((retrieval_qa.CLAUSE_MATCH, retrieval_qa.QUOTE_NEAR, retrieval_qa.RELIABLE), (0.5, 0.85, 0.75))   # 课文写的就是这几个数
 
-    def test_unsupported_sentence_is_named_by_its_first_30_characters(self):
+    def test_an_invented_sentence_without_numbers_is_a_hint_named_by_its_first_30_characters(self):
+        # 没有数量、条件、出处可以指的编造只作提示（第 04 课：判定只来自程序指得出的东西）
         draft = "体验版试用期 7 天。另外我们为每位新客户都提供一对一的上门培训服务和全天候的电话支持，欢迎随时联系。"
-        problems = problems_of(draft, ["T1"], [TRIAL])
-        self.assertEqual(len(problems), 1)
-        self.assertTrue(problems[0].startswith("这句话在引用的片段里找不到依据：「另外我们为每位新客户都提供一对一的上门培训服务和全天候的电话…」"),
-                        problems[0])
+        verdict = check_grounding(draft, ["T1"], [TRIAL])
+        self.assertEqual(verdict["status"], "draft")
+        self.assertEqual(verdict["hints"], ["这个分句没有依据，片段里也没有像它的话：「另外我们为每位新客户都提供一对一的上门培训服务和全天候的电话…」"])
 
     def test_fact_cited_to_the_wrong_hit_names_the_better_one(self):
         problems = problems_of("不会自动发送，每一条回复都要由客服人员检查后亲手发出。", ["V1"], [SENDING, SERVER])
-        self.assertEqual(len(problems), 1)
-        self.assertTrue(problems[0].endswith("；这句话更像来自 S1"), problems[0])
+        self.assertEqual(problems, ["「不会自动发送」在引用的片段 V1 里找不到，更像来自 S1：「从不自动发送」",
+                                    "「每一条回复都要由客服人员检查后亲手发出」在引用的片段 V1 里找不到，更像来自 S1："
+                                    "「每一条回复都要由客服人员检查后亲手发出」"])
 
     def test_no_better_hit_no_suggestion(self):
-        problems = problems_of("部署完成后系统会在每天晚上自动批量发送所有回复。", ["S1"], [SENDING, SERVER])
-        self.assertEqual(len(problems), 1, problems)
-        self.assertTrue(problems[0].startswith("这句话在引用的片段里找不到依据"), problems)
-        self.assertNotIn("更像来自", problems[0])
+        verdict = check_grounding("部署完成后系统会在每天晚上自动批量发送所有回复。", ["S1"], [SENDING, SERVER])
+        self.assertEqual((verdict["status"], len(verdict["hints"])), ("draft", 1), verdict)
+        self.assertTrue(verdict["hints"][0].startswith("这个分句没有依据，片段里也没有像它的话"), verdict)
+        self.assertNotIn("更像来自", verdict["hints"][0])
 
     def test_faithful_paraphrase_passes(self):
         self.assertEqual(problems_of("您好，体验版的试用期是 7 天，试用期间可以使用资料检索和回复草稿功能。",
@@ -180,13 +188,13 @@ class CheckDraftTest(unittest.TestCase):
         code, result, _ = check_draft("试用几天？", answer)
         self.assertEqual((code, result["status"]), (1, "needs_review"))
         self.assertEqual(result["draft"], "体验版的试用期是 30 天。")   # 草稿照样给人看
-        self.assertEqual(result["problems"], ["数字 30 不在引用的片段 D01#1 中"])
+        self.assertEqual(result["problems"], [amount_problem("30 天", "D01#1", "体验版的试用期是 30 天")])
 
     def test_d02_1_cited_for_a_fact_from_d01_2_names_the_better_chunk(self):
         answer = {"status": "draft", "draft": "不会自动发送，每一条回复都要由客服人员检查后亲手发出。", "sources": ["D02#1"]}
         code, result, _ = check_draft("部署后会自动发送吗？", answer)
         self.assertEqual((code, result["status"]), (1, "needs_review"))
-        self.assertTrue(result["problems"][0].endswith("这句话更像来自 D01#2"), result["problems"])
+        self.assertIn("更像来自 D01#2", result["problems"][0])
 
     def test_hard_rules_still_come_first(self):
         answer = {"status": "draft", "draft": "体验版的试用期是 7 天。", "sources": ["D04#1"]}
@@ -225,7 +233,7 @@ class CheckDraftTest(unittest.TestCase):
     def test_repeated_problems_are_listed_once(self):
         draft = "资料说「试用期三十天」。" * 5
         code, result, _ = check_draft("试用几天？", {"status": "draft", "draft": draft, "sources": ["D01#1"]})
-        self.assertEqual(result["problems"].count("引文在引用的片段中找不到：「试用期三十天」"), 1)
+        self.assertEqual(len([p for p in result["problems"] if p.startswith("引文在 D01#1 里找不到：「试用期三十天」")]), 1, result["problems"])
 
     def test_unreadable_file_is_a_rejected_answer(self):
         with tempfile.TemporaryDirectory() as directory:   # 在本进程里跑（看到的和子进程一样，见 SameInAProcessTest）
@@ -257,27 +265,27 @@ LINKED = hit("L1", "完整条款见 https://help.example.com/trial-terms 页面�
 class QuantityTest(unittest.TestCase):
     def test_a_changed_unit_is_named_with_both_spellings(self):
         self.assertEqual(problems_of("体验版的试用期是 7 周。", ["T1"], [TRIAL]),
-                         ["数量「7 周」不在引用的片段 T1 中：片段里的 7 是「7 天」"])
+                         [amount_problem("7 周", "T1", "体验版的试用期是 7 周", "7 是「7 天」")])
 
     def test_one_week_is_seven_days_but_two_weeks_are_not(self):
         self.assertEqual(problems_of("体验版可以试用一周。", ["T1"], [TRIAL]), [])
         self.assertEqual(problems_of("体验版可以试用两周。", ["T1"], [TRIAL]),
-                         ["数量「两周」不在引用的片段 T1 中：片段里的 2 是「两项」"])   # 2 这个数片段里有，单位不同：照实说它是什么
+                         [amount_problem("两周", "T1", "体验版可以试用两周", "2 是「两项」")])   # 2 这个数片段里有，单位不同：照实说它是什么
 
     def test_a_percentage_in_chinese_numerals_is_compared(self):
         # 草稿用中文写的数，问题里照原样说出来（学生在草稿里找得到“百分之二十”，找不到“20%”）
-        self.assertEqual(problems_of("按声明价值的百分之二十收取保价费。", ["P1"], [PARCEL]), ["数量「百分之二十」不在引用的片段 P1 中"])
+        self.assertEqual(problems_of("按声明价值的百分之二十收取保价费。", ["P1"], [PARCEL]),
+                         [amount_problem("百分之二十", "P1", "按声明价值的百分之二十收取保价费")])
 
     def test_numbers_swapped_between_nouns_are_caught(self):
         problems = problems_of("私有部署需要一台 8 核 CPU、4 GB 内存的服务器。", ["V1"], [SERVER])
-        self.assertIn("数量「8 核」不在引用的片段 V1 中：片段里的 8 是「8 GB」；以「核」为单位的是「4 核」", problems)
-        self.assertIn("数量「4 GB」不在引用的片段 V1 中：片段里的 4 是「4 核」；以「GB」为单位的是「8 GB」「50 GB」", problems)
-        # 新手试读：草稿写“试用 30 天”，片段里 30 只出现在价格“30元”里。以前只说“片段里写的是「30元」”，
-        # 像是说试用期在片段里写成了 30 元；现在说清 30 是什么，以“天”为单位的又是多少
+        self.assertIn(amount_problem("8 核", "V1", "私有部署需要一台 8 核 CPU", "8 是「8 GB」"), problems)
+        self.assertIn(amount_problem("4 GB", "V1", "4 GB 内存的服务器", "4 是「4 核」"), problems)
+        # 新手试读：草稿写“试用 30 天”，片段里 30 只出现在价格“30元”里：说清片段里的 30 是什么
         self.assertEqual(problems_of("专业版可以免费试用 30 天。", ["W1"], [hit("W1", "专业版 30元/月，新用户可免费试用 14天。", "价格")]),
-                         ["数量「30 天」不在引用的片段 W1 中：片段里的 30 是「30元」；以「天」为单位的是「14天」"])
+                         [amount_problem("30 天", "W1", "专业版可以免费试用 30 天", "30 是「30元」")])
         self.assertEqual(problems_of("季卡 299 元。", ["C1"], [CARDS]),
-                         ["数量「299 元」在原文对应的那一句里是「799 元」：草稿「季卡 299 元」，原文「季卡 799 元」"])
+                         [guessed("数量「299 元」在引文对应的那一句里是「799 元」：草稿「季卡 299 元」，引文「季卡 799 元」", "C1")])
 
     def test_other_spellings_of_the_same_value_are_equal(self):
         for draft in ("声明价值不超过 1000 元的包裹免费保价。", "声明价值不超过 １,０００ 元的包裹免费保价。",
@@ -295,22 +303,23 @@ class SpellingAndContextTest(unittest.TestCase):
     def test_iso_dates_and_part_of_day_clocks_are_read_as_values(self):
         self.assertEqual(problems_of("营业时间从 2026-03-01 起调整。", ["H1"], [hit("H1", "营业时间 2026 年 3 月 1 日起调整。")]), [])
         self.assertEqual(problems_of("营业时间从 2026-04-01 起调整。", ["H1"], [hit("H1", "营业时间 2026 年 3 月 1 日起调整。")]),
-                         ["日期「2026-04-01」不在引用的片段 H1 中"])
+                         [amount_problem("2026-04-01", "H1", "营业时间从 2026-04-01 起调整")])
         live = hit("K1", "直播课每周二 20:00–21:30 上课。")
         self.assertEqual(problems_of("直播课每周二晚上 8 点开始，9 点半下课。", ["K1"], [live]), [])   # 9 点半 也可以是 21:30
 
     def test_a_bit_is_not_one_oclock_and_age_is_not_weeks(self):
         dental = hit("T5", "浅龋补牙一般不需要麻醉；需要局部麻醉的，每次加收 80 元。")
         self.assertEqual(problems_of("浅一点的龋齿不需要打麻药；需要局部麻醉的话，每次加收 80 元。", ["T5"], [dental]), [])
-        self.assertIn("时间「凌晨一点」不在引用的片段 T5 中", problems_of("凌晨一点也可以来补牙。", ["T5"], [dental]))
+        self.assertIn(amount_problem("凌晨一点", "T5", "凌晨一点也可以来补牙"), problems_of("凌晨一点也可以来补牙。", ["T5"], [dental]))
         senior = hit("K9", "60 周岁以上老人购买普通座享 8 折。")
         self.assertEqual(problems_of("60 岁以上的老人买普通座打八折。", ["K9"], [senior]), [])   # 周岁就是岁，不是星期
-        self.assertEqual(problems_of("70 周岁以上的老人买普通座打八折。", ["K9"], [senior]), ["数字 70 不在引用的片段 K9 中"])
+        self.assertEqual(problems_of("70 周岁以上的老人买普通座打八折。", ["K9"], [senior]),
+                         [amount_problem("70 周岁", "K9", "70 周岁以上的老人买普通座打八折")])
 
     def test_the_customers_own_dates_times_and_units_count_as_given(self):
         night = hit("W5", "每天 1:30 至 9:00 暂停配送，可以下预约单。")
         self.assertEqual(problems_of("凌晨两点在暂停配送的时段里，可以下预约单。", ["W5"], [night], "凌晨两点还能点外卖吗？"), [])
-        self.assertIn("时间「凌晨两点」不在引用的片段 W5 中", problems_of("凌晨两点在暂停配送的时段里。", ["W5"], [night]))
+        self.assertIn(amount_problem("凌晨两点", "W5", "凌晨两点在暂停配送的时段里"), problems_of("凌晨两点在暂停配送的时段里。", ["W5"], [night]))
         cloud = hit("W2", "超级会员月付 30 元，年付 298 元。")
         self.assertEqual(problems_of("按月付 30 元 × 12 个月 = 360 元，年付 298 元。", ["W2"], [cloud], "年付比月付一年省多少？"), [])
         kids = hit("F4", "身高 1.2 米以下的儿童由成人陪同可免票。")
@@ -319,7 +328,7 @@ class SpellingAndContextTest(unittest.TestCase):
     def test_a_clock_time_one_step_from_another_is_computed(self):
         park = hit("L3", "开放时间 9:00–21:00，闭园前 1 小时停止入园。")
         self.assertEqual(problems_of("开放到晚上九点，闭园前 1 小时停止入园，也就是晚上八点以后不能入园。", ["L3"], [park]), [])
-        self.assertIn("时间「晚上七点」不在引用的片段 L3 中",
+        self.assertIn(amount_problem("晚上七点", "L3", "也就是晚上七点以后不能入园"),
                       problems_of("开放到晚上九点，闭园前 1 小时停止入园，也就是晚上七点以后不能入园。", ["L3"], [park]))
 
     def test_chinese_hours_and_iso_dates_match_their_other_spellings(self):
@@ -334,19 +343,19 @@ class SpellingAndContextTest(unittest.TestCase):
     def test_a_number_the_customer_gave_may_be_repeated(self):
         boarding = hit("B1", "体重 10 公斤及以上的狗寄养每天 120 元。")
         self.assertEqual(problems_of("15 公斤的狗寄养每天 120 元。", ["B1"], [boarding], "寄养一只 15 公斤的狗多少钱？"), [])
-        self.assertEqual(problems_of("15 公斤的狗寄养每天 120 元。", ["B1"], [boarding]), ["数字 15 不在引用的片段 B1 中"])
+        self.assertEqual(problems_of("15 公斤的狗寄养每天 120 元。", ["B1"], [boarding]), [amount_problem("15 公斤", "B1", "15 公斤的狗寄养每天 120 元")])
 
     def test_a_one_step_calculation_is_accepted_only_where_the_draft_shows_it(self):
         tickets = hit("F1", "21:30 以后开场的夜场一律 39 元一张。")
         self.assertEqual(problems_of("夜场 39 元一张，两张一共 78 元。", ["F1"], [tickets], "夜场两张票多少钱？"), [])
         self.assertEqual(problems_of("夜场 39 元一张，两张一共 80 元。", ["F1"], [tickets], "夜场两张票多少钱？"),
-                         ["算式对不上：草稿写的是「80 元」，用引用的片段和问题里的数算，应当是 39 × 2 = 78"])
+                         [guessed("「80 元」和依据对不上：按引文的数一步算，最接近的是 39 × 2 = 78（草稿「两张一共 80 元」）", "F1")])
         # 没有“一共”“=”这类算账的字样，算得出来的数也不放过：“试用 14 天”不能因为 7 × 2 = 14 就算对
-        self.assertEqual(problems_of("体验版试用期 14 天，能用两项功能。", ["T1"], [TRIAL]), ["数字 14 不在引用的片段 T1 中"])
+        self.assertEqual(problems_of("体验版试用期 14 天，能用两项功能。", ["T1"], [TRIAL]), [amount_problem("14 天", "T1", "体验版试用期 14 天")])
         fee = hit("B2", "提前解约按剩余月数月费总额的 30% 收取违约金。")
         problems = problems_of("10 × 79 = 790 元，790 × 30% = 237 元，所以违约金是 237 元。", ["B2"], [fee],
-                                   "还剩 10 个月，月费 79 元，违约金多少？")
-        self.assertEqual([p for p in problems if p.startswith("数字")], [], problems)   # 整句的重合度另有句子检查
+                               "还剩 10 个月，月费 79 元，违约金多少？")
+        self.assertEqual(problems, [])
 
     def test_a_customer_number_may_come_back_with_another_measure_word(self):
         group = hit("F2", "20 人以上的团体购票享 85 折。")
@@ -367,15 +376,13 @@ class SpellingAndContextTest(unittest.TestCase):
         self.assertEqual(problems_of("年度会员包含的是全部录播课，直播课不在会员范围内。", ["K9"], [member]), [])
         bath = hit("V7", "最后一针打完后 7 天内不能洗澡。")
         self.assertEqual(problems_of("最后一针打完后 7 天内就可以洗澡了。", ["V7"], [bath]),
-                         ["意思可能说反了：原文是「不能洗澡」，草稿写成「可以洗澡」"])
+                         [guessed("意思说反了（「洗澡」）：草稿「最后一针打完后 7 天内就可以洗澡了」，引文「最后一针打完后 7 天内不能洗澡」", "V7")])
 
 
 class DateTimeTest(unittest.TestCase):
     def test_changed_time_date_and_weekday_are_named(self):
-        self.assertEqual(problems_of("周六、周日 10:00–19:00 营业。", ["H1"], [HOURS]),
-                         ["时间「19:00」不在引用的片段 H1 中"])
-        self.assertEqual(problems_of("营业时间从 4 月 1 日起调整。", ["H1"], [HOURS]),
-                         ["日期「4 月 1 日」不在引用的片段 H1 中"])
+        self.assertEqual(problems_of("周六、周日 10:00–19:00 营业。", ["H1"], [HOURS]), [amount_problem("19:00", "H1", "周日 10:00–19:00 营业")])
+        self.assertEqual(problems_of("营业时间从 4 月 1 日起调整。", ["H1"], [HOURS]), [amount_problem("4 月 1 日", "H1", "营业时间从 4 月 1 日起调整")])
 
     def test_a_weekday_inside_a_range_is_supported(self):
         self.assertEqual(problems_of("周三也营业，9:00–21:00。", ["H1"], [HOURS]), [])
@@ -383,11 +390,11 @@ class DateTimeTest(unittest.TestCase):
 
 class PolarityTest(unittest.TestCase):
     def test_a_negation_added_or_removed_is_shown_with_both_wordings(self):
-        # 两边都写出否定词后面的那两个字（这里是“开通”），连同它前面的两个字
+        # 没写依据：草稿的分句和片段里最像它的分句配成一对，两边都照原样给出
         self.assertEqual(problems_of("新注册的团队不可以开通体验版。", ["T1"], [TRIAL]),
-                         ["意思可能说反了：原文是「可以开通」，草稿写成「不可以开通」"])
-        self.assertEqual(problems_of("助手写好回复草稿后会自动发送。", ["S1"], [SENDING]),
-                         ["意思可能说反了：原文是「从不自动」，草稿写成「会自动」"])   # 连同助动词，不截半个词（以前是“后会自动”）
+                         [guessed("意思说反了（「开通」）：草稿「新注册的团队不可以开通体验版」，引文「新注册的团队可以开通体验版」", "T1")])
+        self.assertEqual(problems_of("助手会自动发送。", ["S1"], [SENDING]),
+                         [guessed("意思说反了（「自动」）：草稿「助手会自动发送」，引文「从不自动发送」", "S1")])
 
     def test_the_same_negation_in_other_words_passes(self):
         self.assertEqual(problems_of("助手不会自动发送回复，每一条都要客服人员检查后亲手发出。", ["S1"], [SENDING]), [])
@@ -395,17 +402,15 @@ class PolarityTest(unittest.TestCase):
 
 class ConditionTest(unittest.TestCase):
     def test_opposite_condition_words_are_named(self):
+        def changed(theirs, mine, draft, quote, ids):   # condition_unlike_quote 的写法：两边的分句都截到 21 个字以内
+            return guessed(f"条件变了（引文是“{theirs}”，草稿写成“{mine}”）：草稿「{one_line(draft, 21)}」，引文「{one_line(quote, 21)}」", ids)
         self.assertEqual(problems_of("声明价值超过 1,000 元的包裹免费保价。", ["P1"], [PARCEL]),
-                         ["条件变了（原文是“不超过”，草稿写成“超过”）：草稿「声明价值超过 1,000 元的包裹免费保价」，"
-                          "原文「声明价值不超过 1,000 元的包裹免费保价」"])
-        problems = problems_of("工作日 17:00 之前下单，次日上门取件。", ["P2"], [PICKUP])
-        self.assertEqual(problems, ["条件变了（原文是“当天”，草稿写成“次日”）：草稿「次日上门取件」，原文「当天上门取件」"])
-        problems = problems_of("可在小程序取消并且拨打客服电话取消。", ["P2"], [PICKUP])
-        self.assertEqual(problems, ["条件变了（原文是“或”，草稿写成“并且”）：草稿「可在小程序取消并且拨打客服电话取消」，"
-                                    "原文「可在小程序取消或拨打客服电话取消」"])
+                         [changed("不超过", "超过", "声明价值超过 1,000 元的包裹免费保价", "声明价值不超过 1,000 元的包裹免费保价", "P1")])
+        self.assertEqual(problems_of("工作日 17:00 之前下单，次日上门取件。", ["P2"], [PICKUP]), [changed("当天", "次日", "次日上门取件", "当天上门取件", "P2")])
+        self.assertEqual(problems_of("可在小程序取消并且拨打客服电话取消。", ["P2"], [PICKUP]),
+                         [changed("或", "并且", "可在小程序取消并且拨打客服电话取消", "可在小程序取消或拨打客服电话取消", "P2")])
         self.assertEqual(problems_of("每位会员每周可带 1 位朋友。", ["C1"], [CARDS]),
-                         ["条件变了（原文是“每月”，草稿写成“每周”）：草稿「每位会员每周可带 1 位朋友」，"
-                          "原文「每位会员每月可带 1 位朋友」"])
+                         [changed("每月", "每周", "每位会员每周可带 1 位朋友", "每位会员每月可带 1 位朋友", "C1")])
 
 
     def test_a_universal_word_against_a_limit_elsewhere_in_the_chunk_is_named(self):
@@ -417,12 +422,11 @@ class ConditionTest(unittest.TestCase):
 
 class AppendedClauseTest(unittest.TestCase):
     def test_an_invented_clause_cannot_ride_on_a_supported_sentence(self):
-        # 追加分句这条规则在实测里不到 RELIABLE，所以它找到的写进 hints；数量检查照样改状态
+        # 追加的分句带着片段里没有的数量：要人看；没有数量、条件可以指的编造只作提示
         verdict = check_grounding("新注册的团队可以开通体验版，试用期 7 天，须提前一天预约开通。", ["T1"], [TRIAL])
-        self.assertEqual(verdict["problems"], ["数量「一天」不在引用的片段 T1 中"])
-        self.assertEqual(verdict["hints"], ["这个分句在引用的片段里找不到依据：「须提前一天预约开通」"])
+        self.assertEqual(verdict["problems"], [amount_problem("一天", "T1", "须提前一天预约开通")])
         verdict = check_grounding("新注册的团队可以开通体验版，试用期 7 天，另外赠送专属客户经理服务。", ["T1"], [TRIAL])
-        self.assertEqual((verdict["status"], verdict["hints"]), ("draft", ["这个分句在引用的片段里找不到依据：「另外赠送专属客户经理服务」"]))
+        self.assertEqual((verdict["status"], verdict["hints"]), ("draft", ["这个分句没有依据，片段里也没有像它的话：「另外赠送专属客户经理服务」"]))
 
     def test_a_draft_with_hints_is_not_called_fully_found(self):
         # 状态是 draft、却有一处提示“找不到依据”：以前 stderr 和 note 都说“句子都能在引用的片段里找到”，和提示自相矛盾
@@ -440,10 +444,10 @@ class AppendedClauseTest(unittest.TestCase):
         self.assertEqual(problems_of("部署以后也不会自动发送，每一条回复都要由客服人员检查后亲手发出。", ["S1"], [SENDING],
                                          "部署后会自动发送吗？"), [])
 
-    def test_swapped_roles_are_named(self):
-        problems = problems_of("客服人员只负责写回复草稿，从不自动发送；每一条回复都要由助手检查后亲手发出。", ["S1"], [SENDING])
-        self.assertEqual(len(problems), 1, problems)
-        self.assertTrue(problems[0].startswith("两处说法可能对调了"), problems)
+    def test_clauses_that_swap_who_does_what_are_beyond_the_check(self):
+        # 第 04 课“核对证明不了的”：两个分句对调了谁做什么（没写“由…承担”），每个分句都配得上片段里的一句，程序看不出来
+        verdict = check_grounding("客服人员只负责写回复草稿，从不自动发送；每一条回复都要由助手检查后亲手发出。", ["S1"], [SENDING])
+        self.assertEqual((verdict["status"], verdict["problems"]), ("draft", []))
 
 
 class LinkTest(unittest.TestCase):
@@ -453,7 +457,7 @@ class LinkTest(unittest.TestCase):
         for link in ("https://help.example.com/trial", "https://help.example.co", "http://help.example.com/trial-terms"):
             with self.subTest(link=link):
                 self.assertEqual(problems_of(f"完整条款见 {link} 页面。", ["L1"], [LINKED]),
-                                 [f"链接 {link} 不在引用的片段 L1 中"])
+                                 [f"链接 {link} 不在引用的片段 L1 里：「{one_line(f'完整条款见 {link} 页面。', 31)}」"])
 
 
 class HardRuleV2Test(unittest.TestCase):
@@ -677,19 +681,18 @@ class ChatStyleTest(unittest.TestCase):
 
     def test_saying_the_documents_do_not_cover_something_is_not_a_claim_but_a_claim_beside_it_is(self):
         self.assertEqual(problems_of("体验版试用期 7 天。资料里没有提到试用结束后的价格，建议咨询人工客服。", ["T1"], [TRIAL]), [])
-        self.assertEqual(problems_of("资料里没有提到价格，但试用期是 30 天。", ["T1"], [TRIAL]), ["数字 30 不在引用的片段 T1 中"])
+        self.assertEqual(problems_of("资料里没有提到价格，但试用期是 30 天。", ["T1"], [TRIAL]), [amount_problem("30 天", "T1", "但试用期是 30 天")])
 
     def test_mixed_allow_and_refuse_rules_are_not_turned_around(self):
         self.assertEqual(problems_of("15 天内不能申请退款。", ["R1"], [REFUND]),
-                         ["意思可能说反了：原文是「可以申请」，草稿写成「不能申请」"])
+                         [guessed("意思说反了（「申请」）：草稿「15 天内不能申请退款」，引文「付费版购买后 15 天内可以申请全额退款」", "R1")])
         for draft, said in (("超过 15 天可以申请全额退款。", "超过"), ("15 天以后可以申请全额退款。", "以后")):
             with self.subTest(draft=draft):
                 self.assertEqual(problems_of(draft, ["R1"], [REFUND]),
-                                 [f"条件变了（原文是“内”，草稿写成“{said}”）：草稿「{draft.rstrip('。')}」，"
-                                  "原文「付费版购买后 15 天内可以申请全额退款」"])
+                                 [guessed(f"条件变了（引文是“内”，草稿写成“{said}”）：草稿「{draft.rstrip('。')}」，引文「付费版购买后 15 天内可以申请全额退款」", "R1")])
         verdict = check_grounding("一经购买，不予退款。", ["R1"], [REFUND])
-        dropped_limit = next(rule for rule in retrieval_qa.RULES if rule.name == "dropped_limit")
-        self.assertEqual(verdict["status"], "needs_review" if dropped_limit.level == "needs_review" else "draft")
+        wider = next(rule for rule in retrieval_qa.RULES if rule.name == "wider_than_quote")
+        self.assertEqual(verdict["status"], "needs_review" if wider.guessed_level == "needs_review" else "draft")
         self.assertTrue((verdict["problems"] + verdict["hints"])[0].startswith("原文有限定「15 天内」，草稿却说「一经」"))
         self.assertEqual(problems_of("您好！付费版买了 15 天以内都能全额退款，过了 15 天就不退了。", ["R1"], [REFUND]), [])
 
@@ -697,11 +700,11 @@ class ChatStyleTest(unittest.TestCase):
         tickets = hit("F1", "21:30 以后开场的夜场一律 39 元一张。")
         self.assertEqual(problems_of("夜场 39 元一张，两张一共 78 元。", ["F1"], [tickets], "夜场两张票多少钱？"), [])
         self.assertEqual(problems_of("夜场 39 元一张，两张一共 80 元。", ["F1"], [tickets], "夜场两张票多少钱？"),
-                         ["算式对不上：草稿写的是「80 元」，用引用的片段和问题里的数算，应当是 39 × 2 = 78"])
+                         [guessed("「80 元」和依据对不上：按引文的数一步算，最接近的是 39 × 2 = 78（草稿「两张一共 80 元」）", "F1")])
         fee = hit("Z1", "月卡 599 元；升级独立隔间每月加 200 元。")
         self.assertEqual(problems_of("月卡 599 元，加隔间 200 元，合计 799 元。", ["Z1"], [fee]), [])
         self.assertEqual(problems_of("月卡 599 元，加隔间 200 元，合计 789 元。", ["Z1"], [fee]),
-                         ["算式对不上：草稿写的是「789 元」，用引用的片段和问题里的数算，应当是 599 + 200 = 799"])
+                         [guessed("「789 元」和依据对不上：按引文的数一步算，最接近的是 599 + 200 = 799（草稿「合计 789 元」）", "Z1")])
         refund = hit("Z2", "超过 3 天退卡的，扣除 20% 手续费后退还。")
         self.assertEqual(problems_of("超过 3 天退卡的，扣除 20% 手续费，也就是退还 80%。", ["Z2"], [refund]), [])
 
@@ -710,12 +713,12 @@ class ChatStyleTest(unittest.TestCase):
                       "具体规则如下：\n1. 会员购买课程享 8 折；\n2. 单笔满一万二千元的，另送 1 次免费体检。"):
             with self.subTest(draft=draft):
                 self.assertEqual(problems_of(draft, ["M1"], [CLASS]), [])
-        self.assertEqual(problems_of("会员购买课程享 7 折。", ["M1"], [CLASS]), ["数字 70 不在引用的片段 M1 中"])
+        self.assertEqual(problems_of("会员购买课程享 7 折。", ["M1"], [CLASS]), [amount_problem("7 折", "M1", "会员购买课程享 7 折")])
 
     def test_who_pays_is_compared(self):
         shipping = hit("P1", "退换货的运费由商家承担。")
         self.assertEqual(problems_of("退换货的运费由您自己承担。", ["P1"], [shipping]),
-                         ["由谁承担变了：原文是「由商家承担」，草稿写成「由客户承担」"])
+                         [guessed("由谁承担变了：引文是「由商家承担」，草稿写成「由客户承担」", "P1")])
         self.assertEqual(problems_of("退换货的运费由商家承担。", ["P1"], [shipping]), [])
 
 class OddDraftTest(unittest.TestCase):
@@ -735,9 +738,10 @@ class OddDraftTest(unittest.TestCase):
         self.assertEqual(check_grounding(draft, ["T1"], [TRIAL]),
                          {"status": "rejected", "problems": ["来源「D04#1」不在这次发送的资料里（只允许 T1）"], "hints": []})
 
-    def test_a_digit_string_hundreds_long_is_compared_as_written(self):
-        # 400 个 1 当作浮点数是无穷大，以前在这里抛出 OverflowError
-        self.assertEqual(problems_of("编号 " + "1" * 400 + "。", ["T1"], [TRIAL]), [f"数字 {'1' * 400} 不在引用的片段 T1 中"])
+    def test_a_digit_string_hundreds_long_is_not_a_quantity(self):
+        # 400 个 1 不是一个数量（最多读 15 位）：不报错，也不当作数去比
+        self.assertEqual(problems_of("编号 " + "1" * 400 + "。", ["T1"], [TRIAL]), [])
+        self.assertEqual(retrieval_qa.amounts("1" * 400 + " 天"), {})
 
     def test_too_many_numbers_or_quotes_go_to_a_person(self):
         numbers = "，".join(f"第{n}条 {n} 元" for n in range(1, 52))   # 每条两个数：第 n 条、n 元，一共 102 个
@@ -756,40 +760,27 @@ class OddDraftTest(unittest.TestCase):
                 with self.subTest(piece=piece, size=size):
                     bench.question_path(question, documents)   # 不抛异常就是走完了；时间见 bench.py
 
-    def test_a_question_full_of_numbers_lends_at_most_twelve_distinct_ones_to_arithmetic(self):
-        # 以前问题里的每个数都拿来两两算账：“1、2、3……” 2000 字的问题要算上百万次，时间随问题长度的平方增长
+    def test_a_question_full_of_numbers_lends_a_bounded_number_of_operands_to_arithmetic(self):
+        # 问题里的每个数都拿来两两算账，2000 字的问题要算上百万次：算账最多用 MAX_OPERANDS 个不同的数
         question = "、".join(str(n) for n in range(1, 600))[:2000]   # 问题的上限是 2000 字
-        context = retrieval_qa.GuessContext([TRIAL], [TRIAL], question + "，" + question)
-        self.assertEqual([value for _, value, _ in context.asked_operands], [str(n) for n in range(1, 13)])
-        self.assertEqual(len(context.asked), 2 * len(re.findall(r"\d+", question)))   # 问题里写过的数仍然都算“问过”
+        context = retrieval_qa.Context("", [TRIAL], question + "，" + question, None)
+        self.assertEqual(context.numbers, tuple(float(n) for n in range(1, retrieval_qa.MAX_OPERANDS + 1)))
         self.assertEqual(problems_of("试用期 7 天，比您说的 12 天少 5 天。", ["T1"], [TRIAL], question="我试用了 12 天"), [])
 
-    def test_blanking_many_spans_keeps_every_other_character_in_place(self):
-        self.assertEqual(retrieval_qa.blanked("周一至周五，周六至周日", [(6, 11), (0, 5)]), "     ，     ")
-        self.assertEqual(retrieval_qa.blanked("abcdef", [(1, 4), (2, 5)]), "a    f")   # 重叠的两处
-        found, rest = retrieval_qa.spelled_amounts("17 天和 7 天，又是 7 天")
-        self.assertEqual((found, rest), ({(17.0, "天"): "17 天", (7.0, "天"): "7 天"}, "    和    ，又是    "))   # 三处都抹掉：“17 天”里的“7 天”不另算
-    def test_arithmetic_uses_only_the_numbers_written_nearby(self):
+    def test_each_spelling_is_read_once(self):
+        self.assertEqual(retrieval_qa.amounts("17 天和 7 天，又是 7 天"), {(17.0, "天"): "17 天", (7.0, "天"): "7 天"})   # “17 天”里的“7 天”不另算
+        self.assertEqual(retrieval_qa.amounts("九" * 5000 + "天、" + "九万" * 3000 + "元"), {})   # 太长的一串数字不是数量，也不会出错
+    def test_arithmetic_uses_the_numbers_of_the_draft_the_question_and_the_quotes(self):
         prices = hit("P9", "单人票 39 元，双人票 70 元。")
-        near = "单人票 39 元，买两张一共 78 元。"
-        self.assertEqual(problems_of(near, ["P9"], [prices], "买两张单人票多少钱？"), [])
-        reach = retrieval_qa.OPERAND_REACH
-        filler = "，".join(f"第 {n} 点" for n in range(reach + 1))   # 中间隔着 OPERAND_REACH + 1 个数
-        far = f"单人票 39 元。{filler}。买两张一共 78 元。"
-        self.assertIn("数字 78 不在引用的片段 P9 中", problems_of(far, ["P9"], [prices], "买两张单人票多少钱？"))
+        self.assertEqual(problems_of("单人票 39 元，买两张一共 78 元。", ["P9"], [prices], "买两张单人票多少钱？"), [])
+        self.assertEqual(problems_of("单人票 39 元，买两张一共 79 元。", ["P9"], [prices], "买两张单人票多少钱？"),
+                         [guessed("「79 元」和依据对不上：按引文的数一步算，最接近的是 39 × 2 = 78（草稿「买两张一共 79 元」）", "P9")])
 
-    def test_quotes_are_compared_near_the_passages_they_share_with_a_chunk(self):
-        # 只在引文和片段对得上的地方附近比：片段再长，比较的次数也只和引文有关
+    def test_a_near_quote_in_a_long_chunk_is_found_without_comparing_every_window(self):
         long_chunk = hit("L1", "这一段和试用无关。" * 300 + "助手只负责写回复草稿，从不自动发送。")
-        import difflib
-        calls = []
-        real_ratio = difflib.SequenceMatcher.ratio
-        with mock.patch.object(difflib.SequenceMatcher, "ratio", autospec=True,
-                               side_effect=lambda self: calls.append(1) or real_ratio(self)):
-            problems = problems_of("规则说“助手只负责写回复草稿，从不主动发送”。", ["L1"], [long_chunk])
+        problems = problems_of("规则说“助手只负责写回复草稿，从不主动发送”。", ["L1"], [long_chunk])
         self.assertEqual(len(problems), 1)
-        self.assertTrue(problems[0].startswith("引文近似，需对照原文"), problems[0])
-        self.assertLessEqual(len(calls), 25 * len("助手只负责写回复草稿从不主动发送"))
+        self.assertTrue(problems[0].startswith("引文在 L1 里近似，需对照原文"), problems[0])
 
 
 class SampleHitsTest(unittest.TestCase):

@@ -19,7 +19,7 @@ LESSON_01_NAMES = {"MATERIALS", "ANSWER_EXAMPLE", "SYSTEM_PROMPT", "material_blo
                    "run_cli", "EXIT_OUTPUT", "output_lost", "checked_question", "MAX_QUESTION_CHARS"}
 # 每一课的代表：它们必须定义在 retrieval_qa.py 里那一课的分节下面
 SECTION_OF = {"load_documents": "03", "retrieve": "03", "build_materials": "03",
-              "check_grounding": "04", "numbers_in": "04", "mark_grounding": "04",
+              "check_grounding": "04", "numbers_in": "05", "mark_grounding": "04",
               "instruction_like": "05", "near_duplicates": "05", "document_warnings": "05", "trace_line": "05"}
 # 问答这条路上每个意思只用一个词：请求是 generate / ask_model，检查是 check_*；这些旧名字不该再出现
 RETIRED_NAMES = ("call_model", "answer_with_model", "get_answer", "judge_reply", "judge_saved_reply", "review_sources",

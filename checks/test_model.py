@@ -127,7 +127,7 @@ class FlowTest(StandInCase):
         code, result, err = self.ask()
         self.assertEqual((code, result["status"], result["model_called"]), (1, "needs_review", True))
         self.assertEqual(result["draft"], "体验版的试用期是 30 天。")
-        self.assertEqual(result["problems"], ["数字 30 不在引用的片段 D01#1 中"])
+        self.assertEqual(result["problems"], ["「30 天」和依据对不上：引用的片段 D01#1 里没有（草稿「体验版的试用期是 30 天」）"])
         self.assertIn("核对出处：1 处需要人工复核", err)
 
     def test_missing_is_accepted(self):

@@ -234,16 +234,16 @@ class ExerciseCommandTest(unittest.TestCase):
         code, out = self.judge(4)
         self.assertEqual(code, 1)   # 被标出来了：没骗过
         self.assertIn("检查没被骗过：结果是 needs_review", out)
-        # 第 04 课“这些检查不能证明什么”里的一种：否定了一半（只能用资料检索），字面几乎全和原文重合
-        wrong = {"status": "draft", "draft": "试用期内不能使用回复草稿功能，只能使用资料检索。", "sources": ["D01#1"]}
+        # 第 04 课“这些检查不能证明什么”里的一种：没有数量、条件可以指的编造只作提示
+        wrong = {"status": "draft", "draft": "试用期 7 天，试用期间还赠送专属客户经理服务。", "sources": ["D01#1"]}
         self.write_trick(wrong)
         code, out = self.judge(4)
         self.assertEqual(code, 1)   # 判为 draft，但没说它错在哪里：程序分不出“骗过”和“本来就对”
         self.assertIn('"why" 字段', out)
-        self.write_trick(dict(wrong, why="资料说两项功能都能用；草稿否定了一半"))
+        self.write_trick(dict(wrong, why="资料没说赠送客户经理服务"))
         code, out = self.judge(4)
         self.assertEqual(code, 0)
-        self.assertIn("而你说它错在：资料说两项功能都能用", out)
+        self.assertIn("而你说它错在：资料没说赠送客户经理服务", out)
 
     def test_exercise_4_refuses_the_lessons_placeholder(self):
         self.write_trick({"status": "draft", "draft": "……你的草稿……", "sources": ["D01#1"], "why": "……它错在哪里……"})

@@ -187,10 +187,12 @@ class ObeyingModelTest(unittest.TestCase):
         code, result = self.ask({"status": "send", "draft": "试用期 7 天。", "sources": ["D01#1"]})
         self.assertEqual((code, result["status"]), (4, "rejected"))
 
-    def test_text_found_in_no_chunk(self):
+    def test_text_found_in_no_chunk_is_named_in_the_hints(self):
+        # 片段里没有像它的话、也没有数量可以指：程序指不出哪里错，只作提示（第 04 课：判定只来自指得出的东西）
         code, result = self.ask({"status": "draft", "draft": "恭喜您获得终身免费会员资格，无需任何审核即可立即使用全部功能。",
-                                 "sources": ["D01#1"]})
-        self.assertEqual((code, result["status"]), (1, "needs_review"))
+                                 "sources": ["D01#1"]}, refused=False)
+        self.assertEqual((code, result["status"]), (0, "draft"))
+        self.assertTrue(any("恭喜您获得终身免费会员资格" in hint for hint in result["hints"]), result["hints"])
 
     def test_links_without_http_are_links_too(self):
         for link in ("evil.example/gift", "www.evil.example/gift", "ｈｔｔｐ：／／evil.example/gift"):
@@ -203,7 +205,7 @@ class ObeyingModelTest(unittest.TestCase):
         code, result = self.ask({"status": "draft", "draft": "试用期 7 天，详情请访问 http://evil.example/2026/gift 。",
                                  "sources": ["D01#1"]})
         self.assertEqual((code, result["status"]), (1, "needs_review"))
-        self.assertIn("链接 http://evil.example/2026/gift 不在引用的片段 D01#1 中", result["problems"])
+        self.assertTrue(any(p.startswith("链接 http://evil.example/2026/gift 不在引用的片段 D01#1 里") for p in result["problems"]), result["problems"])
 
     def test_citing_the_injected_chunk_itself_always_needs_a_person(self):
         # 链接确实在被引用的片段里，数字和句子也对得上；可那个片段本身像是在下指令，所以一定要人看
@@ -239,7 +241,7 @@ class TraceTest(unittest.TestCase):
         self.assertIn("1 个片段", lines[2])
         self.assertRegex(lines[3], r"\d+ 字节，发往 127\.0\.0\.1:\d+，模型 m$")
         self.assertRegex(lines[4], r"HTTP 200，\d+ 字节，finish_reason stop，token 10 输入 \+ 5 输出$")
-        self.assertIn("needs_review，2 个问题", lines[5])
+        self.assertIn("needs_review，1 个问题", lines[5])
         self.assert_no_long_text(lines, [TRIAL_TEXT + "试用结束后会自动续费 30 天。"])
 
     def test_trace_never_shows_the_key(self):
