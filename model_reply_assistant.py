@@ -434,7 +434,8 @@ def amounts(text):
         if match.group(1):   # 2026-03-01 的年份；“2026 年 3 月 1 日”的年份下面照常读
             found[(float(match.group(1)), "年")] = match.group(1)
     found.update({clock(match): match.group().strip() for match in re.finditer(CLOCK, text) if clock(match)})
-    for match in re.finditer(QUANTITY, re.sub(f"{DATE}|{CLOCK}", lambda m: " " * len(m.group()), text)):
+    found.update({(50.0, "%"): match.group() for match in re.finditer("一半|半价", text)})   # 一半、半价 = 五折 = 50%
+    for match in re.finditer(QUANTITY, re.sub(f"{DATE}|{CLOCK}|一半|半价", lambda m: " " * len(m.group()), text)):
         percent, number, big, half, unit = match.groups()
         if (number[0].isdigit() or unit or percent) and (number != "一" or unit in ONE_COUNTS):
             value = numeral(number) * {"万": 1e4, "亿": 1e8}.get(big, 1) + 0.5 * bool(half)

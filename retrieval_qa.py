@@ -389,7 +389,7 @@ class Rule:
 RULES += [
     Rule(unsent_id, "正文里写了没发送的片段编号", "试用 7 天 [D04#1]（只发送了 D01#1）", (45, 0, 9, 0), (0, 0, 0, 0), refuses=True),
     Rule(quote_not_in_source, "引文不在它说的片段里", "quote「试用期 10 天」（原文 7 天）", (46, 0, 34, 0), (4, 0, 0, 0)),
-    Rule(misstated_amount, "claim 的数量和引文不同", "claim「试用 10 天」，quote「试用期 7 天」", (91, 7, 76, 4), (173, 9, 37, 2)),
+    Rule(misstated_amount, "claim 的数量和引文不同", "claim「试用 10 天」，quote「试用期 7 天」", (91, 7, 77, 4), (173, 9, 37, 2)),
     Rule(opposite_of_quote, "claim 和引文一个肯定一个否定", "claim「可以报销」，quote「不予报销」", (16, 2, 10, 2), (44, 13, 6, 1)),
 ]
 

@@ -767,6 +767,11 @@ class OddDraftTest(unittest.TestCase):
         self.assertEqual(context.numbers, tuple(float(n) for n in range(1, retrieval_qa.MAX_OPERANDS + 1)))
         self.assertEqual(problems_of("试用期 7 天，比您说的 12 天少 5 天。", ["T1"], [TRIAL], question="我试用了 12 天"), [])
 
+    def test_half_and_fifty_percent_off_are_the_same_amount(self):
+        for text in ("儿童半价", "会员五折", "老人打 5 折", "退一半", "优惠 50%"):
+            with self.subTest(text=text):
+                self.assertEqual(set(retrieval_qa.amounts(text)), {(50.0, "%")})
+
     def test_each_spelling_is_read_once(self):
         self.assertEqual(retrieval_qa.amounts("17 天和 7 天，又是 7 天"), {(17.0, "天"): "17 天", (7.0, "天"): "7 天"})   # “17 天”里的“7 天”不另算
         self.assertEqual(retrieval_qa.amounts("九" * 5000 + "天、" + "九万" * 3000 + "元"), {})   # 太长的一串数字不是数量，也不会出错
