@@ -383,7 +383,7 @@ def ask_question(prompt="问题："):
     return line.lstrip("\ufeff")
 
 
-# ---------- 四个小工具：比较用的写法，读数量，把别人给的文字并成一行，用中文说出一个值是什么 ----------
+# ---------- 四个小工具：比较用的写法，读数量和一步算，把别人给的文字并成一行，用中文说出一个值是什么 ----------
 
 MARKUP = "*_~`\\"   # Markdown 的强调和转义记号：**D04#1**、D04**#**1、D04\#1 里的这些都不是编号的一部分
 FILLERS = "\u115f\u1160\u3164\uffa0"   # 看不见、却算作字母的几个填充字符
@@ -411,13 +411,14 @@ def fold(text, keep_case=False, as_html=False):
 NUMERAL = "〇零一二两三四五六七八九十百千万亿"
 UNIT = (r"%|个?工作日|个?小时|分钟|秒|个?月|个?星期|周岁|岁|天|日|号|周|年|元|块钱|块|折|次|个?人|名|位|张|副|件|台|晚|公里|厘米|毫米|米|公斤|千克|克|斤|"
         r"毫升|升|倍|个|项|份|节|间|条|家|核|度|座|期|(?i:[tgmk]b)(?![a-z])")
-QUANTITY = (rf"(?<![\d.第个{NUMERAL}])(百分之)?(\d{{1,15}}(?:,\d{{3}})*(?:\.\d{{1,6}})?|(?<![周期拜])[〇零一二两三四五六七八九十百千][{NUMERAL}]{{0,15}}(?:点[{NUMERAL}]{{1,6}})?|半)(?![\d{NUMERAL}])"
-            rf"\s*([万亿])?(个?半)?\s*({UNIT})?")   # 1.2 万元、两个半小时、百分之二十、七五折
+QUANTITY = (rf"(?<![\d.第个几数{NUMERAL}])(百分之)?(\d{{1,15}}(?:,\d{{3}})*(?:\.\d{{1,6}})?|(?<![周期拜])[〇零一二两三四五六七八九十百千][{NUMERAL}]{{0,15}}"
+            rf"(?:点[{NUMERAL}]{{1,6}})?|半)(?![\d〇零一二两三四五六七八九十])\s*([百千万亿])?(个?半)?\s*({UNIT})?(半)?")   # 1.2 万元、3万、两个半小时、三天半、七五折
 DATE = r"(?<!\d)(?:(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)|(\d{1,2})\s*月\s*(\d{1,2})\s*[日号])"   # 2026-03-01、3 月 1 日
-CLOCK = r"(?<![\d.〇零一二两三四五六七八九十百千万亿])(?!\s)(上午|早上|中午|下午|傍晚|晚上|夜里|半夜|凌晨)?\s*(\d{1,2}|[一二两三四五六七八九十]{1,3})\s*(?:[:：]\s*(\d{2})(?!\d)|点\s*(半|\d{1,2}\s*分)?(?![〇零一二两三四五六七八九]))"
+CLOCK = r"(?!\s)(上午|早上|中午|下午|傍晚|晚上|夜里|半夜|凌晨)?\s*(?<![\d.〇零一二两三四五六七八九十百千万亿])(\d{1,2}|[一二两三四五六七八九十]{1,3})\s*(?:[:：]\s*(\d{2})(?!\d)|点\s*(半|\d{1,2}\s*分)?(?![〇零一二两三四五六七八九]))"
 UNIT_NAMES = {"个工作日": "工作日", "个小时": "小时", "个月": "月", "个星期": "周", "星期": "周", "日": "天", "号": "天", "块钱": "元", "块": "元",
               "个人": "人", "名": "人", "位": "人", "千克": "公斤", "周岁": "岁", "个半": "半"}   # 同一单位记成一种（GB、gb 见 amounts）
-ONE_COUNTS = {"天", "日", "周", "个星期", "星期", "个月", "月", "年", "个小时", "小时", "分钟", "元", "块"}   # 这些单位前的“一”才是数：一个月，不是一次、一个
+RANGE = re.compile(r"[一二两三四五六七八九]{2}")   # 七八天、两三个月是约数，不是 78、23（七五折的“七五”另说）
+ONE_COUNTS = {"折", "天", "日", "周", "个星期", "星期", "个月", "月", "年", "个小时", "小时", "分钟", "元", "块"}   # 这些单位前的“一”才是数：一个月，不是一次、一个
 SCALE = {"周": (7, "天"), "天": (24, "小时"), "小时": (60, "分钟"), "分钟": (60, "秒"), "年": (12, "月"), "公斤": (1000, "克"), "斤": (500, "克"),
          "公里": (1000, "米"), "米": (100, "厘米"), "厘米": (10, "毫米"), "升": (1000, "毫升")}   # 换算：一周 = 7 天，1.2 米 = 120 厘米
 
@@ -434,11 +435,13 @@ def amounts(text):
         if match.group(1):   # 2026-03-01 的年份；“2026 年 3 月 1 日”的年份下面照常读
             found[(float(match.group(1)), "年")] = match.group(1)
     found.update({clock(match): match.group().strip() for match in re.finditer(CLOCK, text) if clock(match)})
+    found = {key: shown for key, shown in found.items() if key[1] != "日期" or 1 <= key[0] // 100 <= 12 and 1 <= key[0] % 100 <= 31}   # 13 月、32 日不是日期
     found.update({(50.0, "%"): match.group() for match in re.finditer("一半|半价", text)})   # 一半、半价 = 五折 = 50%
     for match in re.finditer(QUANTITY, re.sub(f"{DATE}|{CLOCK}|一半|半价", lambda m: " " * len(m.group()), text)):
-        percent, number, big, half, unit = match.groups()
-        if (number[0].isdigit() or unit or percent) and (number != "一" or unit in ONE_COUNTS):
-            value = numeral(number) * {"万": 1e4, "亿": 1e8}.get(big, 1) + 0.5 * bool(half)
+        percent, number, big, half, unit, after = match.groups()
+        chinese = not number[0].isdigit() and number != "半"
+        if (not chinese or unit or percent) and (number != "一" or unit in ONE_COUNTS) and not (chinese and RANGE.fullmatch(number) and unit != "折"):
+            value = numeral(number) * {"百": 100, "千": 1000, "万": 1e4, "亿": 1e8}.get(big, 1) + 0.5 * bool(half or after and unit)
             unit = "%" if percent else UNIT_NAMES.get(unit, (unit or "").upper())
             found[(value * 10 if unit == "折" and value < 10 else value, "%" if unit == "折" else unit)] = match.group().strip()
     return found
@@ -451,12 +454,15 @@ def clock(match):
     if hour == "一" and not (part or minute or rest):
         return None
     hour, minutes = numeral(hour), int(minute or 0) or (30 if rest == "半" else int(re.sub(r"\D", "", rest or "") or 0))
-    hour += 12 if part in ("下午", "傍晚", "晚上") and hour < 12 else -12 if part in ("晚上", "夜里", "半夜", "凌晨") and hour == 12 else 0
+    if hour > 24 or minutes > 59:   # 25 点、99:99 不是钟点
+        return None
+    hour += 12 if part in ("下午", "傍晚", "晚上") and hour < 12 or part == "中午" and hour < 11 else \
+        -12 if part in ("晚上", "夜里", "半夜", "凌晨") and hour == 12 else 0
     return (hour * 60 + minutes) % 1440, "点钟" if not part and minute is None and hour <= 12 else "时刻"
 
 
 def numeral(text):
-    """一个数的写法 -> 值：“1,000” -> 1000，“十四” -> 14，“一万二千” -> 12000，“七五” -> 75（七五折），“三点五” -> 3.5，“半” -> 0.5。"""
+    """一个数的写法 -> 值：“1,000” -> 1000，“十四” -> 14，“一万二千”“一万二” -> 12000，“七五” -> 75（七五折），“三点五” -> 3.5，“半” -> 0.5。"""
     if text[0].isdigit() or text == "半":
         return 0.5 if text == "半" else float(text.replace(",", ""))
     digit = {char: i for i, char in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
@@ -465,6 +471,8 @@ def numeral(text):
     if not re.search("[十百千万亿]", whole):   # 一个个念的数字：七五、二零二五
         return float("".join(str(digit[char]) for char in whole) or 0) + decimals
     total = section = current = 0
+    if re.search("[百千万亿][一二两三四五六七八九]$", whole):   # 三千五、一万二、一百五：末尾的数是下一位的（3500、12000、150）
+        whole += {"百": "十", "千": "百", "万": "千", "亿": "千万"}[whole[-2]]
     for char in whole:
         if char in "十百千":
             section, current = section + (current or 1) * 10 ** ("十百千".index(char) + 1), 0
@@ -493,6 +501,35 @@ def in_base(value, unit):
     while unit in SCALE:
         value, unit = value * SCALE[unit][0], SCALE[unit][1]
     return round(value, 6), unit
+
+
+@functools.lru_cache(maxsize=16)   # 一份回答里每个数量都拿它来查：同一组数只算一次
+def one_step(numbers):
+    """两两一步算出的 {值: (数, 数, 算式)}：加减乘除、打折、百分之几。(398.0, 80.0) -> {478.0: (398.0, 80.0, "398 + 80 = 478"), …}"""
+    results = {}
+    for i, a in enumerate(numbers):
+        for b in [b for b in numbers[:i] + numbers[i + 1:] if b]:
+            for value, shown in ((a + b, f"{a:g} + {b:g}"), (a - b, f"{a:g} - {b:g}"), (a * b, f"{a:g} × {b:g}"), (a / b, f"{a:g} ÷ {b:g}"), (a * b / 100, f"{a:g} × {b:g}%")):
+                if round(value, 2) not in (a, b):   # 358.2 这样的钱数，两位小数就够
+                    results.setdefault(round(value, 2), (a, b, f"{shown} = {round(value, 2):g}"))
+    return results
+
+
+def amount_known(amount, known):
+    """amount 和 known（{(值, 单位): 写法}）里的某一个是不是同一个数量（same_amount）。先按值、换算后的值、钟点找出可能相同的
+    几个再比，不和片段里几千个数量一个个比。"""
+    value, unit = amount
+    index = amount_index(tuple(known))
+    return any(same_amount(amount, other) for key in (value, in_base(value, unit), ("钟", value % 720)) for other in index.get(key, ()))
+
+
+@functools.lru_cache(maxsize=64)   # 同一段片段的数量，每个分句的每个数都要查
+def amount_index(known):
+    index = {}
+    for value, unit in known:
+        for key in (value, in_base(value, unit), ("钟", value % 720)):
+            index.setdefault(key, []).append((value, unit))
+    return index
 
 
 def one_line(text, limit=None):

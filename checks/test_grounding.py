@@ -767,6 +767,17 @@ class OddDraftTest(unittest.TestCase):
         self.assertEqual(context.numbers, tuple(float(n) for n in range(1, retrieval_qa.MAX_OPERANDS + 1)))
         self.assertEqual(problems_of("试用期 7 天，比您说的 12 天少 5 天。", ["T1"], [TRIAL], question="我试用了 12 天"), [])
 
+    def test_the_spellings_a_chinese_reader_uses_are_read_as_meant(self):
+        # 红队找到的读错：数字后面紧跟万、千；口语的“三千五”；单位后面的“半”；约数“七八天”；中午；不可能的钟点和日期；“几十”
+        for text, expected in (("3万元", {(30000.0, "元")}), ("1.2万元", {(12000.0, "元")}), ("5千元", {(5000.0, "元")}),
+                               ("三千五元", {(3500.0, "元")}), ("一万二元", {(12000.0, "元")}), ("一百五元", {(150.0, "元")}),
+                               ("一百零五元", {(105.0, "元")}), ("三天半", {(3.5, "天")}), ("两年半", {(2.5, "年")}),
+                               ("七八天", set()), ("两三个月", set()), ("七五折", {(75.0, "%")}), ("中午1点", {(780, "时刻")}),
+                               ("25点", set()), ("99:99", set()), ("3月32日", set()), ("13月5日", set()), ("几十元", set()),
+                               ("周二晚上 8 点", {(1200, "时刻")})):
+            with self.subTest(text=text):
+                self.assertEqual(set(retrieval_qa.amounts(text)), expected)
+
     def test_half_and_fifty_percent_off_are_the_same_amount(self):
         for text in ("儿童半价", "会员五折", "老人打 5 折", "退一半", "优惠 50%"):
             with self.subTest(text=text):
