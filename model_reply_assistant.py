@@ -430,12 +430,12 @@ def amounts(text):
     日期按月和日比（“2026-03-01”和“3 月 1 日”都是 (301, "日期")），钟点按从零点起的分钟（见 clock）。"""
     text, found = unicodedata.normalize("NFKC", text), {}
     for match in re.finditer(DATE, text):
-        month, day = match.group(2) or match.group(4), match.group(3) or match.group(5)
-        found[(int(month) * 100 + int(day), "日期")] = match.group().strip()
+        month, day = int(match.group(2) or match.group(4)), int(match.group(3) or match.group(5))
+        if 1 <= month <= 12 and 1 <= day <= 31:   # 13 月、32 日不是日期
+            found[(month * 100 + day, "日期")] = match.group().strip()
         if match.group(1):   # 2026-03-01 的年份；“2026 年 3 月 1 日”的年份下面照常读
             found[(float(match.group(1)), "年")] = match.group(1)
     found.update({clock(match): match.group().strip() for match in re.finditer(CLOCK, text) if clock(match)})
-    found = {key: shown for key, shown in found.items() if key[1] != "日期" or 1 <= key[0] // 100 <= 12 and 1 <= key[0] % 100 <= 31}   # 13 月、32 日不是日期
     found.update({(50.0, "%"): match.group() for match in re.finditer("一半|半价", text)})   # 一半、半价 = 五折 = 50%
     for match in re.finditer(QUANTITY, re.sub(f"{DATE}|{CLOCK}|一半|半价", lambda m: " " * len(m.group()), text)):
         percent, number, big, half, unit, after = match.groups()

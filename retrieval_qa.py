@@ -453,7 +453,7 @@ def paired_by_guess(sentences, cited, context):
         for part in uncovered(sentence, context, quotes):
             best = best_clause(part, homes) or best_clause(part, wholes)   # 先找分句，没有再找整句
             if best:
-                pair.claims[part] = [{"claim": part, "source": {**wholes, **homes}[best].source, "quote": best}]
+                pair.claims[part] = [{"claim": part, "source": (homes.get(best) or wholes[best]).source, "quote": best}]
             else:
                 pair.unpaired.append(part)
         for quote in quotes:
@@ -527,10 +527,13 @@ def best_clause(part, homes):
 
 
 def unbacked(part, cited, context):
-    """分句里引用的片段和问题都撑不住的数量（照核心的 misstated_amount 和片段全文比）：给人看的问题，没有是 []。"""
-    alone = Guessed(part, cited, whole=True)
-    alone.claims[part] = [{"quote": ""}]
-    return misstated_amount(alone, cited, context)
+    """分句里引用的片段和问题都撑不住的数量（照核心的 misstated_amount 和片段全文比）：给人看的问题，没有是 []。
+    not_in_chunks 和 unlike_any_clause 都要问同一个分句：每份回答只比一次。"""
+    def compare():
+        alone = Guessed(part, cited, whole=True)
+        alone.claims[part] = [{"quote": ""}]
+        return misstated_amount(alone, cited, context)
+    return once(context, ("unbacked", part), compare)
 
 
 def says_terms(part):
