@@ -8,10 +8,16 @@
 
 先读“核心”：入口 ask_model() 在最前，后面依次是它走的每一步——组装请求、generate() 发送、parse_response() 读懂响应、
 checked_answer() 检查回答。常量写在用它的代码旁边。请求谁和密钥、发送的细节、读 JSON 和报错这些加固在“选读”分节线后面，
-读核心时遇到再去查。命令行在最后。
+读核心时遇到再去查。命令行在最后：三个脚本共用的外壳（退出码、KitError 和 NoAnswer、解析命令行、入口 run_cli），和本课的 run()。
 网络模块（urllib.request、http.client、ssl）和 getpass 写在用到它们的函数里面，不在文件开头导入：
 第 03 课的 retrieval_qa.py 也导入这个文件（读 JSON、检查回答），而只检索的命令要和启动 Python 一样轻，不该为用不上的网络模块等几十毫秒。
 """
+import sys
+
+if sys.version_info < (3, 10):   # 第 02、03 课的脚本都先读到这里：新语法和新函数出现之前先说清楚，免得旧版 Python 报一串看不懂的错
+    sys.stderr.write(f"错误：这套教材需要 Python 3.10 或更新版本，现在是 {sys.version.split()[0]}。\n")
+    sys.exit(2)
+
 import codecs
 import errno
 import functools
@@ -19,13 +25,11 @@ import json
 import os
 import re
 import stat
-import sys
 import time
 import unicodedata
 from collections import Counter
 
-from reply_assistant import (EXIT_MODEL_FAILED, EXIT_OK, EXIT_REJECTED, KitError, MATERIALS, MAX_QUESTION_CHARS, build_messages,
-                             checked_question, closest, error_line, make_kit_error, parse_command_line, run_cli)
+from reply_assistant import MATERIALS, build_messages
 
 # ---------- 第 02 课的核心：组装请求 → 发送 → 读懂响应 → 检查回答 → 串起来（从上往下读）----------
 # 它调用的 model_target、read_api_key、send、parse_json、describe_http_failure 这些加固在后面的“选读”里：先看名字猜意思，遇到再去查。
@@ -260,27 +264,10 @@ def make_rejection(*problems, raw=None):
     return NoAnswer("rejected", problems, raw=raw)
 
 
-class NoAnswer(KitError):
-    """没有得到能用的回答。status 是 "error"（调用失败，退出码 3）或 "rejected"（回答被拒绝，退出码 4）；
-    problems 是给人看的原因，model_called 说请求有没有发出去。这一课和后面几课都用这一种方式报告“没有回答”。
-    exchange：请求发出去以后才失败的，记着这一来一回（见 generate），--trace 用；其余是 None。"""
-    exchange = None
-
-    def __init__(self, status, problems, model_called=True, raw=None):
-        if status == "error":
-            message = error_line(problems[0])   # 调用失败和别的错误一个格式：“错误：……”
-        else:
-            message = f"回答被拒绝：{'；'.join(problems)}"
-            if raw is not None:   # 模型原本写了什么：排查时有用，但不能当作结果
-                message += f"\n原始回答（仅供排查，不要使用）：{one_line(raw, 200) or '（空）'}"
-        super().__init__(message, EXIT_MODEL_FAILED if status == "error" else EXIT_REJECTED)
-        self.status, self.problems, self.model_called = status, list(problems), model_called
-
-
 # ---------- 第 02 课 · 加固（选读）：写出去的文字、请求谁和密钥、发送的细节、读 JSON 和报错 ----------
 
 
-# ---------- 写出去的文字：一个 JSON、对终端安全、不带密钥；读一行问题 ----------
+# ---------- 写出去的文字：一个 JSON、对终端安全、不带密钥 ----------
 
 # 别人给的文字（问题、资料、保存的回答、模型和服务器的话）里可能有终端控制字符（ESC 序列能清屏、改窗口标题）、
 # 方向控制和零宽字符（屏幕上看到的和存下来的不一样），也可能有密钥（sk-… 长串、Bearer …，夹着零宽字符也算）
@@ -362,25 +349,6 @@ def hide_secrets(text):
         if len(secret) >= MIN_SCRUBBED_KEY:   # 没设密钥（学生只检索时）就什么也不用找
             text = scrub(text, secret)
     return KEY_SHAPED.sub(lambda match: match.group(1) + "***", text)
-
-
-def ask_question(prompt="问题："):
-    """在 stderr 上提示，从 stdin 读一行；来自管道时把读到的问题回显出来，看起来和在终端里输入一样。"""
-    sys.stderr.write(prompt)
-    sys.stderr.flush()
-    limit = 4 * MAX_QUESTION_CHARS   # 最多读上限的四倍（前后的空白也算在里面）：灌进来几十 MB，也不先整个读进内存再说太长
-    try:
-        line = sys.stdin.readline(limit + 2) if sys.stdin is not None else ""
-    except UnicodeDecodeError:
-        sys.stderr.write("\n")
-        raise make_kit_error("从标准输入读到的问题不是 UTF-8 文本。提示：把问题直接写在命令后面，例如 … 试用几天？") from None
-    if sys.stdin is None or not sys.stdin.isatty() or not line:   # 管道输入或 Ctrl-D：补上回显和换行
-        echoed = line.rstrip("\r\n").lstrip("\ufeff")   # Windows 管道开头的 BOM 不回显：和 JSON 里的 question 一样去掉
-        too_long = len(echoed.strip()) > MAX_QUESTION_CHARS   # 超过上限的（把文件整个灌进来了）只回显开头；量法和 checked_question 一样
-        sys.stderr.write((one_line(echoed, 40) if too_long else echoed) + "\n")
-    if len(line) > limit and not line.endswith("\n"):   # 读到 limit 还没有读完这一行
-        raise make_kit_error(f"问题超过 {limit} 个字，超过上限 {MAX_QUESTION_CHARS} 字。请只写问题本身。")
-    return line.lstrip("\ufeff")
 
 
 # ---------- 四个小工具：比较用的写法，读数量和一步算，把别人给的文字并成一行，用中文说出一个值是什么 ----------
@@ -2189,58 +2157,185 @@ def write_html(path, result):
         handle.write(page)
 
 
-# ---------- 命令行 ----------
+# ---------- 命令行：三个脚本共用的外壳（退出码、报错、解析命令行、入口），和本课的 run() ----------
 
-USAGE = "用法：python3 model_reply_assistant.py [问题] [--timeout 秒 | --check-draft 文件]；详见 --help。"
-# 中文输入法（和从网页、文档里复制来的命令）会把 -- 变成别的横线：破折号 —、——，– ―，全角的 －，数学的减号 −，连字符 ‐ ﹣
-IME_DASHES = "—–―－−‐‑﹣"
+# 0 正常，1 需要人工复核，2 用法或资料文件错误，3 模型调用失败，4 模型回答被拒绝，
+# 5 结果写不出去（stdout 被关掉、磁盘满、读的一方走了；不和任何 status 的退出码相同），130 被中断
+EXIT_OK, EXIT_REVIEW, EXIT_USAGE = 0, 1, 2
+EXIT_MODEL_FAILED, EXIT_REJECTED, EXIT_OUTPUT, EXIT_INTERRUPTED = 3, 4, 5, 130
 
 
-def parse_options(argv, usage, flags=None, value_options=None):
-    """第 01 课的 parse_command_line，先认出两种它看不出的错：用别的横线写的选项（—check-draft、－－trace：以前被当成问题，
-    说“多了一个参数…请用引号”，学生找不到错在哪），和同一个带值的选项写了两次（改命令时忘了删旧的：以前悄悄用后一个）。
-    选项后面的值、-- 之后的问题不看；-h、--help 作为选项出现时照旧显示帮助，别的不管。"""
-    names = ["-h", "--help", *(flags or {}), *(value_options or {})]
-    given, problems, pending = {}, [], iter(argv)
-    for arg in pending:
-        if arg == "--":
-            break
-        name, equals, value = arg.partition("=")
-        if arg in ("-h", "--help"):
-            return parse_command_line(argv, usage, flags, value_options)
-        if name in (value_options or {}):
-            value = value if equals else next(pending, "")   # 值在 = 后面，或者是下一个参数（文件名、秒数），不是选项
-            problems.append(twice_problem(name, given.get(name), value))
-            given[name] = value
+class KitError(Exception):
+    """学生能看懂、能处理的问题：一行中文说明和一个退出码，不打印 traceback。"""
+    def __init__(self, message, exit_code=EXIT_USAGE):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def error_line(message):
+    """所有报错的格式：“错误：”加一句话。例：error_line("问题是空的。") 得到 “错误：问题是空的。”"""
+    return f"错误：{message}"
+
+
+def make_kit_error(message, exit_code=EXIT_USAGE):
+    """所有报错都从这里出来：一行 error_line(message) 和一个退出码。"""
+    return KitError(error_line(message), exit_code)
+
+
+class NoAnswer(KitError):
+    """没有得到能用的回答（这一课和后面几课都这样报告）。status 是 "error"（调用失败，退出码 3）或 "rejected"（回答被拒绝，退出码 4）；
+    problems 是给人看的原因，model_called 说请求有没有发出去；exchange：请求发出去以后才失败的那一来一回（见 generate），--trace 用。"""
+    exchange = None
+
+    def __init__(self, status, problems, model_called=True, raw=None):
+        if status == "error":
+            message = error_line(problems[0])   # 调用失败和别的错误一个格式：“错误：……”
         else:
-            problems.append(dash_problem(arg, names))
+            message = f"回答被拒绝：{'；'.join(problems)}"
+            if raw is not None:   # 模型原本写了什么：排查时有用，但不能当作结果
+                message += f"\n原始回答（仅供排查，不要使用）：{one_line(raw, 200) or '（空）'}"
+        super().__init__(message, EXIT_MODEL_FAILED if status == "error" else EXIT_REJECTED)
+        self.status, self.problems, self.model_called = status, list(problems), model_called
+
+
+def closest(word, choices, cutoff=0.6):
+    """拼错的选项名或字段名：返回最像的那个（相似度至少 cutoff），没有就返回 None。"""
+    import difflib   # 只在出错时才需要
+    return next(iter(difflib.get_close_matches(word, choices, n=1, cutoff=cutoff)), None)
+
+
+IME_DASHES = "—–―－−‐‑﹣"   # 中文输入法（和从网页复制来的命令）会把 -- 打成这些横线：破折号、全角的 －、减号 −、连字符 ‐
+
+
+def parse_command_line(argv, usage, flags=None, value_options=None):
+    """手写的小解析器（报错全是中文）。flags 是开关，value_options 后面跟一个值（也可以写 --名字=值），问题只有一个，-- 之后的都算问题。
+    有 -h、--help 就显示帮助；不然说出第一处错：不认识的选项（猜一个）、缺值或空值、同一个选项写了两个不同的值（改命令时忘了删旧的）、
+    用别的横线写的选项（dash_problem）、多出来的参数。
+    例：(["--retrieve-only", "试用几天？"], USAGE, {"--retrieve-only": "retrieve_only"}) -> {"question": "试用几天？", …}"""
+    flags = dict(flags or {}, **{"-h": "help", "--help": "help"})
+    value_options = value_options or {}
+    options = {"question": None, **{name: False for name in flags.values()}, **{name: None for name in value_options.values()}}
+    pending, only_positional, problems = list(argv), False, []
+    while pending:
+        arg = pending.pop(0)
+        name, has_value, value = arg.partition("=")
+        if arg == "--" and not only_positional:
+            only_positional = True
+        elif only_positional or not arg.startswith("-") or arg == "-":
+            problems.append(None if only_positional else dash_problem(arg, [*flags, *value_options]))
+            if options["question"] is not None:
+                problems.append(f"多了一个参数 {arg}（问题里有空格时，请用引号把整个问题括起来）")
+            options["question"] = arg if options["question"] is None else options["question"]
+        elif name in flags and not has_value:
+            options[flags[name]] = True
+        elif name in value_options:
+            value = value if has_value else pending.pop(0) if pending else None
+            first, options[value_options[name]] = options[value_options[name]], value
+            problems.append(f"{name} 后面缺少一个值" if value is None else
+                            f"{name} 的值是空的（用了没有设置的变量？）" if not value.strip() else   # --documents "" 多半是变量没有设置
+                            f"{name} 写了两次（{visible(first)} 和 {visible(value)}），不知道该用哪一个：只留一个" if first and first != value else None)
+        else:
+            close = closest(name, [*flags, *value_options])
+            problems.append(f"不认识的选项 {arg}" + (f"（是不是想写 {close}？）" if close else ""))
     problem = next((problem for problem in problems if problem), None)
-    if problem:
+    if problem and not options["help"]:
         raise make_kit_error(f"{problem}。{usage}")
-    return parse_command_line(argv, usage, flags, value_options)
-
-
-def twice_problem(name, first, second):
-    """同一个带值的选项写了两次、两个值不一样时，返回一句说明（checks/ 里工具的外壳也用它）；不是时 None。
-    有一个值是空的（--timeout 后面没写）就不管：接着的解析会说“缺少一个值”。"""
-    if not (first and first.strip() and second.strip()) or first == second:
-        return None
-    return f"{name} 写了两次（{visible(first)} 和 {visible(second)}），不知道该用哪一个：只留一个"
+    return options
 
 
 def dash_problem(arg, names):
-    """arg 是用别的横线写的选项（names 里的哪一个，字母拼错了也猜一个）时，返回一句说明；不是时 None。横线后面只能是
-    选项的样子（英文字母、数字、连字符，可以带 =值）：—documents里写什么？、——试用几天？ 是以破折号开头的问题，照旧是问题。
-    checks/ 里工具的外壳（kit_helpers.parse_tool_options）也用它。"""
-    if arg[:1] not in IME_DASHES:
-        return None
+    """arg 是用别的横线写的选项（names 里的哪一个，字母拼错了也猜一个）时，返回一句说明；不是时 None。横线后面只能是选项的样子
+    （英文字母、数字、连字符，可以带 =值）：“—documents里写什么？”“——试用几天？”是以破折号开头的问题，照旧是问题。"""
     name = "--" + arg.lstrip(IME_DASHES + "-").partition("=")[0]
-    if not re.fullmatch(r"--[A-Za-z][A-Za-z0-9-]+", name):   # 横线后面不像选项：是以破折号开头的问题
+    if arg[:1] not in IME_DASHES or not re.fullmatch(r"--[A-Za-z][A-Za-z0-9-]+", name):
         return None
     meant = name if name in names else closest(name, names)
-    if meant is None:
-        return None
-    return f"{arg} 的横线不是半角的「-」（中文输入法打的，或从网页复制来的）：要写 {meant}（切换到英文输入法再输入）"
+    return f"{arg} 的横线不是半角的「-」（中文输入法打的，或从网页复制来的）：要写 {meant}（切换到英文输入法再输入）" if meant else None
+
+
+def use_utf8_streams():
+    """Windows 控制台和管道里也按 UTF-8 收发中文。stderr 被关掉（2>&-）时，提示和警告写进空设备：
+    不然 print(file=None) 会把它们写到 stdout，混进 JSON。"""
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(encoding="utf-8", errors="replace")
+    if sys.stdin is not None and hasattr(sys.stdin, "reconfigure") and not sys.stdin.isatty():
+        sys.stdin.reconfigure(encoding="utf-8")
+
+
+MAX_QUESTION_CHARS = 2000   # 和草稿逐句核对的上限一样：再长就不像一个问题了
+
+
+def checked_question(question):
+    """去掉首尾空白的问题。去掉空白和看不见的字符（零宽、方向控制……）以后什么也不剩，就是空问题（用法错误）。"""
+    question = question.strip()
+    if len(question) > MAX_QUESTION_CHARS:   # 客户的问题不会这么长；更长的多半是把文件粘进来了
+        raise make_kit_error(f"问题有 {len(question)} 个字，超过上限 {MAX_QUESTION_CHARS} 字。请只写问题本身。")
+    if any("\udc80" <= char <= "\udcff" for char in question):   # 命令行或管道送来的字节不是 UTF-8（Python 把它们记成这样的代用字符）
+        raise make_kit_error("问题里有不是 UTF-8 的字节（终端或文件的编码不对？）。请换成 UTF-8 再试。")
+    if not any(char.isprintable() and not char.isspace() for char in question):
+        raise make_kit_error("问题是空的。请输入一个问题，例如：试用几天？")
+    return question
+
+
+def ask_question(prompt="问题："):
+    """在 stderr 上提示，从 stdin 读一行；来自管道时把读到的问题回显出来，看起来和在终端里输入一样。"""
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    limit = 4 * MAX_QUESTION_CHARS   # 最多读上限的四倍（前后的空白也算在里面）：灌进来几十 MB，也不先整个读进内存再说太长
+    try:
+        line = sys.stdin.readline(limit + 2) if sys.stdin is not None else ""
+    except UnicodeDecodeError:
+        sys.stderr.write("\n")
+        raise make_kit_error("从标准输入读到的问题不是 UTF-8 文本。提示：把问题直接写在命令后面，例如 … 试用几天？") from None
+    if sys.stdin is None or not sys.stdin.isatty() or not line:   # 管道输入或 Ctrl-D：补上回显和换行
+        echoed = line.rstrip("\r\n").lstrip("\ufeff")   # Windows 管道开头的 BOM 不回显：和 JSON 里的 question 一样去掉
+        too_long = len(echoed.strip()) > MAX_QUESTION_CHARS   # 超过上限的（把文件整个灌进来了）只回显开头；量法和 checked_question 一样
+        sys.stderr.write((one_line(echoed, 40) if too_long else echoed) + "\n")
+    if len(line) > limit and not line.endswith("\n"):   # 读到 limit 还没有读完这一行
+        raise make_kit_error(f"问题超过 {limit} 个字，超过上限 {MAX_QUESTION_CHARS} 字。请只写问题本身。")
+    return line.lstrip("\ufeff")
+
+
+def run_cli(run, argv=None):
+    """三个脚本共用的入口：UTF-8 输出；KitError 变成一行中文和它的退出码；Ctrl-C 退出 130；
+    结果写不出去时退出码 5（见 output_lost），绝不是 1：调用的脚本会以为有一份待复核的草稿。"""
+    use_utf8_streams()
+    if sys.stdout is None:   # 启动时 stdout 就被关掉了（>&-）：结果没处写，什么也不做（不读密钥、不调用模型）
+        print(error_line("标准输出被关掉了，结果没处可写，什么也没做。"), file=sys.stderr)
+        return EXIT_OUTPUT
+    try:
+        code = run(sys.argv[1:] if argv is None else argv)
+        sys.stdout.flush()
+        return code
+    except KitError as error:
+        print(error, file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("\n已中断（Ctrl-C）。", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OSError as error:
+        if error.filename is not None:   # 读写某个文件失败却没被转成中文说明：这是 bug，照常报出来
+            raise
+        return output_lost(error)
+
+
+def output_lost(error):
+    """往 stdout 写失败了：磁盘满（> /dev/full）、读的一方走了（… | head）。读的一方自己走的就安静地走，
+    别的原因在 stderr 上说一句；stdout 换成空设备，免得退出时冲缓冲区再报一次错。返回退出码 5。"""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):   # stdout 不是真的文件（检查里换成了 StringIO）
+        pass
+    if not isinstance(error, BrokenPipeError):
+        reason = {errno.ENOSPC: "设备或磁盘已满"}.get(error.errno, "系统说")
+        print(error_line(f"写不了输出：{reason}（{error.strerror or error}）。"), file=sys.stderr)
+    return EXIT_OUTPUT
+
+
+USAGE = "用法：python3 model_reply_assistant.py [问题] [--timeout 秒 | --check-draft 文件]；详见 --help。"
 
 
 def parse_timeout(text):
@@ -2283,7 +2378,7 @@ HELP = f"""\
 
 
 def run(argv):
-    options = parse_options(argv, USAGE, value_options={"--timeout": "timeout", "--check-draft": "check_draft"})
+    options = parse_command_line(argv, USAGE, value_options={"--timeout": "timeout", "--check-draft": "check_draft"})
     if options["help"]:
         sys.stdout.write(HELP)
         return EXIT_OK

@@ -34,15 +34,14 @@ import sys
 import time
 import unicodedata
 
-from model_reply_assistant import (ENVIRONMENT_HELP, WEB_RULES, JsonProblem, Many, NoAnswer, Text, amount_known, amounts, fold, one_step, same_amount, ask_model, ask_question, decode_student_file, visible,
+from model_reply_assistant import (EXIT_OK, EXIT_OUTPUT, EXIT_REVIEW, checked_question, error_line, make_kit_error, parse_command_line, run_cli,
+                                   ENVIRONMENT_HELP, WEB_RULES, JsonProblem, Many, NoAnswer, Text, amount_known, amounts, fold, one_step, same_amount, ask_model, ask_question, decode_student_file, visible,
                                    checked_answer, citation_problems, cited_sources, describe_os_error, describe_value, make_rejection, one_line,
-                                   parse_json, parse_options, parse_timeout, read_domains, read_head, read_saved_reply, shape_problem, shown_safely,
+                                   parse_json, parse_timeout, read_domains, read_head, read_saved_reply, shape_problem, shown_safely,
                                    web_hits, write_html, write_json)
-from reply_assistant import (EXIT_OK, EXIT_OUTPUT, EXIT_REVIEW, checked_question, error_line, make_kit_error,
-                             run_cli)
 
 # 这个文件按课程顺序读：第 03 课（读资料、检索）→ 第 04 课（核对出处）→ 第 05 课（不可信的资料、--trace），
-# 最后是把各课的步骤串起来的 run()。共用的外壳在 reply_assistant.py，模型调用和回答的检查在 model_reply_assistant.py。
+# 最后是把各课的步骤串起来的 run()。共用的外壳、模型调用和回答的检查在 model_reply_assistant.py（第 02 课）。
 
 
 # ---------- 第 03 课：读取资料、关键词检索、只发送命中的片段 ----------
@@ -1073,7 +1072,7 @@ NOTES = {
 
 
 def run(argv):
-    args = parse_options(argv, USAGE, flags={"--retrieve-only": "retrieve_only", "--trace": "trace", "--web": "web"},
+    args = parse_command_line(argv, USAGE, flags={"--retrieve-only": "retrieve_only", "--trace": "trace", "--web": "web"},
                          value_options={"--documents": "documents", "--timeout": "timeout",
                                         "--check-draft": "check_draft", "--domains": "domains", "--html": "html"})
     if args["help"]:

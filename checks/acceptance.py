@@ -20,7 +20,7 @@ import sys
 from kit_helpers import parse_tool_options, run_tool, write_out
 
 import retrieval_qa
-from reply_assistant import KitError
+from model_reply_assistant import KitError
 from model_reply_assistant import one_line
 
 COLUMNS = ["问题", "命中编号", "是否调用模型", "期望事实", "实际草稿", "是否通过"]

@@ -38,6 +38,7 @@ from datetime import date
 
 from kit_helpers import ROOT, SCRIPT, MeasuredOnce, build_class, clean_env, parse_tool_options, run_tool
 
+import model_reply_assistant
 import reply_assistant
 import retrieval_qa
 
@@ -182,7 +183,7 @@ def odd_questions(size):
 
 def question_path(question, documents):
     """一个问题在程序里要走的路（不调用模型）：检查长度、检索、组装请求、核对一份引用第一个命中片段的草稿。"""
-    question = reply_assistant.checked_question(question)
+    question = model_reply_assistant.checked_question(question)
     hits = retrieval_qa.retrieve(question, documents) or documents[:1]
     reply_assistant.build_messages(question, hits)
     retrieval_qa.check_grounding("体验版的试用期是 7 天。私有部署需要 4 核 CPU。", [hits[0]["id"]], hits, question)

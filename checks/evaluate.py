@@ -18,7 +18,7 @@ from pathlib import Path
 from kit_helpers import parse_tool_options, run_tool
 
 import retrieval_qa
-from reply_assistant import KitError
+from model_reply_assistant import KitError
 
 QUESTIONS = Path(__file__).resolve().parent / "eval_questions.json"
 BM25_K1, BM25_B = 1.5, 0.75   # BM25 的常用默认值，没有为这份资料调过

@@ -27,7 +27,7 @@ import retrieval_qa
 import transcripts
 import model_reply_assistant as web
 from model_reply_assistant import JsonProblem, describe_os_error, read_head, parse_json
-from reply_assistant import KitError, closest   # closest：和命令行选项、资料的字段一样猜拼错的名字
+from model_reply_assistant import KitError, closest   # closest：和命令行选项、资料的字段一样猜拼错的名字
 from retrieval_qa import instruction_like
 
 USAGE = "用法：python3 checks/exercise.py [编号 | all] [--documents PATH]"

@@ -30,7 +30,7 @@ import exercise
 import retrieval_qa
 import transcripts
 from model_reply_assistant import one_line, read_head, visible
-from reply_assistant import KitError
+from model_reply_assistant import KitError
 
 USAGE = "用法：python3 checks/grade.py 学生的套件文件夹 … [--out FILE.md | FILE.csv] [--details]"
 DATA = "retrieval_documents.json"

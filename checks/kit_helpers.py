@@ -742,7 +742,7 @@ def parse_tool_options(argv, usage, help_text, flags=(), values=(), positionals=
     """工具共用的小解析器。flags 是开关，values 后面跟一个值（也可以写成 --name=值），positionals 是最多几个位置参数。
     -h / --help：打印 help_text（工具的模块说明），退出码 0。
     返回 {各选项名: …, "args": [位置参数]}；不认识的选项、缺值、多余的参数都抛出 ToolUsageError。"""
-    from model_reply_assistant import dash_problem, twice_problem
+    from model_reply_assistant import closest, dash_problem, visible
     options = {"args": [], **{flag: False for flag in flags}, **{name: None for name in values}}
     names, pending, twice = ["--help", *flags, *values], list(argv), None
     while pending:
@@ -757,10 +757,10 @@ def parse_tool_options(argv, usage, help_text, flags=(), values=(), positionals=
             value = value if has_value else (pending.pop(0) if pending else "")
             if not value.strip():
                 raise ToolUsageError(f"{name} 后面要写一个值。{usage}；详见 --help。")
-            twice = twice or twice_problem(name, options[name], value)   # 和三个脚本一样不悄悄用后一个；后面有 --help 时先显示帮助
+            if options[name] and options[name] != value:   # 和三个脚本一样不悄悄用后一个；后面有 --help 时先显示帮助
+                twice = twice or f"{name} 写了两次（{visible(options[name])} 和 {visible(value)}），不知道该用哪一个：只留一个"
             options[name] = value
         elif arg.startswith("-") and arg != "-":
-            from reply_assistant import closest   # 和三个脚本一样猜一猜拼错的选项
             close = closest(name, names)
             raise ToolUsageError(f"不认识的选项 {arg}{f'（是不是想写 {close}？）' if close else ''}。{usage}；详见 --help。")
         else:   # 位置参数；和 retrieval_qa.py 一样先认出中文输入法打的横线（—documents、－－help）
@@ -779,7 +779,7 @@ def write_out(out, table, text):
     （见 README 的命令行约定）；写好了返回 None。"""
     import csv
     from model_reply_assistant import describe_os_error
-    from reply_assistant import EXIT_OUTPUT
+    from model_reply_assistant import EXIT_OUTPUT
     as_csv = out.lower().endswith(".csv")
     try:
         with open(out, "w", encoding="utf-8-sig" if as_csv else "utf-8", newline="") as handle:
@@ -798,7 +798,7 @@ def run_tool(main, argv=None):
     输出用 UTF-8；用法错误一行中文、退出码 2；结果写不出去（stdout 被关掉、> /dev/full、… | head）退出码 5；
     Ctrl-C 退出码 130。都不打印 traceback。"""
     from model_reply_assistant import shown_safely
-    from reply_assistant import make_kit_error, run_cli
+    from model_reply_assistant import make_kit_error, run_cli
 
     def run(args):
         try:

@@ -368,7 +368,7 @@ class BadInputOnTheModelPathTest(unittest.TestCase):
     def test_an_environment_value_that_is_not_utf_8_is_named(self):
         from unittest import mock
         with mock.patch.dict("os.environ", {"LOCAL_MODEL_URL": "http://127.0.0.1:9/v1", "LOCAL_MODEL_NAME": "qwen\udcff"}):
-            with self.assertRaises(reply_assistant.KitError) as caught:
+            with self.assertRaises(model_reply_assistant.KitError) as caught:
                 model_reply_assistant.model_target()
         self.assertIn("环境变量 LOCAL_MODEL_NAME 的值不是 UTF-8 文本", str(caught.exception))
         with self.assertRaises(NoAnswer) as caught:   # 密钥也一样：以前说成“看不见的控制字符”
@@ -404,10 +404,10 @@ class BadInputOnTheModelPathTest(unittest.TestCase):
         self.assertEqual(json.loads(out)["question"], "试用几天？s\u200bk-***")   # 零宽字符拆开的 sk- 也认得
 
     def test_a_question_over_the_limit_is_a_usage_error_naming_the_limit(self):
-        limit = reply_assistant.MAX_QUESTION_CHARS
-        self.assertEqual(reply_assistant.checked_question("问" * limit), "问" * limit)
-        with self.assertRaises(reply_assistant.KitError) as caught:
-            reply_assistant.checked_question("问" * (limit + 1))
+        limit = model_reply_assistant.MAX_QUESTION_CHARS
+        self.assertEqual(model_reply_assistant.checked_question("问" * limit), "问" * limit)
+        with self.assertRaises(model_reply_assistant.KitError) as caught:
+            model_reply_assistant.checked_question("问" * (limit + 1))
         self.assertEqual((str(caught.exception), caught.exception.exit_code),
                          (f"错误：问题有 {limit + 1} 个字，超过上限 {limit} 字。请只写问题本身。", 2))
 
@@ -420,10 +420,10 @@ class BadInputOnTheModelPathTest(unittest.TestCase):
             code, out, err = run_kit(["--check-draft", str(path)], stdin=question + "\n")
         self.assertEqual(code, 2)
         self.assertEqual(out, "")
-        self.assertIn(f"问题超过 {4 * reply_assistant.MAX_QUESTION_CHARS} 个字，超过上限 {reply_assistant.MAX_QUESTION_CHARS} 字", err)
+        self.assertIn(f"问题超过 {4 * model_reply_assistant.MAX_QUESTION_CHARS} 个字，超过上限 {model_reply_assistant.MAX_QUESTION_CHARS} 字", err)
         self.assertNotIn("核对出处", err)
         self.assertLess(len(err), 1000)   # 灌进来的 256 KiB 只回显开头，不刷满屏幕
-        at_limit = "问" * reply_assistant.MAX_QUESTION_CHARS   # 正好在上限（带着 BOM 和首尾空白）的照常回显全文
+        at_limit = "问" * model_reply_assistant.MAX_QUESTION_CHARS   # 正好在上限（带着 BOM 和首尾空白）的照常回显全文
         code, out, err = run_kit(["--retrieve-only"], stdin="\ufeff " + at_limit + " \n")
         self.assertEqual((code, json.loads(out)["question"]), (0, at_limit))
         self.assertIn(at_limit, err)

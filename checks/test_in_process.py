@@ -90,7 +90,7 @@ class InProcessTest(unittest.TestCase):
         copy.mkdir()
         for name in KIT_FILES:   # 资料用发布版的：学生改坏了自己的资料，这一项也不该失败
             (copy / name).write_bytes(shipped_source(name).read_bytes())
-        (copy / "reply_assistant.py").write_text((ROOT / "reply_assistant.py").read_text(encoding="utf-8").replace(
+        (copy / "model_reply_assistant.py").write_text((ROOT / "model_reply_assistant.py").read_text(encoding="utf-8").replace(
             "例如：试用几天？", "副本里改过的说明"), encoding="utf-8")
         code, _, err = run_script(copy / "retrieval_qa.py", ["--retrieve-only", "   "], env=clean_env())
         self.assertEqual((code, err.decode("utf-8")), (2, "错误：问题是空的。请输入一个问题，副本里改过的说明\n"))

@@ -12,11 +12,8 @@ import unittest
 from kit_helpers import ROOT, SHIPPED_FILES
 
 SCRIPTS = ("reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py")
-# 第 01 课的文件里只许有这些：基线资料和提示词、本课的小程序，以及三个脚本共用的外壳
-LESSON_01_NAMES = {"MATERIALS", "ANSWER_EXAMPLE", "SYSTEM_PROMPT", "material_block", "build_messages", "USAGE", "run",
-                   "main", "EXIT_OK", "EXIT_REVIEW", "EXIT_USAGE", "EXIT_MODEL_FAILED", "EXIT_REJECTED",
-                   "EXIT_INTERRUPTED", "KitError", "error_line", "make_kit_error", "closest", "parse_command_line", "use_utf8_streams",
-                   "run_cli", "EXIT_OUTPUT", "output_lost", "checked_question", "MAX_QUESTION_CHARS"}
+# 第 01 课的文件里只许有这些：基线资料和提示词、本课的小程序（三个脚本共用的外壳在第 02 课的文件里）
+LESSON_01_NAMES = {"MATERIALS", "ANSWER_EXAMPLE", "SYSTEM_PROMPT", "material_block", "build_messages", "USAGE", "run"}
 # 每一课的代表：它们必须定义在 retrieval_qa.py 里那一课的分节下面
 SECTION_OF = {"load_documents": "03", "retrieve": "03", "build_materials": "03",
               "check_grounding": "04", "numbers_in": "05", "mark_grounding": "04",
@@ -71,12 +68,12 @@ class ShippedFilesTest(unittest.TestCase):
 
 class LessonOneFileTest(unittest.TestCase):
     def test_lesson_01_file_is_small(self):
-        self.assertLessEqual(source("reply_assistant.py").count("\n"), 220)
+        self.assertLessEqual(source("reply_assistant.py").count("\n"), 120)
 
-    def test_lesson_01_file_defines_only_lesson_01_and_the_shell(self):
+    def test_lesson_01_file_defines_only_lesson_01(self):
         names = set(top_level_names(parsed("reply_assistant.py")))
         self.assertEqual(names - LESSON_01_NAMES, set(), "第 01 课的文件里多出了后面几课的东西")
-        self.assertLessEqual({"MATERIALS", "build_messages", "KitError", "run_cli"}, names)
+        self.assertLessEqual({"MATERIALS", "build_messages", "run"}, names)
 
     def test_lesson_01_file_has_no_text_machinery(self):
         text = source("reply_assistant.py")
@@ -115,7 +112,7 @@ class LessonOrderTest(unittest.TestCase):
                 elif isinstance(node, ast.Assign):
                     names += [name.id for target in node.targets for name in ast.walk(target) if isinstance(name, ast.Name)]
             with self.subTest(script=script):
-                self.assertGreater(len(names), 20)
+                self.assertGreater(len(names), 5)
                 self.assertEqual(sorted({name for name in names if names.count(name) > 1}), [])
 
     def test_retired_names_are_gone(self):

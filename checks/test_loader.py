@@ -11,7 +11,7 @@ from kit_helpers import (ROOT, SHIPPED_DOCUMENTS, assert_same_in_a_process, docu
                          run_kit, student_documents, write_temp)
 
 import retrieval_qa
-from reply_assistant import KitError
+from model_reply_assistant import KitError
 from retrieval_qa import load_documents
 
 GOOD = {"id": "A1", "title": "标题", "text": "正文", "keywords": ["试用"]}

@@ -647,7 +647,7 @@ class KeyTest(unittest.TestCase):
 
         with mock.patch.dict(os.environ, clean_env(), clear=True), mock.patch("getpass.getpass", warns), \
                 mock.patch.object(sys, "platform", "linux"):
-            with self.assertRaises(reply_assistant.KitError) as caught:
+            with self.assertRaises(model_reply_assistant.KitError) as caught:
                 model_reply_assistant.read_api_key()
         self.assertEqual(caught.exception.exit_code, 3)
         self.assertIn("DEEPSEEK_API_KEY", str(caught.exception))

@@ -21,7 +21,7 @@ from kit_helpers import FIXTURE_DOCUMENTS, assert_same_in_a_process, clean_env, 
 
 import model_reply_assistant
 import retrieval_qa
-from reply_assistant import KitError
+from model_reply_assistant import KitError
 from stand_in_model import StandIn, completion, start_for
 
 KEY = "sk-test-0123456789abcdef-SECRET"
@@ -816,7 +816,7 @@ class SharedStateTest(unittest.TestCase):
             source = (FIXTURE_DOCUMENTS.parent.parent / name).read_text(encoding="utf-8")
             calls[name] = re.findall(r"(?<!class )(?<![\w.])KitError\(", source)   # 不算 class KitError(Exception) 那一行
         self.assertEqual({name: len(found) for name, found in calls.items()},
-                         {"reply_assistant.py": 1, "model_reply_assistant.py": 0, "retrieval_qa.py": 0})
+                         {"reply_assistant.py": 0, "model_reply_assistant.py": 1, "retrieval_qa.py": 0})
 
     def test_the_error_prefix_is_written_in_one_place(self):
         # 代码里（不算说明文字）以“错误：”开头的字符串只有两处：error_line，和文件开头的 Python 版本检查
@@ -830,7 +830,7 @@ class SharedStateTest(unittest.TestCase):
                           and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
             places += [(name, node.lineno) for node in ast.walk(tree) if isinstance(node, ast.Constant)
                        and isinstance(node.value, str) and node.value.startswith("错误：") and id(node) not in docstrings]
-        self.assertEqual([name for name, _ in places], ["reply_assistant.py", "reply_assistant.py"], places)
+        self.assertEqual([name for name, _ in places], ["model_reply_assistant.py", "model_reply_assistant.py"], places)
 
     def test_one_truncation_helper(self):
         # 截短只在 one_line 里做：别处不再自己切 [:30] 再补“…”

@@ -934,7 +934,7 @@ class GradeTest(unittest.TestCase):
         for kit in (honest, forged, other):
             for name in ("model_reply_assistant.py", "reply_assistant.py"):
                 py_compile.compile(str(kit.path / name), cfile=bytecode_path(kit.path, name))
-        forge_bytecode(forged.path / "reply_assistant.py", bytecode_path(forged.path, "reply_assistant.py"),
+        forge_bytecode(forged.path / "model_reply_assistant.py", bytecode_path(forged.path, "model_reply_assistant.py"),
                        ("EXIT_OK, EXIT_REVIEW, EXIT_USAGE = 0, 1, 2", "EXIT_OK, EXIT_REVIEW, EXIT_USAGE = 0, 0, 2"))
         started, real_run = [], subprocess.run
 
@@ -945,7 +945,7 @@ class GradeTest(unittest.TestCase):
         with mock.patch.object(subprocess, "run", counted):
             found = grade.forged_bytecode([honest.path, forged.path, other.path])
         self.assertEqual(len(started), 1, f"三份副本开了 {len(started)} 个子进程")
-        pyc = f"__pycache__/reply_assistant.{sys.implementation.cache_tag}.pyc"
+        pyc = f"__pycache__/model_reply_assistant.{sys.implementation.cache_tag}.pyc"
         self.assertEqual(found, {honest.path: [], forged.path: [(pyc, "字节码和副本里的源代码对不上")], other.path: []})
 
     def test_files_the_lessons_ask_for_are_counted_apart_and_odd_names_are_escaped(self):

@@ -12,7 +12,7 @@ from stand_in_model import StandIn
 
 import model_reply_assistant
 import retrieval_qa
-from reply_assistant import KitError
+from model_reply_assistant import KitError
 from retrieval_qa import TEXT_BUDGET, document_warnings, load_documents
 
 TRIAL_TEXT = "新注册的团队可以开通体验版，试用期 7 天；这段时间里能使用资料检索和回复草稿两项功能。"
