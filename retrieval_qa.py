@@ -58,23 +58,27 @@ MAX_HITS = 3                  # 最多取 3 条：教学取值，不是通用最
 RECORD = {"id": Text(), "title": Text(), "text": Text(lines=True), "keywords": Many([Text()])}
 
 
-def load_documents(path=DOCUMENTS_PATH):
-    """读取资料文件并逐条检查；任何一处不合规都停下，不跳过坏记录。可疑但合规的地方在 stderr 上警告（第 05 课）。"""
-    return read_and_check(path)[0]
-
-
 def read_and_check(path):
-    """load_documents 的两步：读字节、逐条检查。返回 (记录, 读到的字节数)：--trace 报的字节数就是读到的，
-    不再去看一次文件（它可能已经被删了）。"""
-    shown = os.path.basename(path) if path == DOCUMENTS_PATH else path
+    """读取资料文件并逐条检查；任何一处不合规都停下，不跳过坏记录。返回 (记录, 读到的字节数)：--trace 报的字节数就是读到的，
+    不再去看一次文件（它可能已经被删了）。合规但可疑的地方由 run() 另外警告（第 05 课）。"""
+    shown = shown_path(path)
     raw = read_document_bytes(path, shown)
     text, problem = decode_student_file(raw)   # 编码不对、是空的：和学生别的文件一个说法
     if problem:
         raise make_documents_error(shown, problem)
     data = parse_documents_json(text, shown)
     check_records(data, shown)
-    print_warnings(document_warnings(data), shown)   # 合规但可疑的地方只警告：第 05 课（见本文件第 05 课那一节）
     return data, len(raw)
+
+
+def load_documents(path=DOCUMENTS_PATH):
+    """只要记录的时候用（checks/ 里的工具）：read_and_check 读到的记录。"""
+    return read_and_check(path)[0]
+
+
+def shown_path(path):
+    """报错和警告里怎么称呼资料文件：默认的只写文件名，--documents 给的照写。"""
+    return os.path.basename(path) if path == DOCUMENTS_PATH else path
 
 
 @functools.lru_cache(maxsize=1024)   # 同一个片段（最长几万字）核对时每句话都要规范一次：只做一次
@@ -102,18 +106,6 @@ def retrieve(question, documents, limit=MAX_HITS):
 def build_materials(hits):
     """要交给模型的资料：只有命中片段的 id、标题和正文（命中词只是给人看的，不发送）。"""
     return [{"id": hit["id"], "title": hit["title"], "text": hit["text"]} for hit in hits]
-
-
-def show_sources(sources, dropped, stale):
-    """--web 时给人看的来源（stderr）：编号、标题、网址、日期；去掉的只说条数和第一条的原因，细节在 JSON 的 dropped 里。"""
-    if stale is not None:
-        age = f"{stale / 60:.0f} 分钟" if stale >= 60 else f"{stale:.0f} 秒"
-        print(f"搜索没有成功，用的是 {age}前的缓存：结果可能不是最新的。", file=sys.stderr)
-    print(f"联网搜到 {len(sources)} 条来源：" if sources else "联网搜索没有可用的来源。", file=sys.stderr)
-    for source in sources:
-        print(f"  [{source['n']}] {source['title']}  {source['url']}  {source['published'] or '日期不详'}", file=sys.stderr)
-    if dropped:
-        print(f"  另有 {len(dropped)} 条没有用，例如：{dropped[0][1]}", file=sys.stderr)
 
 
 def show_hits(hits):
@@ -247,7 +239,7 @@ def grounding_findings(draft, sources, hits, question="", evidence=None, library
     sentences += [guessed for pair in PAIRING for guessed in pair(sentences, cited, context)]
     findings = {}   # 同一条规则的同一个问题只报一次（说明和级别按先找到它的那句）
     for sentence in sentences:
-        for rule in RULES:
+        for rule in [rule for rule in RULES if rule.only in (None, "guessed" if sentence.guessed else "given")]:
             for problem in rule.find(sentence, cited, context):
                 findings.setdefault((rule, problem), (rule, problem + (sentence.note if "引文" in problem else ""), sentence.guessed))
     return list(findings.values())
@@ -376,10 +368,10 @@ def negations(text):
 
 
 class Rule:
-    """规则表的一行：规则 find（名字就是它找的毛病）、抓什么、例子、measured =（标注集上标出的错误回答, 误标的如实回答, 留出集上的这两个数，grounding_eval.py
-    --rules 在 evidence 给的依据上量出），guessed：在猜的出处上量的四个数。两种级别：refuses 的拒绝；标出的里至少 RELIABLE 真有错的改 needs_review，其余只进 hints；policy 是约定的级别。"""
-    def __init__(self, find, catches, example, measured, guessed=(0, 0, 0, 0), refuses=False, policy=None):
-        self.find, self.name, self.catches, self.example, self.measured, self.guessed = find, find.__name__, catches, example, measured, guessed
+    """规则表的一行：规则 find（名字就是它找的毛病）、抓什么、例子、measured =（标注集上标出的错误回答, 误标的如实回答, 留出集上的这两个数，在 evidence 给的
+    依据上量），guessed：在猜的出处上量的四个数；only="guessed"/"given"：只看猜的/给的依据。refuses 的拒绝，policy 是约定的级别；其余标出的里至少 RELIABLE 真有错的改 needs_review，不然只进 hints。"""
+    def __init__(self, find, catches, example, measured, guessed=(0, 0, 0, 0), refuses=False, policy=None, only=None):
+        self.find, self.name, self.catches, self.example, self.measured, self.guessed, self.only = find, find.__name__, catches, example, measured, guessed, only
         right, wrong = [measured[0] + measured[2], guessed[0] + guessed[2]], [measured[1] + measured[3], guessed[1] + guessed[3]]
         self.level, self.guessed_level = ["rejected" if refuses else policy or ("needs_review" if r and r >= RELIABLE * (r + w) else "hint")
                                           for r, w in zip(right, wrong)]
@@ -443,16 +435,14 @@ def paired_by_guess(sentences, cited, context):
     没有一个分句像它的（草稿常把两个分句并成一句），再和最像它的整句比；都不像，记进 unpaired。没写 evidence 的回答里，「」里的
     引文也配上含有它的片段（都没有时是第一个引用的片段），由核心的 quote_not_in_source 核对。
     例：没写依据的“试用 10 天” -> 对（“试用 10 天”，片段里的“试用期 7 天”）。"""
-    guessed, homes = [], chunk_clauses(cited, context)
-    wholes = once(context, "wholes", lambda: {home.piece.strip(): Home(home.source, home.piece, content_chars(home.piece), {})
-                                               for home in homes.values() if len(home.piece) <= 200})   # 整句：几万字不带句号的不算一句
+    guessed = []
     for sentence in [sentence for sentence in sentences if sentence.in_draft]:
         pair = Guessed(sentence.text, cited, whole=not sentence.claims)
         quotes = [] if context.evidence is not None else [quote for groups in re.findall(QUOTE, sentence.text) for quote in groups if quote]
         for part in uncovered(sentence, context, quotes):
-            best = best_clause(part, homes) or best_clause(part, wholes)   # 先找分句，没有再找整句
+            best, source = best_home(part, cited, context)
             if best:
-                pair.claims[part] = [{"claim": part, "source": (homes.get(best) or wholes[best]).source, "quote": best}]
+                pair.claims[part] = [{"claim": part, "source": source, "quote": best}]
             else:
                 pair.unpaired.append(part)
         for quote in quotes:
@@ -477,6 +467,19 @@ def chunk_clauses(hits, context):
         return {part.strip(): Home(hit["id"], piece, content_chars(part), amounts(part)) for hit in reversed(hits)
                 for piece, parts, _ in pieces_of(context.sent[hit["id"]]) for part in parts}
     return once(context, ("clauses", *(hit["id"] for hit in hits)), cut)
+
+
+def best_home(part, cited, context):
+    """(引用的片段里最像 part 的分句, 它所在的片段)：先找分句，没有再找整句（草稿常把两个分句并成一句；几万字不带句号的不算一句）；
+    都不像是 (None, None)。"""
+    homes = chunk_clauses(cited, context)
+    wholes = once(context, "wholes", lambda: {home.piece.strip(): Home(home.source, home.piece, content_chars(home.piece), {})
+                                               for home in homes.values() if len(home.piece) <= 200})
+    for table in (homes, wholes):
+        best = best_clause(part, table)
+        if best:
+            return best, table[best].source
+    return None, None
 
 
 def once(context, key, make):
@@ -544,7 +547,7 @@ def no_evidence(sentence, cited, context):
     """写了 evidence 的回答，说事实的话都要有依据：没被依据盖住的分句，片段里没有像它的话、它却说着条件或由谁来做，就说它
     没有依据（约定如此，要人看；撑不住的数量由 misstated_amount 和 not_in_chunks 说）。例：“试用 7 天，超过 30 天由客户承担费用。”
     只给了“试用 7 天”的依据 -> 「超过 30 天由客户承担费用」没有给出依据。"""
-    if context.evidence is None or not sentence.guessed:
+    if context.evidence is None:
         return []
     return said_without_evidence(sentence, [part for part in sentence.unpaired if says_terms(part)], sentence.whole)
 
@@ -559,14 +562,12 @@ def said_without_evidence(sentence, parts, whole):
 def not_in_chunks(sentence, cited, context):
     """片段里没有像它的话的分句，说着片段和问题都撑不住的数量（配上了出处的分句由 misstated_amount 比）。
     例：片段只说“试用期 7 天”，草稿“另外每月赠送 3 次上门服务” -> 「3 次」和依据对不上：引用的片段 T1 里没有。"""
-    return [problem for part in sentence.unpaired for problem in unbacked(part, cited, context)] if sentence.guessed else []
+    return [problem for part in sentence.unpaired for problem in unbacked(part, cited, context)]
 
 
 def from_uncited_chunk(sentence, cited, context):
     """片段里没有像它的话的分句，在这次发送了、却没被引用的片段里有：出处多半写错了，说出更像的那一句。例：引用 V1，
     草稿却说“每一条回复都要由客服人员检查后亲手发出” -> 在引用的片段 V1 里找不到，更像来自 S1。"""
-    if not sentence.guessed:
-        return []
     cited_ids, problems = {hit["id"] for hit in cited}, []
     others = chunk_clauses([{"id": hit_id} for hit_id in context.sent if hit_id not in cited_ids], context)
     for part in sentence.unpaired:
@@ -579,8 +580,6 @@ def from_uncited_chunk(sentence, cited, context):
 
 def unlike_any_clause(sentence, cited, context):
     """没被依据盖住的分句里其余的（只作提示）：片段里没有像它的话，或者写了 evidence 的回答里没给依据、也没有新数量的分句。"""
-    if not sentence.guessed:
-        return []
     if context.evidence is None:
         return [f"这个分句没有依据，片段里也没有像它的话：「{one_line(part, 31)}」" for part in sentence.unpaired if not unbacked(part, cited, context)]
     rest = [part for part in [*sentence.claims, *sentence.unpaired] if not (unbacked(part, cited, context) or part in sentence.unpaired and says_terms(part))]
@@ -650,13 +649,16 @@ def amount_from_other_clause(sentence, cited, context):
     """数量挪到了另一档：claim 的分句和引文里说同一件事的分句（matched_parts）同一种单位的数不同，claim 的数却写在同一个片段的
     另一个分句里、而草稿更像在说对应的那一句（more_like）。例：原文“单人间每晚 199 元，双人间每晚 299 元”，claim「单人间每晚 299 元」
     -> 对应的那一句是「199 元」。数写在另一个引用的片段里不算：那多半是另一个来源、另一个版本。"""
-    problems, homes = [], chunk_clauses(cited, context)
+    problems = []
     for part, best in matched_parts(sentence):
-        source = next((hit["id"] for hit in cited if plain(best) in plain(context.sent[hit["id"]])), None)
         for (value, unit), shown in amounts(part).items():
             rivals = [other for (v, u), other in amounts(best).items() if u == unit and v != value]
-            holders = [(clause, home.source) for clause, home in homes.items() if any(same_amount((value, unit), known) for known in home.quantities)]
-            if unit and rivals and holders and all(where == source and more_like(part, shown, best, clause) for clause, where in holders):
+            if not (unit and rivals):
+                continue
+            source = next((hit["id"] for hit in cited if plain(best) in plain(context.sent[hit["id"]])), None)
+            holders = [(clause, home.source) for clause, home in chunk_clauses(cited, context).items()
+                       if any(same_amount((value, unit), known) for known in home.quantities)]
+            if holders and all(where == source and more_like(part, shown, best, clause) for clause, where in holders):
                 problems.append(f"数量「{shown}」在引文对应的那一句里是「{rivals[0]}」：草稿「{one_line(part, 21)}」，引文「{one_line(best, 21)}」")
     return problems
 
@@ -814,7 +816,7 @@ def clause_unlike_quote(sentence, cited, context):
     """claim 的一个分句和它的引文说的不像同一件事（实字重合不到 CLAUSE_MATCH）：引文可能和这句无关，或者分句是追加的。
     只给出这一对话（草稿 ↔ 引文）让人对照。例：claim「…，并且赠送一次免费清洗」，quote「精洗每次 80 元」。"""
     problems = []
-    for claim, items in sentence.claims.items() if not sentence.guessed else []:   # 猜的出处配不上：unlike_any_clause 说过了
+    for claim, items in sentence.claims.items():
         theirs = content_chars(" ".join(item["quote"] for item in items))
         for part in re.split(CLAUSE_BREAK, nfkc(claim)):
             words = content_chars(re.sub(COURTESY, "", part))
@@ -880,10 +882,10 @@ def same_party(mine, theirs):
 RULES += [
     # 级别是约定：依据的约定要求每句事实都有依据，缺了就是回答没守约定，要人看（实测见 measured，不到 RELIABLE）
     Rule(no_evidence, "写了依据的回答里没给依据、片段里也没有像它的话、却说着条件或由谁来做的分句", "“超过 30 天由客户承担”没有 evidence", (0, 0, 0, 0), (9, 2, 5, 6),
-         policy="needs_review"),
-    Rule(not_in_chunks, "片段里没有像它的话的分句里，片段撑不住的数量", "另外每月赠送 3 次上门服务", (0, 0, 0, 0), (66, 15, 20, 0)),
-    Rule(from_uncited_chunk, "没给依据的话更像来自没被引用的片段", "引用 V1，说的却是 S1 的“由客服人员检查后亲手发出”", (0, 0, 0, 0), (9, 1, 0, 0)),
-    Rule(unlike_any_clause, "没给依据、也没有撑不住的数量和条件的分句", "另外赠送专属客户经理服务", (0, 0, 0, 0), (235, 213, 96, 97), policy="hint"),
+         policy="needs_review", only="guessed"),
+    Rule(not_in_chunks, "片段里没有像它的话的分句里，片段撑不住的数量", "另外每月赠送 3 次上门服务", (0, 0, 0, 0), (66, 15, 20, 0), only="guessed"),
+    Rule(from_uncited_chunk, "没给依据的话更像来自没被引用的片段", "引用 V1，说的却是 S1 的“由客服人员检查后亲手发出”", (0, 0, 0, 0), (9, 1, 0, 0), only="guessed"),
+    Rule(unlike_any_clause, "没给依据、也没有撑不住的数量和条件的分句", "另外赠送专属客户经理服务", (0, 0, 0, 0), (235, 213, 96, 97), policy="hint", only="guessed"),
     Rule(opposite_in_part, "claim 的分句和引文对应的分句一个肯定一个否定", "香烟可以报销（引文：但酒水、香烟不予报销）", (4, 1, 4, 0), (0, 0, 0, 0)),
     Rule(antonym_of_quote, "claim 用了引文里那个词的反义词", "热水按次收费（引文：热水免费）", (0, 0, 0, 0), (1, 0, 0, 0)),
     Rule(condition_unlike_quote, "claim 的条件词和引文相反", "7 天后可以退款（引文 7 天内）", (19, 1, 13, 2), (76, 14, 5, 0)),
@@ -893,7 +895,7 @@ RULES += [
     Rule(dropped_exception, "引文停在了例外前面", "quote 到“享 9 折”为止，原文接着“但…除外”", (19, 6, 12, 0), (14, 5, 7, 2)),
     Rule(contact_unlike_quote, "claim 的链接、电话和引文不同", "400-820-1235（引文 400-820-1234）", (18, 1, 6, 0), (72, 1, 20, 0)),
     Rule(term_from_elsewhere, "claim 用了另一档的词", "银卡享 85 折（引文：金卡享 85 折）", (29, 9, 17, 11), (54, 35, 14, 10)),
-    Rule(clause_unlike_quote, "claim 的分句和引文说的不像同一件事", "…，并且赠送一次清洗（引文只说价钱）", (68, 55, 48, 33), (0, 0, 0, 0)),
+    Rule(clause_unlike_quote, "claim 的分句和引文说的不像同一件事", "…，并且赠送一次清洗（引文只说价钱）", (68, 55, 48, 33), (0, 0, 0, 0), only="given"),   # 猜的出处配不上：unlike_any_clause 说
 ]
 
 
@@ -965,25 +967,10 @@ def shingles(text, size=4):
 
 def near_duplicates(texts, threshold):
     """返回 {(i, j): Jaccard 相似度}，只含 ≥ threshold 的对（i < j）。Jaccard = 共有的片段数 ÷ 两边合起来的片段数。
-    不把每两条都拿来比：先记下每个片段出现在哪几条记录里（和检索用的“词 → 记录”是同一种索引），
-    再数每一对记录共有多少片段；一个片段都不共有的两条（绝大多数）根本不会被数到。
-    结果和两两比较完全一样，只是快（bench.py 量读 100 条几乎一样的记录），而每次运行都要做这一步。"""
+    每两条都比一次：最多 100 条记录、100 KB，最坏也只是几千次集合运算。"""
     prints = [shingles(text) for text in texts]
-    holders = {}   # 片段 -> 含有它的记录编号（从小到大）
-    for index, pieces in enumerate(prints):
-        for piece in pieces:
-            holders.setdefault(piece, []).append(index)
-    shared = {}   # (i, j) -> 两条记录共有的片段数
-    for indexes in holders.values():
-        for position, j in enumerate(indexes):
-            for i in indexes[:position]:
-                shared[i, j] = shared.get((i, j), 0) + 1
-    found = {}
-    for (i, j), count in shared.items():
-        similar = count / (len(prints[i]) + len(prints[j]) - count)
-        if similar >= threshold:
-            found[i, j] = similar
-    return found
+    similar = {(i, j): len(prints[i] & prints[j]) / len(prints[i] | prints[j]) for j in range(len(prints)) for i in range(j)}
+    return {pair: value for pair, value in similar.items() if value >= threshold}
 
 
 def document_warnings(records):
@@ -1073,8 +1060,8 @@ NOTES = {
 
 def run(argv):
     args = parse_command_line(argv, USAGE, flags={"--retrieve-only": "retrieve_only", "--trace": "trace", "--web": "web"},
-                         value_options={"--documents": "documents", "--timeout": "timeout",
-                                        "--check-draft": "check_draft", "--domains": "domains", "--html": "html"})
+                              value_options={"--documents": "documents", "--timeout": "timeout",
+                                             "--check-draft": "check_draft", "--domains": "domains", "--html": "html"})
     if args["help"]:
         sys.stdout.write(__doc__ + "\n" + ENVIRONMENT_HELP)   # 模块说明就是 --help 的内容
         return EXIT_OK
@@ -1084,70 +1071,87 @@ def run(argv):
         raise make_kit_error(f"--web 用联网搜索代替资料文件：--documents 不能和它一起用，--domains、--html 只能和它一起用。{USAGE}")
     timeout = parse_timeout(args["timeout"])
     trace = trace_line if args["trace"] else (lambda *unused: None)   # 不加 --trace 时什么也不打印
-    if args["web"]:   # 第 07 课：资料来自联网搜索，编好号的来源当作命中的片段
-        policy = read_domains(args["domains"])   # 和第 03 课先读资料一样：名单写错了，在问问题、搜索之前就说
-        question = checked_question(args["question"] if args["question"] is not None else ask_question())
-        try:
-            hits, sources, dropped, stale = web_hits(question, policy, instruction_like, trace,
-                                                     timeout if args["timeout"] is not None else None)
-        except NoAnswer as failure:   # 搜索失败、也没有缓存：照样输出一个 JSON，和模型调用失败一样
-            print(failure, file=sys.stderr)
-            write_json({"question": question, "status": "error", "model_called": False, "hits": [], "problems": failure.problems,
-                        "note": "联网搜索失败，没有来源，所以没有调用模型，也没有读取模型的密钥。"})
-            return failure.exit_code
-        documents = hits
-        show_sources(sources, dropped, stale)
-    else:   # 第 03 课：读资料、检索
-        path, started = args["documents"] or DOCUMENTS_PATH, time.perf_counter()
-        documents, size = read_and_check(path)
-        trace("资料", started, f"{len(documents)} 条记录，{size} 字节")
-        question = checked_question(args["question"] if args["question"] is not None else ask_question())
-        started = time.perf_counter()
-        hits = retrieve(question, documents)
-        trace("检索", started, "；".join(f"{h['id']}（{'、'.join(one_line(k, 21) for k in h['matched'])}）" for h in hits) or "零命中")
-        show_hits(hits)
+    if args["web"]:
+        return run_web(args, timeout, trace)   # 第 07 课（选读）：资料换成联网搜索的结果，其余照旧
+    path, started = args["documents"] or DOCUMENTS_PATH, time.perf_counter()   # 第 03 课：读资料、检索
+    documents, size = read_and_check(path)
+    print_warnings(document_warnings(documents), shown_path(path))   # 第 05 课：合规但可疑的地方只警告
+    trace("资料", started, f"{len(documents)} 条记录，{size} 字节")
+    question = checked_question(args["question"] if args["question"] is not None else ask_question())
+    started = time.perf_counter()
+    hits = retrieve(question, documents)
+    trace("检索", started, "；".join(f"{h['id']}（{'、'.join(one_line(k, 21) for k in h['matched'])}）" for h in hits) or "零命中")
+    show_hits(hits)
     result = {"question": question, "status": "retrieved" if hits else "no_hits", "model_called": False, "hits": hits}
-    if args["web"]:   # 每条来源给人看的样子：编号、标题、网址、日期、摘录；去掉了哪些、为什么
-        result["hits"] = [{key: source[key] for key in ("n", "title", "url", "published", "snippet")} for source in sources]
-        result["dropped"] = [{"title": item["title"], "url": item["url"], "reason": reason} for item, reason in dropped]
-        result["cached_seconds_ago"] = None if stale is None else round(stale)   # 搜索失败时用了几秒前的缓存
+    code = EXIT_OK if args["retrieve_only"] else answer_and_check(result, hits, [document["id"] for document in documents], args, timeout, trace)
+    result["note"] = note_for(result)
+    write_json(result)
+    return code
+
+
+def answer_and_check(result, hits, library, args, timeout, trace, rules="", check=None):
+    """第 02 课和第 04 课：命中的片段交给模型（--check-draft 时读保存的回答），检查格式和引用、核对出处，结论写进 result，
+    返回退出码。零命中不读密钥、不发请求，也不检查保存的回答。check(answer)：第 07 课另加的检查，返回拒绝的原因。"""
+    result.update(draft=None, sources=[], evidence=None, uncited_hits=[], problems=[], hints=[])
+    if not hits:
+        return EXIT_OK
+    started = time.perf_counter()
+    materials = build_materials(hits)
+    trace("上下文", started, f"{len(materials)} 个片段，{sum(len(m['title']) + len(m['text']) for m in materials)} 字")
     code = EXIT_OK
-    if not args["retrieve_only"]:
-        result.update(draft=None, sources=[], evidence=None, uncited_hits=[], problems=[], hints=[])
-    if not args["retrieve_only"] and hits:   # 零命中：不读密钥，不发请求，也不检查保存的回答
+    try:
+        if args["check_draft"] is not None:   # 第 02 课的 --check-draft：保存的回答代替模型的回答
+            answer = checked_answer(read_saved_reply(args["check_draft"]), [m["id"] for m in materials])
+        else:   # 第 02 课的整条路，只是资料换成了命中的片段
+            answer = ask_model(result["question"], materials, timeout, trace, rules)
+            result["model_called"] = True
+        if check and check(answer):
+            raise make_rejection(*check(answer), raw=answer["draft"])
+        result.update(answer)
         started = time.perf_counter()
-        materials = build_materials(hits)
-        trace("上下文", started, f"{len(materials)} 个片段，{sum(len(m['title']) + len(m['text']) for m in materials)} 字")
-        try:
-            if args["check_draft"] is not None:   # 第 02 课的 --check-draft：保存的回答代替模型的回答
-                answer = checked_answer(read_saved_reply(args["check_draft"]), [m["id"] for m in materials])
-            else:   # 第 02 课的整条路，只是资料换成了命中的片段
-                answer = ask_model(question, materials, timeout, trace, WEB_RULES if args["web"] else "")
-                result["model_called"] = True
-            if args["web"] and citation_problems(answer, sources):   # 第 07 课：[6] 和没发送的片段一样拒绝
-                raise make_rejection(*citation_problems(answer, sources), raw=answer["draft"])
-            result.update(answer)
-            started = time.perf_counter()
-            verdict = mark_grounding(result, hits, [document["id"] for document in documents])   # 第 04 课
-            show_grounding(verdict, result.get("evidence") is not None)
-            code = EXIT_REVIEW if result["status"] == "needs_review" else EXIT_OK
-        except NoAnswer as failure:
-            started = time.perf_counter()
-            print(failure, file=sys.stderr)
-            result.update(status=failure.status, problems=failure.problems, draft=None, sources=[], evidence=None,
-                          uncited_hits=[], hints=[])
-            result["model_called"] = failure.model_called and args["check_draft"] is None   # 检查保存的回答时没有请求模型
-            code = failure.exit_code
-        first = f"：{one_line(result['problems'][0], 41)}" if result["problems"] else ""
-        trace("核对", started, f"{result['status']}，{len(result['problems'])} 个问题{first}")
-    result["note"] = NOTES["draft_with_hints" if result["status"] == "draft" and result.get("hints") else result["status"]]
+        verdict = mark_grounding(result, hits, library)   # 第 04 课
+        show_grounding(verdict, result.get("evidence") is not None)
+        code = EXIT_REVIEW if result["status"] == "needs_review" else EXIT_OK
+    except NoAnswer as failure:
+        started = time.perf_counter()
+        print(failure, file=sys.stderr)
+        result.update(status=failure.status, problems=failure.problems, draft=None, sources=[], evidence=None, uncited_hits=[], hints=[])
+        result["model_called"] = failure.model_called and args["check_draft"] is None   # 检查保存的回答时没有请求模型
+        code = failure.exit_code
+    first = f"：{one_line(result['problems'][0], 41)}" if result["problems"] else ""
+    trace("核对", started, f"{result['status']}，{len(result['problems'])} 个问题{first}")
+    return code
+
+
+def note_for(result):
+    """输出里的 note：按 status 给人看的一句话。"""
     if result["status"] == "error" and not result["model_called"]:
-        result["note"] = "没有调用模型：请求还没有发出就停下了，原因见 problems。"
-    if args["web"] and result["status"] == "no_hits":
-        result["note"] = "联网搜索没有找到可用的来源（搜到了却都被去掉的，原因在 dropped 里），所以没有调用模型，也没有读取模型的密钥。"
-    if args["web"] and result["status"] == "retrieved":
-        result["note"] = "只做了联网检索（--retrieve-only）：没有调用模型，也没有读取模型的密钥。"
-    if args["web"] and not args["retrieve_only"]:   # 真正引用了的来源，可以直接显示成链接
+        return "没有调用模型：请求还没有发出就停下了，原因见 problems。"
+    return NOTES["draft_with_hints" if result["status"] == "draft" and result.get("hints") else result["status"]]
+
+
+def run_web(args, timeout, trace):
+    """第 07 课（选读）的 --web：来源来自联网搜索（web_hits，编好号的来源当作命中的片段），其余和 run() 一样；
+    另外拒绝正文里越界的 [n]，列出真正引用了的来源（cited），可以再写一个小网页（--html）。"""
+    policy = read_domains(args["domains"])   # 和第 03 课先读资料一样：名单写错了，在问问题、搜索之前就说
+    question = checked_question(args["question"] if args["question"] is not None else ask_question())
+    try:
+        hits, sources, dropped, stale = web_hits(question, policy, instruction_like, trace, timeout if args["timeout"] is not None else None)
+    except NoAnswer as failure:   # 搜索失败、也没有缓存：照样输出一个 JSON，和模型调用失败一样
+        print(failure, file=sys.stderr)
+        write_json({"question": question, "status": "error", "model_called": False, "hits": [], "problems": failure.problems,
+                    "note": "联网搜索失败，没有来源，所以没有调用模型，也没有读取模型的密钥。"})
+        return failure.exit_code
+    show_sources(sources, dropped, stale)
+    result = {"question": question, "status": "retrieved" if hits else "no_hits", "model_called": False,   # 每条来源给人看的样子；去掉了哪些、为什么
+              "hits": [{key: source[key] for key in ("n", "title", "url", "published", "snippet")} for source in sources],
+              "dropped": [{"title": item["title"], "url": item["url"], "reason": reason} for item, reason in dropped],
+              "cached_seconds_ago": None if stale is None else round(stale)}   # 搜索失败时用了几秒前的缓存
+    code = EXIT_OK if args["retrieve_only"] else answer_and_check(result, hits, [hit["id"] for hit in hits], args, timeout, trace,
+                                                                 WEB_RULES, lambda answer: citation_problems(answer, sources))   # [6] 和没发送的片段一样拒绝
+    result["note"] = {"no_hits": "联网搜索没有找到可用的来源（搜到了却都被去掉的，原因在 dropped 里），所以没有调用模型，也没有读取模型的密钥。",
+                      "retrieved": "只做了联网检索（--retrieve-only）：没有调用模型，也没有读取模型的密钥。"}.get(result["status"]) or note_for(result)
+    if not args["retrieve_only"]:   # 真正引用了的来源，可以直接显示成链接
         result["cited"] = cited_sources(result, sources) if result["status"] in ("draft", "needs_review") else []
         trace("引用", time.perf_counter(), "、".join(f"[{source['n']}]" for source in result["cited"]) or "没有")
     if args["html"]:
@@ -1155,11 +1159,22 @@ def run(argv):
             write_html(args["html"], result)
             print(f"网页已写入 {args['html']}", file=sys.stderr)
         except OSError as error:   # 文件夹不存在、是个文件夹、没有权限：结果照样输出，退出码 5（结果没写全）
-            reason = describe_os_error(error, writing=True)
-            print(error_line(f"写不了网页 {args['html']}（{reason}）。"), file=sys.stderr)
+            print(error_line(f"写不了网页 {args['html']}（{describe_os_error(error, writing=True)}）。"), file=sys.stderr)
             code = EXIT_OUTPUT
     write_json(result)
     return code
+
+
+def show_sources(sources, dropped, stale):
+    """--web 时给人看的来源（stderr）：编号、标题、网址、日期；去掉的只说条数和第一条的原因，细节在 JSON 的 dropped 里。"""
+    if stale is not None:
+        age = f"{stale / 60:.0f} 分钟" if stale >= 60 else f"{stale:.0f} 秒"
+        print(f"搜索没有成功，用的是 {age}前的缓存：结果可能不是最新的。", file=sys.stderr)
+    print(f"联网搜到 {len(sources)} 条来源：" if sources else "联网搜索没有可用的来源。", file=sys.stderr)
+    for source in sources:
+        print(f"  [{source['n']}] {source['title']}  {source['url']}  {source['published'] or '日期不详'}", file=sys.stderr)
+    if dropped:
+        print(f"  另有 {len(dropped)} 条没有用，例如：{dropped[0][1]}", file=sys.stderr)
 
 
 def show_grounding(verdict, with_evidence):

@@ -59,12 +59,11 @@ class InstructionWarningTest(unittest.TestCase):
     def test_the_evidence_is_kept_verbatim(self):
         with tempfile.TemporaryDirectory() as directory:
             path = write_temp(directory, "d.json", json.dumps([record("X1", INJECTED_TEXT, ["优惠"])], ensure_ascii=False))
-            err = io.StringIO()
-            with contextlib.redirect_stderr(err):
-                records = load_documents(str(path))
-        self.assertEqual(records[0]["text"], INJECTED_TEXT)
-        self.assertIn("「忽略以上所有指令」", err.getvalue())
-        self.assertIn("「你现在是」", err.getvalue())
+            records = load_documents(str(path))
+            _, out, err = run_script(retrieval_qa, ["--retrieve-only", "优惠", "--documents", str(path)])   # 读资料时就警告
+        self.assertEqual((records[0]["text"], json.loads(out)["hits"][0]["text"]), (INJECTED_TEXT, INJECTED_TEXT))
+        self.assertIn("「忽略以上所有指令」", err)
+        self.assertIn("「你现在是」", err)
 
 
 class VersionAndKeywordWarningTest(unittest.TestCase):
@@ -95,10 +94,8 @@ class VersionAndKeywordWarningTest(unittest.TestCase):
         self.assertTrue(all(w.startswith('第 1 条（id "R00"）和第 ') for w in warnings), warnings[:3])
         with tempfile.TemporaryDirectory() as directory:
             path = write_temp(directory, "d.json", json.dumps(records, ensure_ascii=False))
-            err = io.StringIO()
-            with contextlib.redirect_stderr(err):
-                load_documents(str(path))
-        lines = err.getvalue().splitlines()
+            _, _, err = run_script(retrieval_qa, ["--retrieve-only", "价格", "--documents", str(path)])
+        lines = [line for line in err.splitlines() if line.startswith("警告：")]
         self.assertEqual(len(lines), retrieval_qa.MAX_WARNINGS + 1)
         self.assertEqual(lines[-1], f"警告：资料文件 {path}：还有 {29 - retrieval_qa.MAX_WARNINGS} 条类似的警告没有列出。")
 
