@@ -290,24 +290,28 @@ class ShownSafely:
         self.stream, self.quiet = stream, quiet
 
     def write(self, text):
-        text = hide_secrets(text)
-        return self.lost_quietly(self.stream.write, UNSAFE_CHARACTERS.sub(lambda match: f"\\u{ord(match.group()):04x}", text))
+        text = UNSAFE_CHARACTERS.sub(lambda match: f"\\u{ord(match.group()):04x}", hide_secrets(text))
+        try:
+            return self.stream.write(text)
+        except OSError as error:
+            return self.lost_quietly(error, len(text))
 
     def flush(self):
-        return self.lost_quietly(self.stream.flush)
-
-    def lost_quietly(self, action, *args):
         try:
-            return action(*args)
-        except OSError:
-            if not self.quiet:
-                raise   # stdout 写不出去：交给 run_cli，退出码 5
-            lost, self.stream = self.stream, open(os.devnull, "w", encoding="utf-8", errors="replace")   # 以后的提示都写进空设备
-            try:   # 没写出去的还在原来的缓冲区里：它的文件描述符也接到空设备上，Python 退出时冲缓冲区就不会再报错
-                os.dup2(self.stream.fileno(), lost.fileno())
-            except (OSError, ValueError):   # 不是真的文件（检查里换成了内存里的流）
-                pass
-            return len(args[0]) if args else None
+            return self.stream.flush()
+        except OSError as error:
+            return self.lost_quietly(error, None)
+
+    def lost_quietly(self, error, returned):
+        """写不出去了（error）：stdout 的交给 run_cli（退出码 5）；stderr 的提示就丢掉，以后的也都写进空设备。返回 returned。"""
+        if not self.quiet:
+            raise error
+        lost, self.stream = self.stream, open(os.devnull, "w", encoding="utf-8", errors="replace")
+        try:   # 没写出去的还在原来的缓冲区里：它的文件描述符也接到空设备上，Python 退出时冲缓冲区就不会再报错
+            os.dup2(self.stream.fileno(), lost.fileno())
+        except (OSError, ValueError):   # 不是真的文件（检查里换成了内存里的流）
+            pass
+        return returned
 
     def __getattr__(self, name):   # fileno、isatty、reconfigure……都照旧交给原来的流
         return getattr(self.stream, name)

@@ -129,24 +129,29 @@ def make_documents_error(shown, what, hint=None, where=""):
 def read_document_bytes(path, shown):
     try:
         data = read_head(path, MAX_FILE_BYTES)
-    except FileNotFoundError:
+    except OSError as error:
+        raise make_unreadable_error(path, shown, error) from None
+    if len(data) > MAX_FILE_BYTES:
+        raise make_documents_error(shown, f"超过了 {MAX_FILE_BYTES} 字节（100 KB）的上限",
+                                   "资料应当是人工切分的短片段")
+    return data
+
+
+def make_unreadable_error(path, shown, error):
+    """读不了资料文件：说清是哪一种（找不到、是文件夹、别的系统原因），猜一猜怎么弄错的。"""
+    if isinstance(error, FileNotFoundError):
         hint = "确认它和 retrieval_qa.py 在同一个文件夹，或用 --documents 指定路径"
         if path != DOCUMENTS_PATH:
             hint = ("检查路径的拼写" if os.path.isabs(path) else
                     "--documents 的相对路径从当前文件夹算起，不是从 retrieval_qa.py 所在的文件夹")
         if os.path.exists(path + ".txt"):
             hint = f"同一目录下有 {os.path.basename(path)}.txt，Windows 可能给它多加了 .txt 扩展名"
-        raise make_documents_error(shown, "找不到这个文件", hint) from None
-    except IsADirectoryError:
+        return make_documents_error(shown, "找不到这个文件", hint)
+    if isinstance(error, IsADirectoryError):
         hint = ("资料文件的位置上是一个同名的文件夹：删掉它，把资料文件放回来" if path.endswith(".json")
                 else "用 --documents 指向文件本身，而不是它所在的文件夹")
-        raise make_documents_error(shown, "这是一个文件夹，不是 JSON 文件", hint) from None
-    except OSError as error:
-        raise make_documents_error(shown, f"无法读取（{describe_os_error(error)}）") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise make_documents_error(shown, f"超过了 {MAX_FILE_BYTES} 字节（100 KB）的上限",
-                                   "资料应当是人工切分的短片段")
-    return data
+        return make_documents_error(shown, "这是一个文件夹，不是 JSON 文件", hint)
+    return make_documents_error(shown, f"无法读取（{describe_os_error(error)}）")
 
 
 def parse_documents_json(text, shown):
