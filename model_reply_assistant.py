@@ -37,9 +37,10 @@ from reply_assistant import MATERIALS, build_messages
 DEFAULT_TIMEOUT = 60.0       # 一次请求（连接 + 等待 + 读完）的总时限，秒；--timeout 可以改
 
 
-def ask_model(question, materials, timeout=DEFAULT_TIMEOUT, trace=None, rules=""):
+def ask_model(question, materials, timeout=DEFAULT_TIMEOUT, trace=None, rules="", check=None):
     """这一课的整条路：决定请求谁 → 读密钥 → generate() → checked_answer()。
-    返回检查过的回答 {"status", "draft", "sources"}；没有得到能用的回答时抛出 NoAnswer。第 03 课也这样调用它。"""
+    返回检查过的回答 {"status", "draft", "sources"}；没有得到能用的回答时抛出 NoAnswer。第 03 课也这样调用它。
+    rules、check：提示词里另加的规则和检查它的硬规则（第 07 课的 [n]）。"""
     import urllib.parse
     target = model_target()
     api_key = read_api_key() if target["official"] else read_local_key()
@@ -51,7 +52,7 @@ def ask_model(question, materials, timeout=DEFAULT_TIMEOUT, trace=None, rules=""
         trace_exchange(trace, failure.exchange)
         raise
     trace_exchange(trace, reply["exchange"], reply)
-    return checked_answer(reply, [material["id"] for material in materials])
+    return checked_answer(reply, [material["id"] for material in materials], check)
 
 
 MAX_TOKENS = 2048            # 回答 JSON 通常不到 300 token；留足余量，免得 JSON 被截断（finish_reason=length）
@@ -190,11 +191,11 @@ EVIDENCE_ITEM = {"claim": Text(lines=True), "source": Text(), "quote": Text(line
 MAX_NAMED_SOURCES = 5         # 一次拒绝最多点名 5 个越界的来源，其余只说一共还有几个
 
 
-def checked_answer(reply, allowed_ids):
+def checked_answer(reply, allowed_ids, check=None):
     """硬规则，就是第 02 课列的七条：截断、空白、不是单个 JSON 对象（字段写了两遍也算）、状态不对、不合 ANSWER 的样子
     （草稿里没有字、没有来源……）、来源不是这次发送的、evidence 写得不对（见 evidence_problems），都拒绝。
     通过就返回 {"status", "draft", "sources", "evidence"}（来源已去重；没写 evidence 时它是 None），并在 stderr 上说一声；
-    不通过就抛出 NoAnswer（rejected，退出码 4），problems 列出每一处不合规。"""
+    不通过就抛出 NoAnswer（rejected，退出码 4），problems 列出每一处不合规。check(answer)：这一次另加的硬规则，返回不合规的地方。"""
     content = reply["content"].strip()
     if reply["finish_reason"] != "stop":
         usage = reply.get("usage") or {}
@@ -230,6 +231,7 @@ def checked_answer(reply, allowed_ids):
     evidence = answer.get("evidence")
     if "evidence" in answer and status == "draft":   # missing 的回答没有要核对的事实，写了 evidence 也不看
         problems += evidence_problems(evidence, sources)
+    problems += check(answer) if check else []
     if problems:
         raise make_rejection(*problems, raw=reply["content"])
     sources = list(dict.fromkeys(sources))
@@ -1273,7 +1275,7 @@ def scan_json(text, start, end):
 def describe_unmatched(text, pos, char):
     """pos 处的右括号 char 关不上最里面那个还开着的括号（json 说这里要逗号）。不猜是哪种手误：三种改法——在它前面补上
     缺的右括号、把它换成该写的那个、删掉它——各在文件上试一遍，哪一种让文件读得最远就说哪一种（一样远时按这个顺序）；
-    改完能读通的，提示里说一声。以前只看括号开没开，多写的「]」被说成“少了「}」”，照着补了又报别处，学生来回打转。
+    改完能读通的，提示里说一声。只看括号开没开会把多写的「]」说成“少了「}」”：照着补了又报别处，学生会来回打转。
     返回 (what, hint)。"""
     opened = scan_json(text, 0, pos)[0]
     pair = {"]": "[", "}": "{"}[char]
@@ -1482,7 +1484,7 @@ def decode_student_file(data):
                       "请在编辑器里选择“UTF-8”重新保存")
     if "\x00" in text:   # 没有 BOM 的 UTF-16 也能“解码”成 UTF-8，只是满是 NUL
         return None, "不是 UTF-8 编码（里面有 NUL 字符，像是 UTF-16），请在编辑器里选择“UTF-8”重新保存"
-    if not text.strip():   # 以前说“文件在这里意外结束，可能少了「]」”，像是写坏了一半
+    if not text.strip():   # 空文件不是写坏了一半：不说“可能少了「]」”
         return None, "是空的：还没有写内容，或保存时没存上"
     if text.startswith("\ufeff"):
         return None, "开头存了两个看不见的 BOM（\\ufeff），请在编辑器里另存为“UTF-8”（不带 BOM）"

@@ -1096,7 +1096,7 @@ def run(argv):
 
 def answer_and_check(result, hits, library, args, timeout, trace, rules="", check=None):
     """第 02 课和第 04 课：命中的片段交给模型（--check-draft 时读保存的回答），检查格式和引用、核对出处，结论写进 result，
-    返回退出码。零命中不读密钥、不发请求，也不检查保存的回答。check(answer)：第 07 课另加的检查，返回拒绝的原因。"""
+    返回退出码。零命中不读密钥、不发请求，也不检查保存的回答。rules、check：第 07 课另加的规则和检查它的硬规则。"""
     result.update(draft=None, sources=[], evidence=None, uncited_hits=[], problems=[], hints=[])
     if not hits:
         return EXIT_OK
@@ -1106,12 +1106,10 @@ def answer_and_check(result, hits, library, args, timeout, trace, rules="", chec
     code = EXIT_OK
     try:
         if args["check_draft"] is not None:   # 第 02 课的 --check-draft：保存的回答代替模型的回答
-            answer = checked_answer(read_saved_reply(args["check_draft"]), [m["id"] for m in materials])
+            answer = checked_answer(read_saved_reply(args["check_draft"]), [m["id"] for m in materials], check)
         else:   # 第 02 课的整条路，只是资料换成了命中的片段
-            answer = ask_model(result["question"], materials, timeout, trace, rules)
+            answer = ask_model(result["question"], materials, timeout, trace, rules, check)
             result["model_called"] = True
-        if check and check(answer):
-            raise make_rejection(*check(answer), raw=answer["draft"])
         result.update(answer)
         started = time.perf_counter()
         verdict = mark_grounding(result, hits, library)   # 第 04 课

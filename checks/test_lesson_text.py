@@ -136,6 +136,18 @@ class ShapeTest(unittest.TestCase):
                 self.assertLessEqual(len(rest), 1)
 
 
+class MarkerTest(unittest.TestCase):
+    def test_every_marked_code_block_is_one_the_lesson_runner_checks(self):
+        # 写错了的标记（```python3 from=…）不会报错，只是那段代码再也没人核对：每个带“名字=值”的代码块都要认得出来
+        import transcripts
+        for path in LESSONS + [ROOT / "README.md"]:
+            for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
+                fence = re.match(r"^```(\w+)\s+(.*=.*)$", line)
+                if fence:
+                    with self.subTest(file=path.name, line=number):
+                        self.assertIsNotNone(transcripts.block_kind(fence.group(1), fence.group(2))[0], line)
+
+
 class GlossaryTest(unittest.TestCase):
     def anchors(self):
         return {slug(line[3:]) for line in GLOSSARY.read_text(encoding="utf-8-sig").split("\n") if line.startswith("## ")}

@@ -69,7 +69,7 @@ class Bm25Test(unittest.TestCase):
 class EvaluateCommandTest(unittest.TestCase):
     def test_the_readme_states_the_real_number_of_questions(self):
         questions = json.loads(evaluate.QUESTIONS.read_text(encoding="utf-8-sig"))
-        self.assertIn(f"{len(questions)} 个标注问题", (ROOT / "README.md").read_text(encoding="utf-8"))
+        self.assertIn(f"{len(questions)} 个标注问题", (ROOT / "checks" / "README.md").read_text(encoding="utf-8"))
 
     def test_the_set_covers_every_kind_the_issue_asks_for(self):
         questions = json.loads(evaluate.QUESTIONS.read_text(encoding="utf-8-sig"))
@@ -78,7 +78,7 @@ class EvaluateCommandTest(unittest.TestCase):
                              {q["kind"] for q in questions})
         for sample in ("试用几天？", "部署后会自动发送吗？", "价格是多少？", "能免费用多久？"):
             self.assertIn(sample, [q["question"] for q in questions])
-        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+        readme = (ROOT / "checks" / "README.md").read_text(encoding="utf-8")
         self.assertIn(f"{len(questions)} 个标注问题", readme)
         self.assertIn(f"{len(questions)} labelled questions", readme)
 
@@ -815,9 +815,9 @@ class GradeTest(unittest.TestCase):
         return kits
 
     def test_the_readme_shows_the_legend_as_grade_prints_it(self):
-        # README 里贴着一份 grade.py 的输出样例（不执行的 text 块）：图例改了，样例要跟着改，不然老师读到的是旧的说法
+        # checks/README.md 里贴着一份 grade.py 的输出样例（不执行的 text 块）：图例改了，样例要跟着改，不然老师读到的是旧的说法
         import grade
-        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+        readme = (ROOT / "checks" / "README.md").read_text(encoding="utf-8")
         self.assertEqual([line for line in grade.LEGEND if f"- {line}\n" not in readme], [])
 
     def test_one_row_per_copy_with_a_legend_and_a_summary(self):

@@ -412,6 +412,7 @@ class CommandLineTest(unittest.TestCase):
         result = json.loads(out)
         self.assertEqual((code, result["status"], result["cited"]), (4, "rejected", []))
         self.assertEqual(result["problems"], [f"草稿里的「[{last + 1}]」不是这次的来源编号（只有 1–{last}）"])
+        self.assertNotIn("回答格式合规", err)   # [n] 是这次的硬规则之一：先说“合规”再拒绝，读起来自相矛盾
 
     def test_a_broken_domains_file_stops_the_run_before_any_search(self):
         """名单写错、路径写错是用法错误（退出码 2）：先读名单，一次搜索也不发（真的接口按次收费、要带密钥），
