@@ -44,7 +44,7 @@ def ask_model(question, materials, timeout=DEFAULT_TIMEOUT, trace=None, rules=""
     import urllib.parse
     target = model_target()
     api_key = read_api_key() if target["official"] else read_local_key()
-    print(f"正在请求模型 {target['model']}（{urllib.parse.urlsplit(target['url']).netloc}），最多等 {timeout:g} 秒……",
+    print(f"正在请求模型 {visible(target['model'])}（{urllib.parse.urlsplit(target['url']).netloc}），最多等 {timeout:g} 秒……",
           file=sys.stderr)
     try:
         reply = generate(question, api_key, materials, timeout=timeout, target=target, rules=rules)
@@ -531,6 +531,7 @@ def how_it_starts(content):
     说出前 20 个字，看不见的 BOM、零宽空格写成 \\ufeff 这样，不然读起来像是以「{」开头。"""
     if content.startswith("```"):
         return "外面包了 ``` 代码块"
+    content = hide_secrets(content)   # 先抹密钥再截短：截下来的半截密钥就认不出了
     start = visible(content[:20], 30) + ("…" if len(content) > 20 else "")
     return f"开头是「{start}」，不是「{{」：JSON 之外还写了别的话"
 
@@ -1496,7 +1497,7 @@ def read_saved_reply(path):
     {"content", "finish_reason": "stop"}，接下来和真正的回复一样交给 checked_answer()。
     不请求模型，不读密钥；读不了的文件也算被拒绝的回答（NoAnswer，退出码 4），和模型交回一份坏回答一样处理。
     第 02 课的 model_reply_assistant.py 和第 03–05 课的 retrieval_qa.py 都用它实现 --check-draft。"""
-    print(f"检查保存的回答 {path}（不调用模型，不读取密钥）", file=sys.stderr)
+    print(f"检查保存的回答 {' '.join(path.splitlines())}（不调用模型，不读取密钥）", file=sys.stderr)
     try:
         data = read_head(path, MAX_RESPONSE_BYTES)   # 和模型响应体一样，最多 1 MiB；文件夹、命名管道不打开
     except OSError as error:   # 从别的文件夹运行时最常见：相对路径是从当前文件夹算的
@@ -1531,8 +1532,8 @@ def describe_os_error(error, writing=False):
                PermissionError: "没有写入权限" if writing else "没有读取权限", NotADirectoryError: "路径中间有一段不是文件夹"}
     if error.errno == errno.ENOSPC:   # 和 stdout 写不出去时的说法一样（reply_assistant.output_lost）
         return "设备或磁盘已满"
-    if error.errno == errno.ELOOP:   # 用 O_NOFOLLOW 打开的是一个链接
-        return "这是一个链接，程序不跟着它走"
+    if error.errno == errno.ELOOP:   # 不跟着走的链接（搜索缓存、read_head），或者跟着走却绕成了圈
+        return "这是一个链接，程序不跟着它走" if writing or error.strerror == "这是一个链接" else "链接绕成了圈（或一层套一层太多），找不到真正的文件"
     return next((text for kind, text in reasons.items() if isinstance(error, kind)), error.strerror or str(error))
 
 
@@ -2165,8 +2166,7 @@ def write_html(path, result):
 
 # ---------- 命令行：三个脚本共用的外壳（退出码、报错、解析命令行、入口），和本课的 run() ----------
 
-# 0 正常，1 需要人工复核，2 用法或资料文件错误，3 模型调用失败，4 模型回答被拒绝，
-# 5 结果写不出去（stdout 被关掉、磁盘满、读的一方走了；不和任何 status 的退出码相同），130 被中断
+# 0 正常，1 需要人工复核，2 用法或资料文件错误，3 模型调用失败，4 模型回答被拒绝，5 结果写不出去（stdout 被关掉、磁盘满、读的一方走了），130 被中断
 EXIT_OK, EXIT_REVIEW, EXIT_USAGE = 0, 1, 2
 EXIT_MODEL_FAILED, EXIT_REJECTED, EXIT_OUTPUT, EXIT_INTERRUPTED = 3, 4, 5, 130
 
@@ -2180,7 +2180,7 @@ class KitError(Exception):
 
 def error_line(message):
     """所有报错的格式：“错误：”加一句话。例：error_line("问题是空的。") 得到 “错误：问题是空的。”"""
-    return f"错误：{message}"
+    return "错误：" + " ".join(message.splitlines())   # 别人给的文字（选项、路径）里有换行，报错也只是一行
 
 
 def make_kit_error(message, exit_code=EXIT_USAGE):
@@ -2197,11 +2197,11 @@ class NoAnswer(KitError):
         if status == "error":
             message = error_line(problems[0])   # 调用失败和别的错误一个格式：“错误：……”
         else:
-            message = f"回答被拒绝：{'；'.join(problems)}"
+            message = "回答被拒绝：" + "；".join(" ".join(problem.splitlines()) for problem in problems)
             if raw is not None:   # 模型原本写了什么：排查时有用，但不能当作结果
                 message += f"\n原始回答（仅供排查，不要使用）：{one_line(raw, 200) or '（空）'}"
         super().__init__(message, EXIT_MODEL_FAILED if status == "error" else EXIT_REJECTED)
-        self.status, self.problems, self.model_called = status, list(problems), model_called
+        self.status, self.problems, self.model_called = status, [" ".join(problem.splitlines()) for problem in problems], model_called
 
 
 def closest(word, choices, cutoff=0.6):
@@ -2230,19 +2230,20 @@ def parse_command_line(argv, usage, flags=None, value_options=None):
         elif only_positional or not arg.startswith("-") or arg == "-":
             problems.append(None if only_positional else dash_problem(arg, [*flags, *value_options]))
             if options["question"] is not None:
-                problems.append(f"多了一个参数 {arg}（问题里有空格时，请用引号把整个问题括起来）")
+                problems.append(f"多了一个参数「{arg}」（问题里有空格时，请用引号把整个问题括起来）")
             options["question"] = arg if options["question"] is None else options["question"]
         elif name in flags and not has_value:
             options[flags[name]] = True
         elif name in value_options:
-            value = value if has_value else pending.pop(0) if pending else None
+            value = value if has_value else pending.pop(0) if pending and pending[0].partition("=")[0] not in (*flags, *value_options) else None
             first, options[value_options[name]] = options[value_options[name]], value
             problems.append(f"{name} 后面缺少一个值" if value is None else
                             f"{name} 的值是空的（用了没有设置的变量？）" if not value.strip() else   # --documents "" 多半是变量没有设置
                             f"{name} 写了两次（{visible(first)} 和 {visible(value)}），不知道该用哪一个：只留一个" if first and first != value else None)
         else:
             close = closest(name, [*flags, *value_options])
-            problems.append(f"不认识的选项 {arg}" + (f"（是不是想写 {close}？）" if close else ""))
+            asked = not arg.isascii() or " " in arg   # “-1 天能退款吗”是以横线开头的问题
+            problems.append(f"不认识的选项 {arg}" + (f"（是不是想写 {close}？）" if close else "（问题以「-」开头时，前面先写 -- ）" * asked))
     problem = next((problem for problem in problems if problem), None)
     if problem and not options["help"]:
         raise make_kit_error(f"{problem}。{usage}")
@@ -2281,7 +2282,7 @@ def checked_question(question):
         raise make_kit_error(f"问题有 {len(question)} 个字，超过上限 {MAX_QUESTION_CHARS} 字。请只写问题本身。")
     if any("\udc80" <= char <= "\udcff" for char in question):   # 命令行或管道送来的字节不是 UTF-8（Python 把它们记成这样的代用字符）
         raise make_kit_error("问题里有不是 UTF-8 的字节（终端或文件的编码不对？）。请换成 UTF-8 再试。")
-    if not any(char.isprintable() and not char.isspace() for char in question):
+    if not any(char.isprintable() and not char.isspace() for char in fold(question)):   # fold 去掉看不见的字符（零宽、填充字……）
         raise make_kit_error("问题是空的。请输入一个问题，例如：试用几天？")
     return question
 
@@ -2306,9 +2307,10 @@ def ask_question(prompt="问题："):
 
 
 def run_cli(run, argv=None):
-    """三个脚本共用的入口：UTF-8 输出；KitError 变成一行中文和它的退出码；Ctrl-C 退出 130；
+    """三个脚本共用的入口：UTF-8 输出，写出去的一切都经过 ShownSafely；KitError 变成一行中文和它的退出码；Ctrl-C 退出 130；
     结果写不出去时退出码 5（见 output_lost），绝不是 1：调用的脚本会以为有一份待复核的草稿。"""
     use_utf8_streams()
+    shown_safely()   # 写出去的一切都经过 ShownSafely：对终端安全、不带密钥
     if sys.stdout is None:   # 启动时 stdout 就被关掉了（>&-）：结果没处写，什么也不做（不读密钥、不调用模型）
         print(error_line("标准输出被关掉了，结果没处可写，什么也没做。"), file=sys.stderr)
         return EXIT_OUTPUT
@@ -2407,7 +2409,6 @@ def run(argv):
 
 
 def main(argv=None):
-    shown_safely()   # 写出去的一切都经过 ShownSafely：对终端安全、不带密钥
     return run_cli(run, argv)
 
 

@@ -8,7 +8,8 @@ import tempfile
 import time
 import unittest
 
-from kit_helpers import KIT_PYTHON, ON_SHIPPED, ROOT, SCRIPT, KitCopy, assert_same_in_a_process, clean_env, interrupt_kit, run_json, run_kit, write_temp
+from kit_helpers import (KIT_PYTHON, ON_SHIPPED, ROOT, SCRIPT, KitCopy, assert_same_in_a_process, clean_env, interrupt_kit, needs_symlinks, run_json,
+                         run_kit, write_temp)
 
 FIELDS = ["question", "status", "model_called", "hits", "note"]
 # 只检索的路径不许导入的模块：网络和读密钥的都不要
@@ -189,6 +190,76 @@ class UsageTest(unittest.TestCase):
         for text in ("--retrieve-only", "--documents PATH", "0 正常", "1 需要人工复核", "2 用法或资料文件错误",
                      "3 模型调用失败", "4 模型回答被拒绝", "130 被 Ctrl-C 中断"):
             self.assertIn(text, out)
+
+
+class RedTeamTest(unittest.TestCase):
+    """红队从命令行找到的：每一种都是一类输入，在一处关上。"""
+    KEY = "sk-Ab3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF"
+
+    def test_lesson_01_s_script_masks_keys_and_escapes_control_characters_too(self):
+        # 三个脚本共用的入口 run_cli 装上 ShownSafely：第 01 课的脚本以前没装，问题里的密钥、ESC 原样写出去
+        env = clean_env(DEEPSEEK_API_KEY=self.KEY)
+        code, out, _ = run_kit([f"试用几天？{self.KEY}\x1b[2J"], script=ROOT / "reply_assistant.py", env=env)
+        self.assertEqual(code, 0)
+        self.assertNotIn(self.KEY[3:15], out)
+        self.assertNotIn("\x1b", out)
+        code, _, err = run_kit(["a", self.KEY], script=ROOT / "reply_assistant.py", env=env)
+        self.assertEqual(code, 2)
+        self.assertNotIn(self.KEY[3:15], err)
+
+    def test_the_start_of_a_non_json_answer_never_shows_part_of_a_key(self):
+        # “开头是「…」”只说前 20 个字：先截再抹，截下来的半截密钥（不到 12 个字）就认不出了
+        with tempfile.TemporaryDirectory() as directory:
+            answer = write_temp(directory, "d.txt", "前前前前前前前前前" + self.KEY[3:] + " 后")
+            code, out, err = run_kit(["试用几天？", "--check-draft", str(answer)], env=clean_env(DEEPSEEK_API_KEY=self.KEY))
+        self.assertEqual(code, 4)
+        self.assertNotIn(self.KEY[3:9], out + err)
+
+    def test_a_line_break_inside_an_argument_never_makes_a_second_error_line(self):
+        for args in (["--retrieve-only", "--x\n错误：伪造的第二行"], ["--retrieve-only", "试用", "b\nc"], ["--retrieve-only", "试用", "--timeout", "1\r\n2"]):
+            with self.subTest(args=args):
+                code, out, err = run_kit(args)
+                self.assertEqual((code, out, len(err.splitlines())), (2, "", 1), err)
+        with tempfile.TemporaryDirectory() as directory:   # 被拒绝的回答：problems 的每条也是一行
+            code, out, err = run_kit(["试用几天？", "--check-draft", os.path.join(directory, "a\nb.json")])
+        self.assertEqual(code, 4)
+        self.assertTrue(all("\n" not in problem for problem in json.loads(out)["problems"]))
+        self.assertNotIn("\nb.json", err)   # 路径里的换行没有把哪一行断成两行
+
+    def test_a_question_of_invisible_characters_only_is_empty(self):
+        for question in ("\u3164", "\u115f", "\ufe0f", "\u034f", "\u200b \u3164"):   # 填充字、变体选择符、组合用的看不见的字符
+            with self.subTest(question=ascii(question)):
+                self.assertEqual(run_kit(["--retrieve-only", question])[:2], (2, ""))
+
+    def test_an_option_where_a_value_should_be_is_a_missing_value(self):
+        # --check-draft 后面紧跟着 --timeout：以前把“--timeout”当文件名去读，说回答被拒绝（退出码 4）
+        code, out, err = run_kit(["--check-draft", "--timeout", "5", "试用几天？"])
+        self.assertEqual((code, out), (2, ""))
+        self.assertTrue(err.startswith("错误：--check-draft 后面缺少一个值。"), err)
+
+    def test_a_question_that_starts_with_a_dash_says_how_to_ask_it(self):
+        code, _, err = run_kit(["--retrieve-only", "-1 天能退款吗"])
+        self.assertEqual(code, 2)
+        self.assertIn("问题以「-」开头时，前面先写 -- ", err)
+        self.assertEqual(run_kit(["--retrieve-only", *ON_SHIPPED, "--", "-1 天能退款吗"])[0], 0)
+
+    @needs_symlinks
+    def test_a_link_loop_is_named_as_a_loop(self):
+        with tempfile.TemporaryDirectory() as directory:
+            os.symlink("b.json", os.path.join(directory, "a.json"))
+            os.symlink("a.json", os.path.join(directory, "b.json"))
+            code, _, err = run_kit(["--retrieve-only", "试用", "--documents", os.path.join(directory, "a.json")])
+        self.assertEqual(code, 2)
+        self.assertIn("链接绕成了圈", err)
+
+    def test_the_keywords_hint_goes_with_a_keywords_problem_only(self):
+        with tempfile.TemporaryDirectory() as directory:
+            path = write_temp(directory, "d.json", '[{"id": 1, "title": "t", "text": "x", "keywords": "试用, 体验版"}]')
+            code, _, err = run_kit(["--retrieve-only", "试用", "--documents", str(path)])
+            self.assertEqual(code, 2)
+            self.assertNotIn("写成", err)   # 错的是 id：不提 keywords 该怎么写
+            write_temp(directory, "d.json", '[{"id": "A", "title": "t", "text": "x", "keywords": "试用, 体验版"}]')
+            self.assertIn('提示：写成 ["试用", "体验版"]', run_kit(["--retrieve-only", "试用", "--documents", str(path)])[2])
 
 
 class WorkingDirectoryTest(unittest.TestCase):
