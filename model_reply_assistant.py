@@ -1052,29 +1052,32 @@ def shape_problem(value, shape, path=(), root=""):
     stack = [(value, shape, list(path))]   # path：value 自己在哪里，例如 ["evidence", 0]
     while stack:
         value, shape, path = stack.pop()
-        inner = where_in_json(path)
-        named = root + ("的 " + inner if root and inner else inner)
-        where = named or ("" if isinstance(shape, Text) else "最外层")
         if isinstance(shape, dict):
             if not isinstance(value, dict):
-                return f"{where}应当是{shape_name(shape)}，实际是{describe_value(value)}"
+                return f"{place(root, path) or '最外层'}应当是{shape_name(shape)}，实际是{describe_value(value)}"
             missing = [field for field in shape if field not in value and not field.endswith("?")]
             if missing:   # 拼错了的字段名（qoute）猜一猜
                 guess = closest(missing[0], [key for key in value if key not in shape and key + "?" not in shape])
-                return f"{named}缺少字段 {missing[0]}" + (f"（有一个 {visible(guess)}，是不是想写 {missing[0]}？）" if guess else "")
+                return f"{place(root, path)}缺少字段 {missing[0]}" + (f"（有一个 {visible(guess)}，是不是想写 {missing[0]}？）" if guess else "")
             stack.extend((value[field.rstrip("?")], inner, path + [field.rstrip("?")])
                          for field, inner in reversed(shape.items()) if field.rstrip("?") in value)
         elif isinstance(shape, list):
             if not isinstance(value, list) or (isinstance(shape, Many) and not value):
-                return f"{where}应当是{shape_name(shape)}，实际是{describe_value(value)}"
+                return f"{place(root, path) or '最外层'}应当是{shape_name(shape)}，实际是{describe_value(value)}"
             stack.extend((item, shape[0], path + [index]) for index, item in reversed(list(enumerate(value))))
         elif isinstance(shape, Text):
             problem = shape.problem(value)
             if problem:
-                return where + problem
+                return place(root, path) + problem
         elif not {object, type(value)} & set(shape if isinstance(shape, tuple) else (shape,)):   # 比 type 而不是 isinstance：true 不算数字
-            return f"{where}应当是{shape_name(shape)}，实际是{describe_value(value)}"
+            return f"{place(root, path) or '最外层'}应当是{shape_name(shape)}，实际是{describe_value(value)}"
     return None
+
+
+def place(root, path):
+    """shape_problem 说的位置：root 加上 path（“第 2 条记录（id "A2"）的 keywords 第 1 项”）。出错时才算：几万项的数组不必每项都算一遍。"""
+    inner = where_in_json(path)
+    return root + ("的 " + inner if root and inner else inner)
 
 
 class JsonObject(dict):
