@@ -252,7 +252,7 @@ def own_file_problem(number, kit):
         return None
     if number == 7:
         try:
-            web.read_domains(str(path))
+            retrieval_qa.read_domains(str(path))
         except KitError as error:
             return str(error).removeprefix("错误：")
         return None
@@ -291,15 +291,15 @@ def exercise_6(documents, path):
     for number, pair in enumerate(pairs, 1):   # 摘要太短的结果在过滤那一步就去掉了，轮不到去重：这样的一对判了也不算数
         for side in ("a", "b"):
             snippet = pair[side]["snippet"].strip()
-            words = len(re.findall(r"\w", snippet))   # 和第 07 课的过滤数法一样（web.MIN_SNIPPET）
-            if words < web.MIN_SNIPPET:
+            words = len(re.findall(r"\w", snippet))   # 和第 07 课的过滤数法一样（retrieval_qa.MIN_SNIPPET）
+            if words < retrieval_qa.MIN_SNIPPET:
                 what = "还是课文里的占位「…」" if snippet == "…" else f"只有 {words} 个字（字母、数字、汉字）"
-                return False, [f'第 {number} 对的 "{side}" 的 snippet {what}：不到 {web.MIN_SNIPPET} 个字的摘要在过滤时就去掉了，'
+                return False, [f'第 {number} 对的 "{side}" 的 snippet {what}：不到 {retrieval_qa.MIN_SNIPPET} 个字的摘要在过滤时就去掉了，'
                                "轮不到去重。换成你找到（或自己写）的一段真摘要。"]
     if {pair["same"] for pair in pairs} != {True, False}:
         return False, ["至少要一对 same 为 true（同一篇）、一对为 false（不同的来源）。"]
-    missed, merged = web_eval.dedupe_errors(pairs, web.DUPLICATE)
-    lines = [f"你的 {len(pairs)} 对里，现在的阈值 {web.DUPLICATE} 漏合并 {len(missed)} 对、误合并 {len(merged)} 对。"]
+    missed, merged = web_eval.dedupe_errors(pairs, retrieval_qa.DUPLICATE)
+    lines = [f"你的 {len(pairs)} 对里，现在的阈值 {retrieval_qa.DUPLICATE} 漏合并 {len(missed)} 对、误合并 {len(merged)} 对。"]
     lines += [f"误合并：{pair['a']['title'][:20]} ／ {pair['b']['title'][:20]}" for pair in merged]
     lines += [f"漏合并：{pair['a']['title'][:20]} ／ {pair['b']['title'][:20]}" for pair in missed]
     return True, lines
@@ -329,7 +329,7 @@ def exercise_7(documents, path):
     if not domains.is_file():
         return False, [f"没有找到 {domains}。照第 07 课的练习二，在套件文件夹里写一个 domains.json。"]
     try:
-        policy = web.read_domains(str(domains))
+        policy = retrieval_qa.read_domains(str(domains))
     except KitError as error:
         return False, [str(error).removeprefix("错误：")]
     if not policy.get("deny"):

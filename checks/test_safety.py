@@ -12,6 +12,7 @@ from unittest import mock
 from kit_helpers import SHIPPED_DOCUMENTS, assert_same_in_a_process, clean_env, run_json, run_kit, write_temp
 
 import model_reply_assistant as kit
+import retrieval_qa
 import stand_in_search
 from model_reply_assistant import JsonProblem, NoAnswer, parse_json
 from stand_in_model import StandIn
@@ -64,8 +65,8 @@ class StrictReaderTest(unittest.TestCase):
         self.assertEqual(kit.shape_problem({"claim": "c", "source": "D01#1", "qoute": "q"}, kit.EVIDENCE_ITEM, ["evidence", 0]),
                          "evidence 第 1 项缺少字段 quote（有一个 qoute，是不是想写 quote？）")
         self.assertEqual(kit.shape_problem({"saved": 1, "results": [{"title": "t", "url": 3, "snippet": "s", "published": None}]},
-                                           kit.CACHE_ENTRY), "results 第 1 项的 url 应当是字符串，实际是数字 3")
-        self.assertEqual(kit.shape_problem([], kit.CACHE_ENTRY), "最外层应当是对象 {saved, results}，实际是数组（0 项）")
+                                           retrieval_qa.CACHE_ENTRY), "results 第 1 项的 url 应当是字符串，实际是数字 3")
+        self.assertEqual(kit.shape_problem([], retrieval_qa.CACHE_ENTRY), "最外层应当是对象 {saved, results}，实际是数组（0 项）")
 
     def test_the_shape_words_cover_text_non_empty_lists_optional_fields_and_booleans(self):
         text, many = kit.Text(), kit.Many([kit.Text()])
@@ -156,7 +157,7 @@ class FoldingTest(unittest.TestCase):
         evidence = [{"claim": "温度超过 tmax 且持续 5 分钟时报警", "source": "S1", "quote": "温度超过 tmax 且持续 5 分钟时报警"}]
         self.assertEqual(retrieval_qa.check_grounding("温度超过 tmax 且持续 5 分钟时报警。", ["S1"], quoted, "", evidence)["status"], "draft")
         result = {"title": "t", "url": "https://xn--fa-hia.example/p", "snippet": "记得笔记的免费试用期是十四天，到期以后自动转为免费版。", "published": None}
-        self.assertIn("不在只用的名单", kit.unusable(result, "试用期", {"allow": ["fass.example"]}, None))   # faß 和 fass 是两个域名
+        self.assertIn("不在只用的名单", retrieval_qa.unusable(result, "试用期", {"allow": ["fass.example"]}, None))   # faß 和 fass 是两个域名
 
     def test_a_quote_with_no_letters_after_folding_is_rejected(self):
         answer = {"status": "draft", "draft": "试用期 7 天。", "sources": ["D01#1"],
@@ -185,15 +186,15 @@ class FoldingTest(unittest.TestCase):
                              ("依据青政发〔2023〕15号，试用 14 天 [1]。", None), ("试用 14 天 [1][^5]。", "[5]"),   # 〔〕是公文的年份
                              ("试用 14 天 [1][2.0]。", "[2.0]"), ("试用 14 天 [1][5\ufe0f]。", "[5]")):
             with self.subTest(draft=draft):
-                problems = kit.citation_problems({"status": "draft", "draft": draft, "sources": ["1", "2"]}, sources)
+                problems = retrieval_qa.citation_problems({"status": "draft", "draft": draft, "sources": ["1", "2"]}, sources)
                 self.assertEqual(problems, [f"草稿里的「{wrong}」不是这次的来源编号（只有 1–2）"] if wrong else [])
 
     def test_a_denied_domain_is_denied_in_every_spelling(self):
         with tempfile.TemporaryDirectory() as directory:
-            policy = kit.read_domains(str(write_temp(directory, "domains.json", '{"deny": ["ＥＶＩＬ。example"]}')))
+            policy = retrieval_qa.read_domains(str(write_temp(directory, "domains.json", '{"deny": ["ＥＶＩＬ。example"]}')))
         self.assertEqual(policy, {"deny": ["evil.example"]})
         with tempfile.TemporaryDirectory() as directory:
-            policy["deny"] += kit.read_domains(str(write_temp(directory, "more.json",
+            policy["deny"] += retrieval_qa.read_domains(str(write_temp(directory, "more.json",
                                                               '{"deny": ["127.0.0.1", "faß.example", "[2001:db8::1]"]}')))["deny"]
         for host in ("evil.example.", "evil．example", "evil。example", "ｅｖｉｌ.example", "EVIL.example", "a.evil\u200b.example",
                      "evil.example\uff61", "evil.example\\@good.example", "evil%2Eexample", "%65vil.example",   # 浏览器打开的都是 evil.example
@@ -201,9 +202,9 @@ class FoldingTest(unittest.TestCase):
                      "[2001:0db8:0000::0001]", "[2001:DB8:0:0:0:0:0:1]", "[2001:db8::1%25eth0]", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]"):
             with self.subTest(host=host):
                 result = {"title": "t", "url": f"https://{host}/p", "snippet": "记得笔记的免费试用期是十四天，到期以后自动转为免费版。", "published": None}
-                reason = kit.unusable(result, "试用期", policy, None)
+                reason = retrieval_qa.unusable(result, "试用期", policy, None)
                 self.assertTrue(reason and "不用的名单" in reason, reason)
-        self.assertIsNone(kit.unusable({"title": "t", "url": "https://good.example/evil.example", "snippet": "记得笔记的免费试用期是十四天，到期以后自动转为免费版。",
+        self.assertIsNone(retrieval_qa.unusable({"title": "t", "url": "https://good.example/evil.example", "snippet": "记得笔记的免费试用期是十四天，到期以后自动转为免费版。",
                                         "published": None}, "试用期", policy, None))
 
 
@@ -229,17 +230,17 @@ class WebFailureTest(unittest.TestCase):
     def test_a_retry_after_that_is_not_ascii_digits_is_ignored(self):
         for said in ("²", "-1", "Wed, 21 Oct 2015 07:28:00 GMT", "9" * 40):
             with self.subTest(said=said):
-                self.assertIsNone(kit.retry_after({"retry-after": said}))
-        self.assertEqual(kit.retry_after({"retry-after": "2"}), 2.0)
+                self.assertIsNone(retrieval_qa.retry_after({"retry-after": said}))
+        self.assertEqual(retrieval_qa.retry_after({"retry-after": "2"}), 2.0)
         with StandInSearch() as server, mock.patch("sys.stderr"):
             server.fault("429", retry_after="²")   # 只按自己的退避等，再试一次就成功
-            results = kit.search_web("记得笔记的试用期", {"provider": "bocha", "url": server.url, "official": False}, None,
+            results = retrieval_qa.search_web("记得笔记的试用期", {"provider": "bocha", "url": server.url, "official": False}, None,
                                      sleep=lambda seconds: None)
         self.assertTrue(results)
 
     def test_one_deadline_covers_every_attempt(self):
         with StandInSearch() as server:
-            for _ in range(kit.RETRIES + 1):
+            for _ in range(retrieval_qa.RETRIES + 1):
                 server.fault("silent")
             started = time.monotonic()
             code, result, err = run_web(server, ["--retrieve-only", "--timeout", "1", "记得笔记的试用期"])
@@ -248,27 +249,27 @@ class WebFailureTest(unittest.TestCase):
         self.assertLess(spent, 4)   # 以前是每次 1 秒、试三次，外加两次退避
         self.assertEqual(len(server.requests), 1)
         self.assertIn("总时限 1 秒内来不及再试", result["problems"][0])
-        self.assertLessEqual(kit.SEARCH_DEADLINE, 30)
+        self.assertLessEqual(retrieval_qa.SEARCH_DEADLINE, 30)
 
     def test_a_charset_no_codec_knows_is_one_failure(self):
         for charset in ("utf\x00-8", "no-such-charset", "utf-7"):
             with self.subTest(charset=charset), self.assertRaises(NoAnswer):
-                kit.parse_search_response({"content-type": f"application/json; charset={charset}"}, b'{"a": "\xff"}')
+                retrieval_qa.parse_search_response({"content-type": f"application/json; charset={charset}"}, b'{"a": "\xff"}')
         self.assertFalse(kit.is_utf8("utf\x00-8"))
 
     def test_dates_are_read_in_iso_8601_and_rfc_2822(self):
         payload = {"query": "q", "results": [{"title": "t", "url": "https://a.example/", "content": "x", "published_date": date}
                                              for date in ("Mon, 10 Feb 2025 08:00:00 GMT", "2025-02-10T08:00:00Z", "2025-02-30",
                                                           "昨天", "Mon, 99 Feb 2025 08:00:00 GMT")]}
-        self.assertEqual([result["published"] for result in kit.adapt("tavily", payload)],
+        self.assertEqual([result["published"] for result in retrieval_qa.adapt("tavily", payload)],
                          ["2025-02-10", "2025-02-10", None, None, None])
 
     def test_at_most_max_results_are_read_from_one_response(self):
         payload = {"query": "q", "results": [{"title": f"t{n}", "url": f"https://a.example/{n}", "content": "x"} for n in range(1200)]}
         with mock.patch("sys.stderr") as stderr:
-            results = kit.adapt("tavily", payload)
-        self.assertEqual(len(results), kit.MAX_RESULTS)
-        self.assertIn(f"只看前 {kit.MAX_RESULTS} 条", "".join(str(call.args[0]) for call in stderr.write.call_args_list))
+            results = retrieval_qa.adapt("tavily", payload)
+        self.assertEqual(len(results), retrieval_qa.MAX_RESULTS)
+        self.assertIn(f"只看前 {retrieval_qa.MAX_RESULTS} 条", "".join(str(call.args[0]) for call in stderr.write.call_args_list))
 
 
 SEARCH_KEY = "BSAq7Lz0x9searchKey4471"   # 不像 sk-…，“看着像密钥”的规则认不出它：只能靠“这是配置了的密钥”
@@ -305,16 +306,16 @@ class SecretTest(unittest.TestCase):
     def test_a_key_is_hidden_before_text_is_cut_short_or_escaped(self):
         with mock.patch.dict(os.environ, {"SEARCH_API_KEY": SEARCH_KEY}):
             title = "标" * 110 + SEARCH_KEY   # 截到 120 个字时正好切在密钥中间：前半截以前照样印出来
-            self.assertNotIn(SEARCH_KEY[:6], kit.adapt("tavily", {"query": "q", "results": [{"title": title, "url": "https://a.example/",
+            self.assertNotIn(SEARCH_KEY[:6], retrieval_qa.adapt("tavily", {"query": "q", "results": [{"title": title, "url": "https://a.example/",
                                                                                               "content": "x"}]})[0]["title"])
             self.assertNotIn(SEARCH_KEY[:6], kit.visible(SEARCH_KEY + "尾巴", 20))
             with self.assertRaises(NoAnswer) as caught:   # 不认识的格式时说出看到的字段名：字段名就是密钥
-                kit.adapt("bocha", {SEARCH_KEY: 1})
+                retrieval_qa.adapt("bocha", {SEARCH_KEY: 1})
             self.assertNotIn(SEARCH_KEY[:6], caught.exception.problems[0])
         key = "abcd&efgh<ijkl>mnop1234"
         with mock.patch.dict(os.environ, {"SEARCH_API_KEY": key}), tempfile.TemporaryDirectory() as directory:
             page = Path(directory, "page.html")
-            kit.write_html(page, {"question": "q", "draft": f"试用 14 天 [1]，{key}", "status": "draft",
+            retrieval_qa.write_html(page, {"question": "q", "draft": f"试用 14 天 [1]，{key}", "status": "draft",
                                   "cited": [{"n": 1, "title": key, "url": "https://a.example/", "published": None}]})
             text = page.read_text(encoding="utf-8")
         self.assertNotIn("abcd&amp;efgh", text)
@@ -349,17 +350,17 @@ class CacheTest(unittest.TestCase):
         """搜索失败时：(缓存的结果或 NoAnswer, stderr)。"""
         with mock.patch("sys.stderr") as stderr:
             try:
-                outcome = kit.cached_search("试用几天", self.TARGET, None, search=self.failing)
+                outcome = retrieval_qa.cached_search("试用几天", self.TARGET, None, search=self.failing)
             except NoAnswer as failure:
                 outcome = failure
         return outcome, "".join(str(call.args[0]) for call in stderr.write.call_args_list)
 
     def plant(self, entry):
-        Path(kit.cache_path(self.TARGET, "试用几天")).write_text(json.dumps(entry), encoding="utf-8")
+        Path(retrieval_qa.cache_path(self.TARGET, "试用几天")).write_text(json.dumps(entry), encoding="utf-8")
 
     @unittest.skipUnless(hasattr(os, "getuid"), "Windows 的临时文件夹本来就只归一个用户")
     def test_the_folder_is_private_and_a_shared_one_is_not_used(self):
-        folder = kit.cache_folder()
+        folder = retrieval_qa.cache_folder()
         self.assertEqual(os.stat(folder).st_mode & 0o777, 0o700)
         self.plant({"saved": time.time(), "results": []})
         os.chmod(folder, 0o777)   # 别人也能往里放东西：不用
@@ -371,18 +372,18 @@ class CacheTest(unittest.TestCase):
     def test_a_link_at_the_cache_name_is_neither_followed_nor_overwritten(self):
         victim = Path(self.directory.name, "victim.txt")
         victim.write_text("别人的文件", encoding="utf-8")
-        os.symlink(victim, kit.cache_path(self.TARGET, "试用几天"))
+        os.symlink(victim, retrieval_qa.cache_path(self.TARGET, "试用几天"))
         outcome, said = self.use_cache()
         self.assertIsInstance(outcome, NoAnswer)
         self.assertIn("这是一个链接", said)
         with mock.patch("sys.stderr") as stderr:
-            kit.cached_search("试用几天", self.TARGET, None, search=lambda *args: [])
+            retrieval_qa.cached_search("试用几天", self.TARGET, None, search=lambda *args: [])
         self.assertIn("没有存进缓存（这是一个链接", "".join(str(call.args[0]) for call in stderr.write.call_args_list))
         self.assertEqual(victim.read_text(encoding="utf-8"), "别人的文件")
 
     @unittest.skipUnless(hasattr(os, "mkfifo"), "没有命名管道的系统")
     def test_a_named_pipe_at_the_cache_name_is_not_waited_on(self):
-        os.mkfifo(kit.cache_path(self.TARGET, "试用几天"))   # 以前打开它就一直等下去
+        os.mkfifo(retrieval_qa.cache_path(self.TARGET, "试用几天"))   # 以前打开它就一直等下去
         outcome, said = self.use_cache()
         self.assertIsInstance(outcome, NoAnswer)
         self.assertIn("不是普通文件", said)
@@ -392,7 +393,7 @@ class CacheTest(unittest.TestCase):
         self.plant({"saved": time.time() - 5, "results": odd})
         outcome, _ = self.use_cache()
         self.assertEqual([result["published"] for result in outcome[0]], [None, None, "2025-02-10"])
-        kit.source_hit(dict(outcome[0][0], n=1))   # 以前 int("2024"[5:7]) 是一段 traceback
+        retrieval_qa.source_hit(dict(outcome[0][0], n=1))   # 以前 int("2024"[5:7]) 是一段 traceback
 
     def test_malformed_or_future_entries_are_ignored_with_one_line(self):
         good = {"title": "t", "url": "https://a.example/", "snippet": "x", "published": None}
@@ -403,7 +404,7 @@ class CacheTest(unittest.TestCase):
                             ('{"saved": 1, "saved": 2, "results": []}', "字段 saved 写了 2 次")):
             with self.subTest(said=said):
                 if isinstance(entry, str):
-                    Path(kit.cache_path(self.TARGET, "试用几天")).write_text(entry, encoding="utf-8")
+                    Path(retrieval_qa.cache_path(self.TARGET, "试用几天")).write_text(entry, encoding="utf-8")
                 else:
                     self.plant(entry)
                 outcome, told = self.use_cache()

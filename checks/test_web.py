@@ -10,8 +10,8 @@ from unittest import mock
 
 from kit_helpers import assert_same_in_a_process, clean_env, run_kit, write_temp
 
-import model_reply_assistant as web
-from model_reply_assistant import NoAnswer
+from model_reply_assistant import KitError, NoAnswer
+import retrieval_qa as web
 import retrieval_qa
 from retrieval_qa import instruction_like
 from stand_in_model import StandIn
@@ -142,7 +142,7 @@ class PipelineTest(unittest.TestCase):
                                      ('["a.example"]', "应当是对象 {deny, allow}，实际是数组（1 项）")):
                 with self.subTest(content=content):
                     path = write_temp(directory, "d.json", content)
-                    with self.assertRaises(web.KitError) as caught:
+                    with self.assertRaises(KitError) as caught:
                         web.read_domains(str(path))
                     self.assertIn(message, str(caught.exception))
             # 不是主机名的一项（什么也不剩、百分号转义出控制字符、带空格、方括号里不是 IPv6 地址）、空的 allow、太大的文件都说清楚
@@ -154,7 +154,7 @@ class PipelineTest(unittest.TestCase):
                                      (json.dumps({"deny": [f"site{n}.example" for n in range(5000)]}), f"超过了 {64 * 1024} 字节的上限")):
                 with self.subTest(content=content[:40]):
                     path = write_temp(directory, "d.json", content)
-                    with self.assertRaises(web.KitError) as caught:
+                    with self.assertRaises(KitError) as caught:
                         web.read_domains(str(path))
                     self.assertIn(message, str(caught.exception))
             path = write_temp(directory, "d.json", '{"deny": ["https://www.bbs.example/t/1", "*.farm.example", "news。example"]}')
@@ -233,10 +233,10 @@ class DomainFileTest(unittest.TestCase):
                                    (empty, "是空的：还没有写内容，或保存时没存上。"),   # 以前说“意外结束，可能少了「]」”
                                    (bracket, '的 deny 第 2 项「http://[x/」不是网址，也不是域名。'),
                                    (star, '的 allow 第 1 项「*」里没有字或数字：只有标点，或零宽字符、方向标记这样看不见的字符。')):
-                with self.subTest(path=path.name), self.assertRaises(web.KitError) as caught:
+                with self.subTest(path=path.name), self.assertRaises(KitError) as caught:
                     web.read_domains(str(path))
                 self.assertEqual(str(caught.exception), f"错误：域名名单 {path} {expected}")
-            with self.assertRaises(web.KitError) as caught:   # 在 checks/ 里运行、名单在上一层：说清相对路径从哪里算
+            with self.assertRaises(KitError) as caught:   # 在 checks/ 里运行、名单在上一层：说清相对路径从哪里算
                 web.read_domains("没有这个名单.json")
             self.assertIn("（文件不存在；相对路径从当前文件夹算起）", str(caught.exception))
 

@@ -18,7 +18,7 @@ from unittest import mock
 
 from kit_helpers import CHECKS_DIR, ROOT, MeasuredOnce, parse_tool_options, run_tool
 
-import model_reply_assistant as web
+import model_reply_assistant
 import retrieval_qa
 from stand_in_search import matching, shaped
 
@@ -35,9 +35,9 @@ THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
 def dedupe_errors(pairs, threshold):
     """(该合并没合并的, 不该合并却合并了的)：每个结果对交给 dedupe()，看它留下一条还是两条。"""
     missed, merged = [], []
-    with mock.patch.object(web, "DUPLICATE", threshold):
+    with mock.patch.object(retrieval_qa, "DUPLICATE", threshold):
         for pair in pairs:
-            kept, _ = web.dedupe([dict(pair["a"], published=None), dict(pair["b"], published=None)])
+            kept, _ = retrieval_qa.dedupe([dict(pair["a"], published=None), dict(pair["b"], published=None)])
             if pair["same"] and len(kept) == 2:
                 missed.append(pair)
             elif not pair["same"] and len(kept) == 1:
@@ -47,22 +47,22 @@ def dedupe_errors(pairs, threshold):
 
 def sources_for(question, policy=None):
     """一个问题在程序里得到的来源：假搜索接口会给的结果（博查的格式）→ 统一字段 → web_sources()。policy 是域名名单。"""
-    results = web.adapt("bocha", shaped("bocha", matching(question, web.SEARCH_COUNT)))
+    results = retrieval_qa.adapt("bocha", shaped("bocha", matching(question, retrieval_qa.SEARCH_COUNT)))
     with contextlib.redirect_stderr(io.StringIO()):
-        return web.web_sources(question, results, policy, screen=retrieval_qa.instruction_like)[0]
+        return retrieval_qa.web_sources(question, results, policy, screen=retrieval_qa.instruction_like)[0]
 
 
 def live_sources_for():
     """--live：真的请求搜索接口，用令牌桶限速（批量跑几十个问题时别把对方的额度一下用光）。返回和 sources_for 一样的函数。"""
-    target = web.search_target()
-    key = web.read_search_key(target)
-    bucket = web.TokenBucket(rate=LIVE_RATE, burst=2)
+    target = retrieval_qa.search_target()
+    key = retrieval_qa.read_search_key(target)
+    bucket = retrieval_qa.TokenBucket(rate=LIVE_RATE, burst=2)
 
     def search(question):
         bucket.take()
         with contextlib.redirect_stderr(io.StringIO()):
-            results = web.search_web(question, target, key)
-            return web.web_sources(question, results, screen=retrieval_qa.instruction_like)[0]
+            results = retrieval_qa.search_web(question, target, key)
+            return retrieval_qa.web_sources(question, results, screen=retrieval_qa.instruction_like)[0]
     return search
 
 
@@ -70,9 +70,9 @@ def source_figures(questions, search=None):
     """[(问题, 来源, 找到正确来源没有, 来源里正确的几条)]，正确 = 归一化以后在 answers_in 里。"""
     rows = []
     for item in questions:
-        right = {web.normalize_url(url) for url in item["answers_in"]}
+        right = {retrieval_qa.normalize_url(url) for url in item["answers_in"]}
         sources = (search or sources_for)(item["question"])
-        good = [source for source in sources if web.normalize_url(source["url"]) in right]
+        good = [source for source in sources if retrieval_qa.normalize_url(source["url"]) in right]
         rows.append((item, sources, bool(good), len(good)))
     return rows
 
@@ -82,7 +82,7 @@ def snippet_recall(spans, budget):
     跑检查时量过的和 judge_answers 一样共用。"""
 
     def measure(budget):
-        with mock.patch.object(web, "SNIPPET_BUDGET", budget):
+        with mock.patch.object(retrieval_qa, "SNIPPET_BUDGET", budget):
             return sum(any(re.sub(r"\s+", "", span["answer_text"]) in re.sub(r"\s+", "", source["snippet"])
                            for source in sources_for(span["question"])) for span in spans)
 
@@ -93,14 +93,14 @@ def snippet_recall(spans, budget):
 def code_files():
     """决定量出来的结果的代码和网页：改了其中一个字，跑检查时共用的结果就作废、重新量。"""
     from pathlib import Path
-    return [Path(module.__file__) for module in (web, retrieval_qa)] + [Path(__file__), CHECKS_DIR / "stand_in_search.py",
+    return [Path(module.__file__) for module in (model_reply_assistant, retrieval_qa)] + [Path(__file__), CHECKS_DIR / "stand_in_search.py",
                                                                        CHECKS_DIR / "web_pages.json", ROOT / "reply_assistant.py"]
 
 
 def web_hits_for(question):
     """和 model_reply_assistant.web_hits 一样的命中片段，只是来源来自 sources_for（不开假搜索接口）。"""
     sources = sources_for(question)
-    return [web.source_hit(source) for source in sources], sources
+    return [retrieval_qa.source_hit(source) for source in sources], sources
 
 
 def judge_answers(answers):
@@ -140,11 +140,11 @@ def main(argv):
     pairs = json.loads(PAIRS.read_text(encoding="utf-8-sig"))
     questions = json.loads(QUESTIONS.read_text(encoding="utf-8-sig"))
     same = sum(1 for pair in pairs if pair["same"])
-    print(f"去重：{len(pairs)} 对结果（{same} 对是同一篇，{len(pairs) - same} 对是不同的来源），阈值 DUPLICATE = {web.DUPLICATE}")
+    print(f"去重：{len(pairs)} 对结果（{same} 对是同一篇，{len(pairs) - same} 对是不同的来源），阈值 DUPLICATE = {retrieval_qa.DUPLICATE}")
     print("| 阈值 | 该合并没合并 | 不该合并却合并了 |\n|---|---|---|")
     for threshold in THRESHOLDS:
         missed, merged = dedupe_errors(pairs, threshold)
-        mark = "（现在）" if threshold == web.DUPLICATE else ""
+        mark = "（现在）" if threshold == retrieval_qa.DUPLICATE else ""
         print(f"| {threshold}{mark} | {len(missed)}/{same} | {len(merged)}/{len(pairs) - same} |")
     rows = source_figures(questions, live_sources_for() if options["--live"] else None)
     answerable = [row for row in rows if row[0]["answers_in"]]
@@ -152,13 +152,13 @@ def main(argv):
     numbered = sum(len(row[1]) for row in answerable)
     right = sum(row[3] for row in answerable)
     spans = json.loads(SPANS.read_text(encoding="utf-8-sig"))
-    where = f"真的请求 {web.search_target()['url']}，每秒最多 {LIVE_RATE:g} 次" if options["--live"] else "假搜索接口的网页，在进程里"
+    where = f"真的请求 {retrieval_qa.search_target()['url']}，每秒最多 {LIVE_RATE:g} 次" if options["--live"] else "假搜索接口的网页，在进程里"
     print(f"\n来源（{where}）：{len(questions)} 个问题，{len(answerable)} 个有答案、{len(questions) - len(answerable)} 个没有")
     print(f"  找到至少一条正确来源：{found}/{len(answerable)} = {found / len(answerable):.0%}")
     print(f"  编号的来源里正确的：{right}/{numbered} = {right / max(1, numbered):.0%}（其余是过时的、说错的或不相干的页，靠模型看日期和出处核对）")
     recall = [(budget, *snippet_recall(spans, budget)) for budget in BUDGETS]
     print("  摘录留住了答案句的问题（每条来源的摘录上限不同时）：" + "；".join(
-        f"{budget} 字{'（现在）' if budget == web.SNIPPET_BUDGET else ''} {kept}/{total}" for budget, kept, total in recall))
+        f"{budget} 字{'（现在）' if budget == retrieval_qa.SNIPPET_BUDGET else ''} {kept}/{total}" for budget, kept, total in recall))
     answers = json.loads(ANSWERS.read_text(encoding="utf-8-sig"))
     verdicts = judge_answers(answers)
     table = answer_figures(verdicts)
@@ -169,7 +169,7 @@ def main(argv):
         print(f"| {label} | {sum(counts.values())} | " + " | ".join(str(counts.get(status, 0))
                                                            for status in ("draft", "needs_review", "rejected", "missing")) + " |")
     if options["--details"]:
-        missed, merged = dedupe_errors(pairs, web.DUPLICATE)
+        missed, merged = dedupe_errors(pairs, retrieval_qa.DUPLICATE)
         print("\n该合并没合并的：")
         for pair in missed:
             print(f"  - {pair['a']['title']} ／ {pair['b']['title']}（{pair['kind']}）")
