@@ -737,10 +737,11 @@ def wider_than_quote(sentence, cited, context):
         if sentence.guessed and not any(universal.group() in hit["text"] for hit in cited):   # 出处是猜的、片段里也没这个全称词：片段别处的限定也算
             around = nfkc(" ".join(hit["text"] for hit in cited))
         noun = re.match(r"[^\W\d_]{2}", nfkc(claim)[universal.end():]) if universal.group() in ("所有", "任何") else None
-        limit = re.search(LIMITER + "|" + CONDITION_LIMIT, around) or \
-            (noun and re.search(f"(?<![所有全部一律])[^\\W\\d_]{{2}}{noun.group()}", around))
-        if limit:
-            problems.append(f"原文有限定「{limit.group()}」，草稿却说「{universal.group()}」：「{one_line(claim, 31)}」")
+        limit = re.search(LIMITER + "|" + CONDITION_LIMIT, around)
+        qualified = noun and not limit and re.search(f"(?<![所有全部一律])[^\\W\\d_]{{2}}{noun.group()}", around)
+        if limit or qualified:   # 定语从分句开头说起：“新注册的团队”，不是“册的团队”
+            shown = limit.group() if limit else re.search(r"[^\W\d_]*$", around[:qualified.start()]).group() + qualified.group()
+            problems.append(f"原文有限定「{one_line(shown, 21)}」，草稿却说「{universal.group()}」：「{one_line(claim, 31)}」")
     return problems
 
 

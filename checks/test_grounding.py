@@ -419,6 +419,10 @@ class ConditionTest(unittest.TestCase):
         self.assertTrue(any(p.startswith("原文有限定「仅」，草稿却说「所有」") for p in problems), problems)
         tickets = hit("L1", "所有门票须实名预约，每个证件每天限购 5 张。")   # 片段自己也说“所有”：不算丢了限定
         self.assertEqual(problems_of("所有门票须实名预约。", ["L1"], [tickets]), [])
+        # 原文给那样东西加了定语：说出整个定语（“新注册的团队”），不是截下来的两个字（“册的团队”）
+        trial = hit("D01#1", "新注册的团队可以开通体验版，试用期 7 天；这段时间里能使用资料检索和回复草稿两项功能。")
+        problems = problems_of("所有团队都可以试用 7 天。", ["D01#1"], [trial])
+        self.assertTrue(any(p.startswith("原文有限定「新注册的团队」，草稿却说「所有」") for p in problems), problems)
 
 class AppendedClauseTest(unittest.TestCase):
     def test_an_invented_clause_cannot_ride_on_a_supported_sentence(self):
