@@ -502,6 +502,10 @@ class EvidenceFiguresTest(unittest.TestCase):
         (flagged, _), (caught, _) = self.eval.faithful_flagged(dropped), self.eval.errors_caught(dropped)
         self.assertIn(f"去掉依据误标 {flagged}/{faithful}（{flagged / faithful:.1%}）、标出 {caught}/{errors}（{caught / errors:.1%}）", readme)
         self.assertIn(f"留出集里带依据的 {len(cases)} 份", readme)
+        refused = [result.status for result in kept if result.case["expected"] == "rejected"]
+        self.assertEqual(len(cases), faithful + errors + len(refused))
+        self.assertIn(f"{faithful} 份如实、{errors} 份有错、{len(refused)} 份应当拒绝，"
+                      + ("都拒绝了" if set(refused) <= {"rejected"} else "没有都拒绝"), readme)
 
 
 
