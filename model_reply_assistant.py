@@ -319,7 +319,7 @@ class ShownSafely:
 
 
 def shown_safely():
-    """让 stdout、stderr 写出去的一切都经过 ShownSafely（main() 一开始调用；checks/ 的工具也一样）。"""
+    """让 stdout、stderr 写出去的一切都经过 ShownSafely（run_cli 一开始调用，checks/ 的工具也经过它）。"""
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
         if stream is not None and not isinstance(stream, ShownSafely):
@@ -1498,7 +1498,7 @@ def read_saved_reply(path):
     """--check-draft：读一份保存的回答，包装成和模型的回复（generate() 的返回值）一样的样子
     {"content", "finish_reason": "stop"}，接下来和真正的回复一样交给 checked_answer()。
     不请求模型，不读密钥；读不了的文件也算被拒绝的回答（NoAnswer，退出码 4），和模型交回一份坏回答一样处理。
-    第 02 课的 model_reply_assistant.py 和第 03–05 课的 retrieval_qa.py 都用它实现 --check-draft。"""
+    第 02 课的 model_reply_assistant.py 和 retrieval_qa.py（第 03–05 课、第 07 课的 --web）都用它实现 --check-draft。"""
     print(f"检查保存的回答 {' '.join(path.splitlines())}（不调用模型，不读取密钥）", file=sys.stderr)
     try:
         data = read_head(path, MAX_RESPONSE_BYTES)   # 和模型响应体一样，最多 1 MiB；文件夹、命名管道不打开
@@ -1532,7 +1532,7 @@ def describe_os_error(error, writing=False):
     """把常见的文件错误说成中文（writing=True：是在写文件时出的错）；其他的保留系统原话。"""
     reasons = {FileNotFoundError: "它所在的文件夹不存在" if writing else "文件不存在", IsADirectoryError: "这是一个文件夹",
                PermissionError: "没有写入权限" if writing else "没有读取权限", NotADirectoryError: "路径中间有一段不是文件夹"}
-    if error.errno == errno.ENOSPC:   # 和 stdout 写不出去时的说法一样（reply_assistant.output_lost）
+    if error.errno == errno.ENOSPC:   # 和 stdout 写不出去时的说法一样（output_lost）
         return "设备或磁盘已满"
     if error.errno == errno.ELOOP:   # 不跟着走的链接（搜索缓存、read_head），或者跟着走却绕成了圈
         return "这是一个链接，程序不跟着它走" if writing or error.strerror == "这是一个链接" else "链接绕成了圈（或一层套一层太多），找不到真正的文件"

@@ -3,8 +3,8 @@
     $ python3 reply_assistant.py 试用几天？
 
 不联网、不需要密钥：只把这一版会发给模型的两条消息打印出来。
-开头是资料和提示词，最后是本课的小程序 run()。后面的 model_reply_assistant.py（第 02 课）和 retrieval_qa.py（第 03–05 课、第 07 课）
-都从这里导入 MATERIALS 和 build_messages，这个文件本身不再改动。
+开头是资料和提示词，最后是本课的小程序 run()。第 02 课的 model_reply_assistant.py 从这里导入 MATERIALS 和 build_messages，
+这个文件本身不再改动。
 """
 import json
 import sys

@@ -1066,9 +1066,9 @@ DUPLICATE = 0.6          # 两条结果的二元组有六成相同、数字互�
                          # （checks/dedupe_pairs.json，python3 checks/web_eval.py）：该合并没合并 4 对，不该合并的 0 对
 
 
-def web_hits(question, policy, screen, trace, timeout=None):
+def web_hits(question, policy, trace, timeout=None):
     """--web 的检索一步（代替第 03 课的 retrieve）：搜索 → web_sources() → 变成 run() 认得的命中片段。
-    policy 是 read_domains() 读好的域名名单：run() 在问问题、搜索之前就读（和第 03 课先读资料一样），写错了是用法错误，
+    policy 是 read_domains() 读好的域名名单：run_web() 在问问题、搜索之前就读（和第 03 课先读资料一样），写错了是用法错误，
     不会先花掉一次搜索（真的接口按次收费、要带密钥）。
     返回 (hits, sources, dropped, stale)：hits 的 id 是编号（"1"、"2"……），title 后面带着网址和日期，text 是摘录，
     所以第 02 课的硬规则、隔离规则和第 04 课的出处核对都照旧用它们。stale 是 None，或用了几秒前的缓存。"""
@@ -1078,7 +1078,7 @@ def web_hits(question, policy, screen, trace, timeout=None):
     search = (lambda *args: search_web(*args, timeout=timeout)) if timeout else search_web   # --timeout 也管搜索
     results, stale = cached_search(question, target, key, search=search)
     trace("搜索", started, f"{len(results)} 条结果，来自 {urlsplit_host(target['url'])}" + (f"（{stale:.0f} 秒前的缓存）" if stale else ""))
-    sources, dropped = web_sources(question, results, policy, screen, trace)
+    sources, dropped = web_sources(question, results, policy, trace)
     return [source_hit(source) for source in sources], sources, dropped, stale
 
 
@@ -1090,16 +1090,16 @@ def source_hit(source):
     return {"id": str(source["n"]), "title": f"{source['title']}（{source['url']} ，{when}）", "text": source["snippet"], "matched": []}
 
 
-def web_sources(question, results, policy=None, screen=None, trace=None):
+def web_sources(question, results, policy=None, trace=None):
     """第 07 课的整条路（拿到搜索结果以后）：过滤 → 去重 → 截断 → 编号。
     results 是 adapt() 统一过的 [{title, url, snippet, published}]；policy 是学生写的域名名单 {"deny": [...], "allow": [...]}；
-    screen 是第 05 课的“像不像给模型的指令”（retrieval_qa 传进来）。
+    像给模型下指令的（第 05 课的 instruction_like）也去掉。
     返回 (来源, 去掉的)：来源 [{n, title, url, published, snippet}]，n 从 1 连续编号，编号在最后一步才给，
     所以不会出现只有 5 条来源却引用 [6]；去掉的 [(结果, 原因)]，输出的 dropped 用它。trace 每一步报一行（--trace）。"""
     trace, started = trace or (lambda *unused: None), time.perf_counter()
     kept, dropped = [], []
     for result in results:
-        reason = unusable(result, question, policy or {}, screen)
+        reason = unusable(result, question, policy or {})
         if reason:
             dropped.append((result, reason))
         else:
@@ -1123,7 +1123,7 @@ def web_sources(question, results, policy=None, screen=None, trace=None):
     return [dict(result, n=number) for number, result in enumerate(chosen, 1)], dropped
 
 
-def unusable(result, question, policy, screen):
+def unusable(result, question, policy):
     """一条结果不能用的原因；能用返回 None。只看这条结果本身，不和别的结果比（比较是 dedupe 的事）。"""
     host = urlsplit_host(result["url"])
     if host is None:
@@ -1137,7 +1137,7 @@ def unusable(result, question, policy, screen):
         return "摘要太短，没有可引用的内容"
     if stuffed(result["title"] + " " + result["snippet"]):
         return "堆砌关键词"
-    if screen and screen(result["title"] + " " + result["snippet"]):
+    if instruction_like(result["title"] + " " + result["snippet"]):
         return "像是写给模型的指令（第 05 课）"
     return None
 
@@ -1686,7 +1686,7 @@ def run_web(args, timeout, trace):
     policy = read_domains(args["domains"])   # 和第 03 课先读资料一样：名单写错了，在问问题、搜索之前就说
     question = checked_question(args["question"] if args["question"] is not None else ask_question())
     try:
-        hits, sources, dropped, stale = web_hits(question, policy, instruction_like, trace, timeout if args["timeout"] is not None else None)
+        hits, sources, dropped, stale = web_hits(question, policy, trace, timeout if args["timeout"] is not None else None)
     except NoAnswer as failure:   # 搜索失败、也没有缓存：照样输出一个 JSON，和模型调用失败一样
         print(failure, file=sys.stderr)
         write_json({"question": question, "status": "error", "model_called": False, "hits": [], "problems": failure.problems,

@@ -98,8 +98,7 @@ def main(argv):
     options = parse_tool_options(argv, usage, __doc__, flags=("--with-model",), values=("--out", "--documents"))
     with_model, out = options["--with-model"], options["--out"]
     try:   # 资料读不了：和 evaluate.py 一样先说一句、退出码 2，不在四行里各重复一遍；也不必先问密钥
-        with contextlib.redirect_stderr(io.StringIO()):
-            retrieval_qa.load_documents(options["--documents"] or retrieval_qa.DOCUMENTS_PATH)
+        retrieval_qa.load_documents(options["--documents"] or retrieval_qa.DOCUMENTS_PATH)
     except KitError as error:
         print(error, file=sys.stderr)
         return 2

@@ -6,8 +6,6 @@
 打印两种检索的 recall@3、精确率、可回答问题的零命中率、无关问题的误命中率，再逐条列出关键词路由的漏检和误检。
 BM25 只用来对比：套件的检索器仍然是关键词路由。不联网，不需要密钥。
 """
-import contextlib
-import io
 import json
 import math
 import re
@@ -117,15 +115,13 @@ def report(documents, questions):
 def main(argv):
     options = parse_tool_options(argv, "用法：python3 checks/evaluate.py [--documents PATH]", __doc__, values=("--documents",))
     path = options["--documents"] or retrieval_qa.DOCUMENTS_PATH
-    warnings = io.StringIO()
     try:
-        with contextlib.redirect_stderr(warnings):
-            documents = retrieval_qa.load_documents(path)
+        documents = retrieval_qa.load_documents(path)
     except KitError as error:
         print(error, file=sys.stderr)
         return 2
-    sys.stderr.write(warnings.getvalue())
-    shown = Path(path).name if path == retrieval_qa.DOCUMENTS_PATH else path
+    shown = retrieval_qa.shown_path(path)
+    retrieval_qa.print_warnings(retrieval_qa.document_warnings(documents), shown)   # 和运行 retrieval_qa.py 时一样：先说资料哪里可疑
     questions = json.loads(QUESTIONS.read_text(encoding="utf-8-sig"))
     labelled = {i for q in questions for i in q["expected"]}
     if not labelled & {record["id"] for record in documents}:

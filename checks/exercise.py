@@ -25,8 +25,7 @@ from kit_helpers import CHECKS_DIR, ROOT, SHIPPED_DOCUMENTS, borrowed, parse_too
 
 import retrieval_qa
 import transcripts
-import model_reply_assistant as web
-from model_reply_assistant import JsonProblem, describe_os_error, read_head, parse_json
+from model_reply_assistant import JsonProblem, Many, decode_student_file, describe_os_error, one_line, parse_json, read_head, shape_problem, visible
 from model_reply_assistant import KitError, closest   # closest：和命令行选项、资料的字段一样猜拼错的名字
 from retrieval_qa import instruction_like
 
@@ -52,10 +51,9 @@ OWN_FILES = {4: "trick.json", 6: "pairs.json", 7: "domains.json"}   # 练习自�
 
 
 def load(path):
-    """读取资料文件；读不了就返回 (None, 报错)。警告不打印，这里只关心练习。"""
+    """读取资料文件；读不了就返回 (None, 报错)。"""
     try:
-        with contextlib.redirect_stderr(io.StringIO()):
-            return retrieval_qa.load_documents(str(path)), None
+        return retrieval_qa.load_documents(str(path)), None
     except KitError as error:
         return None, str(error)
 
@@ -229,7 +227,7 @@ def exercise_5(documents, path):
     misspelt = [(record_id, field) for record_id, field in fields.items() if field not in (None, "instruction")]
     if misspelt:   # 拼错了字段名：指出来，和资料文件、回答文件的字段拼错时一样
         record_id, field = misspelt[0]
-        return False, [f"你加了 {ids}，它没有触发警告。{record_id} 有一个 {web.visible(field)} 字段，是不是想写 instruction？"]
+        return False, [f"你加了 {ids}，它没有触发警告。{record_id} 有一个 {visible(field)} 字段，是不是想写 instruction？"]
     return False, [f"你加了 {ids}，它没有触发警告。如果里面藏着一句清单没认出的指令，就在这条记录里加一个 "
                    "\"instruction\" 字段，原样抄写那句话，工具会核对它确实在正文里；没有指令的普通记录不算做完。"]
 
@@ -267,7 +265,7 @@ def student_json(path):
         data = read_head(path, STUDENT_FILE_LIMIT)
         if len(data) > STUDENT_FILE_LIMIT:   # 读了开头的一截：别拿截断的内容去报“编码不对”或 JSON 错误
             return None, f"{path.name} 超过 {STUDENT_FILE_LIMIT // 1024} KB：练习自己写的文件只有几行，是不是放错了文件？"
-        text, problem = web.decode_student_file(data)   # 记事本的“ANSI”（GBK）、“Unicode”（UTF-16）各说各的
+        text, problem = decode_student_file(data)   # 记事本的“ANSI”（GBK）、“Unicode”（UTF-16）各说各的
         return (parse_json(text), None) if problem is None else (None, f"{path.name} {problem}。")
     except JsonProblem as problem:
         where = f"第 {problem.line} 行第 {problem.column} 列：" if problem.line else ""
@@ -306,12 +304,12 @@ def exercise_6(documents, path):
 
 
 RESULT = {"title": str, "url": str, "snippet": str}   # 课文的模板里标题、摘要是占位的「…」：摘要够不够长，exercise_6 另外说
-PAIRS = web.Many([{"same": bool, "a": RESULT, "b": RESULT}])   # pairs.json 的样子，和套件读别的 JSON 一样交给 shape_problem
+PAIRS = Many([{"same": bool, "a": RESULT, "b": RESULT}])   # pairs.json 的样子，和套件读别的 JSON 一样交给 shape_problem
 
 
 def pairs_problem(pairs):
     """pairs.json 的格式哪里不对：说到第几对、哪一边、哪个字段（字段名拼错了猜一猜）；没问题是 None。"""
-    problem = web.shape_problem(pairs, PAIRS)
+    problem = shape_problem(pairs, PAIRS)
     if problem:
         quoted = any(isinstance(pair, dict) and isinstance(pair.get("same"), str) for pair in pairs) if isinstance(pairs, list) else False
         return f"pairs.json {problem}" + ("（true、false 不加引号）" if quoted and "same" in problem else "")
@@ -320,7 +318,7 @@ def pairs_problem(pairs):
             try:
                 urllib.parse.urlsplit(pair[side]["url"])
             except ValueError:
-                return f"pairs.json 第 {number} 项的 {side} 的 url「{web.visible(pair[side]['url'])}」读不了：方括号没有配对？"
+                return f"pairs.json 第 {number} 项的 {side} 的 url「{visible(pair[side]['url'])}」读不了：方括号没有配对？"
     return None
 
 
@@ -367,7 +365,7 @@ def borrowed_own_file(number, path):
     和 grade.py 一样；不是链接（或这个练习没有自己的文件）时是 None。"""
     name = OWN_FILES.get(number)
     reason = borrowed(path.parent / name) if name else None
-    return ("todo", [f"{name} {web.one_line(reason)}：不算本人的，这个练习不判"]) if reason else None
+    return ("todo", [f"{name} {one_line(reason)}：不算本人的，这个练习不判"]) if reason else None
 
 
 def judge(number, documents, path, remembered):
@@ -390,7 +388,7 @@ def judge(number, documents, path, remembered):
         if number == 2 and trial(documents) is not None and not restored(2, documents):   # 改回时敲错了（17 天）：说出差在哪里
             now, then = where_it_differs(trial(documents)["text"], trial(shipped())["text"])
             lines.append(f"提醒：这个练习做完要改回去（{RESTORE[2]}），现在正文和发布版还不一样："   # visible：不换行空格也写出来
-                         f"现在是「…{web.visible(now)}…」，发布版是「…{web.visible(then)}…」。")
+                         f"现在是「…{visible(now)}…」，发布版是「…{visible(then)}…」。")
         return "earlier", lines
     if number in RESTORE:
         lines = lines + ["（如果你已经做完、又改回去了，那就对了：这个练习做完就该改回去。）"]
@@ -496,7 +494,7 @@ def main(argv):
         print(f"练习 {choice}：{EXERCISES[int(choice)]}")
     reason = None if track else borrowed(path)
     if reason:   # 和 grade.py、run_checks.py 一样：链接过去的资料是别人的，不判（以前照判，同学做的练习算在这份上）
-        print(f"资料文件 {web.one_line(options['--documents'])} {web.one_line(reason)}：不算本人的资料，练习不判。")
+        print(f"资料文件 {one_line(options['--documents'])} {one_line(reason)}：不算本人的资料，练习不判。")
         return 1
     documents, error = load(path)
     if error:
@@ -521,7 +519,7 @@ def main(argv):
             if state == "done" and number in RESTORE:
                 lines = lines + ["做完要改回去。"]
             text = "".join(line if line.endswith(("。", "？", "）", "”")) else line + "。" for line in lines)
-            print(f"| {number} | {LABELS[state]} | {web.one_line(text).replace('|', '｜')} |")   # 学生写的换行、竖线不拆开表格
+            print(f"| {number} | {LABELS[state]} | {one_line(text).replace('|', '｜')} |")   # 学生写的换行、竖线不拆开表格
     else:
         state, lines = results[numbers[0]]
         print(f"{LABELS[state]}：{lines[0]}", *lines[1:], sep="\n")

@@ -11,10 +11,8 @@
 （checks/.exercise-done/，用老师的检查重判）。进度文件 checks/.exercise-progress.json 是学生自己也能写的，
 只有它这么说的“做完又改回了”标成“自报”。不联网，不需要密钥，不修改学生的文件。正常出表时退出码为 0，用法不对为 2，--out 写不出去为 5。
 """
-import contextlib
 import functools
 import hashlib
-import io
 import json
 import os
 import re
@@ -374,8 +372,7 @@ def grade_copy(found, forged):
         return row
     linked = {number for number, name in OWN_FILES.items() if is_linked(kit / name)}   # 别人的 trick.json、pairs.json、domains.json：那个练习不算分
     try:
-        with contextlib.redirect_stderr(io.StringIO()):
-            documents = retrieval_qa.load_documents(str(data))
+        documents = retrieval_qa.load_documents(str(data))
     except KitError as error:
         reason = str(error).removeprefix("错误：").replace(f"资料文件 {data}", "")   # 长长的路径换成一行里看得见的原因
         row.update(资料="读不了：" + one_line(reason.lstrip("：:，, "), 60))

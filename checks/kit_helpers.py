@@ -793,10 +793,9 @@ def write_out(out, table, text):
 
 
 def run_tool(main, argv=None):
-    """工具共用的入口，就是三个脚本的 run_cli（reply_assistant.py），外加写出去的一切经过 ShownSafely：
+    """工具共用的入口，就是三个脚本的 run_cli（model_reply_assistant.py 末尾），写出去的一切都经过 ShownSafely：
     输出用 UTF-8；用法错误一行中文、退出码 2；结果写不出去（stdout 被关掉、> /dev/full、… | head）退出码 5；
     Ctrl-C 退出码 130。都不打印 traceback。"""
-    from model_reply_assistant import shown_safely
     from model_reply_assistant import make_kit_error, run_cli
 
     def run(args):
@@ -807,7 +806,6 @@ def run_tool(main, argv=None):
         except SystemExit as stop:   # --help 打印完就退出：也要回到 run_cli，由它冲出 stdout（写不出去时同样一行中文、退出码 5）
             return stop.code or 0
 
-    shown_safely()
     return run_cli(run, argv)
 
 

@@ -157,7 +157,7 @@ class FoldingTest(unittest.TestCase):
         evidence = [{"claim": "温度超过 tmax 且持续 5 分钟时报警", "source": "S1", "quote": "温度超过 tmax 且持续 5 分钟时报警"}]
         self.assertEqual(retrieval_qa.check_grounding("温度超过 tmax 且持续 5 分钟时报警。", ["S1"], quoted, "", evidence)["status"], "draft")
         result = {"title": "t", "url": "https://xn--fa-hia.example/p", "snippet": "记得笔记的免费试用期是十四天，到期以后自动转为免费版。", "published": None}
-        self.assertIn("不在只用的名单", retrieval_qa.unusable(result, "试用期", {"allow": ["fass.example"]}, None))   # faß 和 fass 是两个域名
+        self.assertIn("不在只用的名单", retrieval_qa.unusable(result, "试用期", {"allow": ["fass.example"]}))   # faß 和 fass 是两个域名
 
     def test_a_quote_with_no_letters_after_folding_is_rejected(self):
         answer = {"status": "draft", "draft": "试用期 7 天。", "sources": ["D01#1"],
@@ -202,10 +202,10 @@ class FoldingTest(unittest.TestCase):
                      "[2001:0db8:0000::0001]", "[2001:DB8:0:0:0:0:0:1]", "[2001:db8::1%25eth0]", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]"):
             with self.subTest(host=host):
                 result = {"title": "t", "url": f"https://{host}/p", "snippet": "记得笔记的免费试用期是十四天，到期以后自动转为免费版。", "published": None}
-                reason = retrieval_qa.unusable(result, "试用期", policy, None)
+                reason = retrieval_qa.unusable(result, "试用期", policy)
                 self.assertTrue(reason and "不用的名单" in reason, reason)
         self.assertIsNone(retrieval_qa.unusable({"title": "t", "url": "https://good.example/evil.example", "snippet": "记得笔记的免费试用期是十四天，到期以后自动转为免费版。",
-                                        "published": None}, "试用期", policy, None))
+                                        "published": None}, "试用期", policy))
 
 
 def run_web(server, args, **env):

@@ -13,7 +13,6 @@ from kit_helpers import assert_same_in_a_process, clean_env, run_kit, write_temp
 from model_reply_assistant import KitError, NoAnswer
 import retrieval_qa as web
 import retrieval_qa
-from retrieval_qa import instruction_like
 from stand_in_model import StandIn
 from stand_in_search import PAGES, PROVIDERS, StandInSearch, shaped
 
@@ -113,7 +112,7 @@ class PipelineTest(unittest.TestCase):
 
     def test_numbers_come_last_so_they_are_contiguous_and_within_the_budgets(self):
         results = web.adapt("bocha", shaped("bocha", PAGES))   # 全部 41 页：每种该去掉的都在里面
-        sources, dropped = web.web_sources(QUESTION, results, screen=instruction_like)
+        sources, dropped = web.web_sources(QUESTION, results)
         self.assertEqual([s["n"] for s in sources], list(range(1, len(sources) + 1)))
         self.assertEqual(len(sources), web.MAX_SOURCES)
         self.assertTrue(all(len(s["snippet"]) <= web.SNIPPET_BUDGET for s in sources))

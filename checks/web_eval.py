@@ -49,7 +49,7 @@ def sources_for(question, policy=None):
     """一个问题在程序里得到的来源：假搜索接口会给的结果（博查的格式）→ 统一字段 → web_sources()。policy 是域名名单。"""
     results = retrieval_qa.adapt("bocha", shaped("bocha", matching(question, retrieval_qa.SEARCH_COUNT)))
     with contextlib.redirect_stderr(io.StringIO()):
-        return retrieval_qa.web_sources(question, results, policy, screen=retrieval_qa.instruction_like)[0]
+        return retrieval_qa.web_sources(question, results, policy)[0]
 
 
 def live_sources_for():
@@ -62,7 +62,7 @@ def live_sources_for():
         bucket.take()
         with contextlib.redirect_stderr(io.StringIO()):
             results = retrieval_qa.search_web(question, target, key)
-            return retrieval_qa.web_sources(question, results, screen=retrieval_qa.instruction_like)[0]
+            return retrieval_qa.web_sources(question, results)[0]
     return search
 
 
@@ -98,7 +98,7 @@ def code_files():
 
 
 def web_hits_for(question):
-    """和 model_reply_assistant.web_hits 一样的命中片段，只是来源来自 sources_for（不开假搜索接口）。"""
+    """和 retrieval_qa.web_hits 一样的命中片段，只是来源来自 sources_for（不开假搜索接口）。"""
     sources = sources_for(question)
     return [retrieval_qa.source_hit(source) for source in sources], sources
 
