@@ -218,9 +218,10 @@ def checked_answer(reply, allowed_ids, check=None):
     status, draft, sources = answer.get("status"), answer.get("draft"), answer.get("sources")
     problems = [f"status 是{describe_value(status)}，只允许 draft 或 missing"] if "status" in answer and status not in ANSWER_STATUSES else []
     shape = shape_problem(answer, MISSING_ANSWER if status == "missing" else ANSWER)
-    if shape:
-        number = next((item for item in sources if type(item) is int and str(item) in allowed_ids), None) if isinstance(sources, list) else None
-        raise make_rejection(*problems, shape + (f"，要加引号写成 \"{number}\"" if number is not None else ""), raw=reply["content"])
+    if shape:   # 来源写成了数字 1，该写字符串 "1"：说出要加引号
+        numbers = [item for item in sources if type(item) is int and str(item) in allowed_ids] if isinstance(sources, list) else []
+        hint = f"，要加引号写成 \"{numbers[0]}\"" if numbers else ""
+        raise make_rejection(*problems, shape + hint, raw=reply["content"])
     allowed = set(allowed_ids)
     unknown = [source for source in dict.fromkeys(sources) if source not in allowed]
     for source in unknown[:MAX_NAMED_SOURCES]:
