@@ -1500,7 +1500,7 @@ def read_saved_reply(path):
     {"content", "finish_reason": "stop"}，接下来和真正的回复一样交给 checked_answer()。
     不请求模型，不读密钥；读不了的文件也算被拒绝的回答（NoAnswer，退出码 4），和模型交回一份坏回答一样处理。
     第 02 课的 model_reply_assistant.py 和 retrieval_qa.py（第 03–05 课、第 07 课的 --web）都用它实现 --check-draft。"""
-    print(f"检查保存的回答 {' '.join(path.splitlines())}（不调用模型，不读取密钥）", file=sys.stderr)
+    print(f"检查保存的回答 {one_line(path)}（不调用模型，不读取密钥）", file=sys.stderr)
     try:
         data = read_head(path, MAX_RESPONSE_BYTES)   # 和模型响应体一样，最多 1 MiB；文件夹、命名管道不打开
     except OSError as error:   # 从别的文件夹运行时最常见：相对路径是从当前文件夹算的
@@ -1570,14 +1570,15 @@ class NoAnswer(KitError):
     exchange = None
 
     def __init__(self, status, problems, model_called=True, raw=None):
+        problems = [" ".join(problem.splitlines()) for problem in problems]   # 别人给的文字（路径、服务器的话）里有换行，每条原因也只是一行
         if status == "error":
             message = error_line(problems[0])   # 调用失败和别的错误一个格式：“错误：……”
         else:
-            message = "回答被拒绝：" + "；".join(" ".join(problem.splitlines()) for problem in problems)
+            message = "回答被拒绝：" + "；".join(problems)
             if raw is not None:   # 模型原本写了什么：排查时有用，但不能当作结果
                 message += f"\n原始回答（仅供排查，不要使用）：{one_line(raw, 200) or '（空）'}"
         super().__init__(message, EXIT_MODEL_FAILED if status == "error" else EXIT_REJECTED)
-        self.status, self.problems, self.model_called = status, [" ".join(problem.splitlines()) for problem in problems], model_called
+        self.status, self.problems, self.model_called = status, problems, model_called
 
 
 def closest(word, choices, cutoff=0.6):
@@ -1591,8 +1592,7 @@ IME_DASHES = "—–―－−‐‑﹣"   # 中文输入法（和从网页复制
 
 def parse_command_line(argv, usage, flags=None, value_options=None):
     """手写的小解析器（报错全是中文）。flags 是开关，value_options 后面跟一个值（也可以写 --名字=值），问题只有一个，-- 之后的都算问题。
-    有 -h、--help 就显示帮助；不然说出第一处错：不认识的选项（猜一个）、缺值或空值、同一个选项写了两个不同的值（改命令时忘了删旧的）、
-    用别的横线写的选项（dash_problem）、多出来的参数。
+    有 -h、--help 就显示帮助；不然说出第一处错：不认识的选项（猜一个）、缺值或空值、同一个选项写了两个不同的值、别的横线（dash_problem）、多出来的参数。
     例：(["--retrieve-only", "试用几天？"], USAGE, {"--retrieve-only": "retrieve_only"}) -> {"question": "试用几天？", …}"""
     flags = dict(flags or {}, **{"-h": "help", "--help": "help"})
     value_options = value_options or {}
@@ -1607,7 +1607,7 @@ def parse_command_line(argv, usage, flags=None, value_options=None):
             problems.append(None if only_positional else dash_problem(arg, [*flags, *value_options]))
             if options["question"] is not None:
                 problems.append(f"多了一个参数「{arg}」（问题里有空格时，请用引号把整个问题括起来）")
-            options["question"] = arg if options["question"] is None else options["question"]
+            options["question"] = options["question"] or arg   # 多出来的参数已经记成错了：留着第一个
         elif name in flags and not has_value:
             options[flags[name]] = True
         elif name in value_options:
@@ -1618,8 +1618,8 @@ def parse_command_line(argv, usage, flags=None, value_options=None):
                             f"{name} 写了两次（{visible(first)} 和 {visible(value)}），不知道该用哪一个：只留一个" if first and first != value else None)
         else:
             close = closest(name, [*flags, *value_options])
-            asked = not arg.isascii() or " " in arg   # “-1 天能退款吗”是以横线开头的问题
-            problems.append(f"不认识的选项 {arg}" + (f"（是不是想写 {close}？）" if close else "（问题以「-」开头时，前面先写 -- ）" * asked))
+            hint = f"（是不是想写 {close}？）" if close else "（问题以「-」开头时，前面先写 -- ）" if not arg.isascii() or " " in arg else ""
+            problems.append(f"不认识的选项 {arg}{hint}")   # “-1 天能退款吗”：以横线开头的问题
     problem = next((problem for problem in problems if problem), None)
     if problem and not options["help"]:
         raise make_kit_error(f"{problem}。{usage}")

@@ -197,7 +197,7 @@ def check_records(data, shown):
 
 # ---------- 第 04 课：核对出处——草稿的每句话和模型给出的依据（evidence）逐条对照 ----------
 # 第 02 课请模型写 evidence：[{claim: 草稿里照抄的一句, source: 片段编号, quote: 那个片段里照抄的一段}]。这一节逐条和已知数据准确比较：引文在不在它说的片段里，
-# 每句话只和自己的引文比数量、比肯定否定。从 check_grounding 往下读；nfkc 在第 03 课，one_line、fold、读数量的 amounts、一步算的 one_step 在第 02 课的文件。选读的规则都往同一张 RULES 里加。
+# 每句话只和自己的引文比数量、比肯定否定。从 check_grounding 往下读；nfkc 在第 03 课，one_line、fold、读数量的 amounts 和 amount_known、一步算的 one_step 在第 02 课的文件。选读的规则都往同一张 RULES 里加。
 
 RELIABLE, QUOTE_NEAR = 0.75, 0.85   # 规则标出的回答里至少 75% 真有错才改状态，不到的只写进 hints（实测选的取值，见第 04 课）；引文有 85% 以上的字按顺序对得上原文，说“近似”
 MAX_DRAFT_CHARS, MAX_DRAFT_NUMBERS, MAX_DRAFT_QUOTES, MAX_EVIDENCE, MAX_OPERANDS = 2000, 100, 5, 100, 24   # 多到这个份上不像回复草稿：不逐句核对，交给人；算账最多用 24 个数
