@@ -36,7 +36,7 @@ import tempfile
 import time
 from datetime import date
 
-from kit_helpers import ROOT, SCRIPT, MeasuredOnce, build_class, clean_env, parse_tool_options, run_tool
+from kit_helpers import ROOT, SCRIPT, build_class, clean_env, committed_results, parse_tool_options, run_tool
 
 import model_reply_assistant
 import reply_assistant
@@ -315,28 +315,19 @@ def children_cpu():
 def measure_suite():
     """把整套检查跑一遍（和 README 的命令一样），返回 (表里的几行, 最慢的三项 [(检查名, 秒)])。
     墙钟时间从启动到结束；CPU 时间是它和它开的全部子进程用掉的（Windows 上量不了，写“—”）。
-    目标说的是第一次之后：跑检查会把量过的标注集记下来（kit_helpers.MeasuredOnce.KEPT，系统临时目录里），
-    这一遍要是新量了什么（第一次跑、代码改过），这一遍单列一行、不和目标比，再跑一遍量目标那一行。"""
-    rows = []
-    while True:
-        before = kept_results()
-        row, slowest = run_suite()
-        if kept_results() == before or len(rows) == 1:
-            return rows + [row], slowest
+    checks/measured.json 是旧代码量的时，这一遍要真的量标注集：照样列出，但不和目标比，并说该先运行什么。"""
+    row, slowest = run_suite()
+    if not committed_results():
         name, measured, _, _ = row
-        rows.append((name.replace("（", "（第一次：量了标注集；", 1), measured, "—", None))
-
-
-def kept_results():
-    """记下的测量结果：{文件名: 修改时间}。"""
-    folder = MeasuredOnce.KEPT
-    return {path.name: path.stat().st_mtime_ns for path in folder.glob("*.json")} if folder.is_dir() else {}
+        row = (name.replace("（", "（checks/measured.json 是旧代码量的，这一遍真的量了标注集：先运行 python3 checks/grounding_eval.py --save；", 1),
+               measured, "—", None)
+    return [row], slowest
 
 
 def run_suite():
     with tempfile.TemporaryDirectory() as directory:
         timings = os.path.join(directory, "timings.json")
-        # 和在终端里敲这条命令一样：它自己建这次运行的临时目录（不沿用 bench.py 的）；记下的测量结果照旧找得到（KIT_CHECK_KEPT）
+        # 和在终端里敲这条命令一样：它自己建这次运行的临时目录（不沿用 bench.py 的）
         env = {name: value for name, value in clean_env(KIT_CHECK_TIMINGS=timings).items()
                if name != "KIT_CHECK_RUN_DIR"}
         cpu_before, started = children_cpu(), time.perf_counter()

@@ -5,15 +5,19 @@
     $ python3 checks/grounding_eval.py --details    # 再列出每一条判错的回答和程序给出的理由
     $ python3 checks/grounding_eval.py --holdout    # 留出集：如实的回答被误标多少（按写法）、每类错误抓到多少
     $ python3 checks/grounding_eval.py --evidence   # 带依据（evidence）的回答：带着依据和去掉依据各量一次，并排比较
+    $ python3 checks/grounding_eval.py --save       # 维护者：改了代码以后把检查要的结果全部真的量一遍，写进 checks/measured.json
+    $ python3 checks/grounding_eval.py --verify     # 全部真的量一遍，和 checks/measured.json 记下的比（CI 运行它）
 
 标注（expected）是人按规则写的：这份回答应当通过（draft）、资料不足（missing）、需要复核（needs_review）
 还是被拒绝（rejected）。“被标出”指 needs_review 或 rejected；hints 里的提示不改变状态，不算标出。
 标注集（grounding_cases.json）的资料除了发布版，还有 grounding_documents.json 里的其他领域。
 留出集（grounding_holdout.json）是另外几个领域（每轮盲测留下的），由没看过规则的人按聊天模型的写法写，只量、不拿来改规则。
+结果量好记在 checks/measured.json 里（kit_helpers.Measured）：代码和量的时候一样就直接用，不一样就真的量。
 不联网，不需要密钥。
 """
 import contextlib
 import functools
+import hashlib
 import io
 import json
 import sys
@@ -23,7 +27,7 @@ from collections import defaultdict
 from pathlib import Path
 from unittest import mock
 
-from kit_helpers import SHIPPED_DOCUMENTS, MeasuredOnce, parse_tool_options, run_tool
+from kit_helpers import MEASURED, SHIPPED_DOCUMENTS, Measured, code_fingerprint, parse_tool_options, run_tool
 
 import retrieval_qa
 
@@ -80,12 +84,11 @@ def load_holdout():
 
 
 class Result:
-    """一条回答的结果：标注（case）、程序的判定（status）、problems、hints，以及每条规则找到的问题（findings：
-    [(规则名, 问题)]；硬规则先拒绝了、草稿太长或是 missing 时为 None：这时出处核对没有逐句进行）。"""
+    """一条回答的结果：标注（case）、程序的判定（status）、每条规则在哪种对上找到了问题（findings：[[规则名, 依据是不是猜的]]；
+    硬规则先拒绝了、草稿太长或是 missing 时为 None：这时出处核对没有逐句进行），--details 时还有 problems 和 hints。"""
 
-    def __init__(self, case, output, findings):
-        self.case, self.status, self.findings = case, output["status"], findings
-        self.problems, self.hints = output.get("problems", []), output.get("hints", [])
+    def __init__(self, case, status, findings, problems=(), hints=()):
+        self.case, self.status, self.findings, self.problems, self.hints = case, status, findings, problems, hints
 
     @property
     def faithful(self):
@@ -95,7 +98,7 @@ class Result:
         """只用 rules 这几条规则（按它们在规则表里的 level）时，这条回答会是什么状态。"""
         if self.findings is None:
             return self.status
-        levels = {rule.guessed_level if guessed else rule.level for rule in rules for name, _, guessed in self.findings if name == rule.name}
+        levels = {rule.guessed_level if guessed else rule.level for rule in rules for name, guessed in self.findings if name == rule.name}
         return "rejected" if "rejected" in levels else "needs_review" if "needs_review" in levels else "draft"
 
 
@@ -110,27 +113,27 @@ def run_case(case, directory, document_sets):
     return json.loads(out.getvalue())
 
 
-def evaluate(cases=None, document_sets=None, timings=None, core=False):
-    """返回 [Result]。默认量标注集。给了 timings（字典）时，累计每条规则花的秒数（这时每条都真的量）。
-    core=True：出处核对只用第 04 课的核心（core_only），量选读多抓到多少、多误标多少。
-    跑检查时，量过的回答记在这次运行的临时目录里，几组检查和课文里的命令共用（kit_helpers.MeasuredOnce）。"""
+def evaluate(cases=None, document_sets=None, timings=None, core=False, details=False):
+    """返回 [Result]。默认量标注集。给了 timings（字典）时，累计每条规则花的秒数；details=True 时连 problems、hints 也要：
+    这两种都每条真的量，别的先看 checks/measured.json 里有没有记下的（kit_helpers.Measured）。
+    core=True：出处核对只用第 04 课的核心（core_only），量选读多抓到多少、多误标多少。"""
     if cases is None:
         cases, document_sets = load_cases(), json.loads(DOCUMENT_SETS.read_text(encoding="utf-8-sig"))
-    measured = MeasuredOnce("grounding-core" if core else "grounding", KIT_SCRIPTS + [Path(__file__)], enabled=timings is None)
-    # 每份资料的指纹只算一次：回答的键由问题、回答和它用的那份资料的指纹组成
-    documents = {name: MeasuredOnce.key(value) for name, value in (document_sets or {}).items()}
-    documents[None] = MeasuredOnce.key(SHIPPED_DOCUMENTS.read_text(encoding="utf-8-sig"))
+    texts = {name: json.dumps(value, ensure_ascii=False, sort_keys=True) for name, value in (document_sets or {}).items()}
+    texts[None] = SHIPPED_DOCUMENTS.read_text(encoding="utf-8-sig")
+    documents = {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in texts.items()}   # 每份资料的指纹只算一次
     seen = []
     original = retrieval_qa.grounding_findings
 
     def recording(*args, **kwargs):   # 记下每条规则找到了什么：规则表的实测数字就从这里来
         findings = original(*args, **kwargs)
-        seen.append([(rule.name, problem, guessed) for rule, problem, guessed in findings])
+        seen.append([list(pair) for pair in dict.fromkeys((rule.name, guessed) for rule, _, guessed in findings)])
         return findings
 
-    def measure(case):   # 真的走一遍 --check-draft：(输出, 每条规则找到的问题)
+    def measure(case):   # 真的走一遍 --check-draft：[状态, 每条规则找到的问题]（details 时再加 problems、hints）
         seen.clear()
-        return [run_case(case, directory, document_sets), seen[0] if seen else None]
+        output = run_case(case, directory, document_sets)
+        return [output["status"], seen[0] if seen else None] + ([output["problems"], output["hints"]] if details else [])
 
     timed = [mock.patch.object(rule, "find", timer(rule.find, rule.name, timings)) for rule in retrieval_qa.RULES] \
         if timings is not None else []
@@ -144,10 +147,12 @@ def evaluate(cases=None, document_sets=None, timings=None, core=False):
             stack.enter_context(patch)
         if core:   # 核心自己的 check_grounding 调用它自己的 grounding_findings：这时不记每条规则找到了什么
             stack.enter_context(mock.patch.object(retrieval_qa, "check_grounding", core_only()["check_grounding"]))
-        # 决定结果的全部输入：问题、回答、资料（代码由 MeasuredOnce 的文件名管）
-        known = measured.results(cases, lambda case: [case["question"], case["answer"], documents[case.get("documents")]], measure)
-    return [Result(case, output, None if findings is None else [tuple(item) for item in findings])
-            for case, (output, findings) in zip(cases, known)]
+        if timings is not None or details:
+            known = [measure(case) for case in cases]
+        else:   # 决定结果的全部输入：问题、回答、资料（代码由 checks/measured.json 里的指纹管）
+            known = Measured("grounding-core" if core else "grounding").results(
+                cases, lambda case: [case["question"], case["answer"], documents[case.get("documents")]], measure)
+    return [Result(case, *values) for case, values in zip(cases, known)]
 
 
 @functools.lru_cache(maxsize=None)
@@ -228,7 +233,7 @@ def detail_lines(results):
 def rule_figures(results, rule, guessed=False):
     """一条规则在一组结果上的实测：(标出的错误回答, 误标的如实回答, 只有它标出的错误回答)。guessed：只算它在猜的对上找到的
     （没写依据的回答、依据没盖住的话），不然只算 evidence 给的对上找到的。"""
-    fired = [r for r in results if r.findings and any(name == rule.name and g == guessed for name, _, g in r.findings)]
+    fired = [r for r in results if r.findings and [rule.name, guessed] in r.findings]
     others = [other for other in retrieval_qa.RULES if other is not rule]
     caught = [r for r in fired if not r.faithful and r.case["expected"] in FLAGGED]
     alone = [r for r in caught if r.status_with(others) not in FLAGGED]
@@ -308,9 +313,51 @@ def holdout_report(results, details=False):
     return "\n".join(lines)
 
 
+def measure_everything():
+    """真的量一遍检查和课文命令要的全部结果：标注集、留出集，带依据的回答只用核心、去掉依据各一次，第 07 课的几样。
+    返回 {种类: {键: 结果}}（kit_helpers.Measured.saving）。"""
+    import web_eval
+    Measured.saving = {}
+    try:
+        evaluate()
+        evaluate(*load_holdout())
+        for cases, documents in evidence_sets():
+            evaluate(cases, documents, core=True)
+            evaluate(without_evidence(cases), documents)
+        web_eval.measure_everything()
+        return Measured.saving
+    finally:
+        Measured.saving = None
+
+
+def save_or_verify(save):
+    """--save：把 measure_everything 量到的连同代码的指纹写进 checks/measured.json。--verify：和文件里记下的逐项比，
+    说出不同的、没记下的有多少（退出码 1），都一样时退出码 0。"""
+    fresh = measure_everything()
+    count = sum(map(len, fresh.values()))
+    if save:
+        kinds = [f'{json.dumps(kind)}: {{\n' + ",\n".join(f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}" for key, value in sorted(known.items()))
+                 + "}" for kind, known in sorted(fresh.items())]   # 一项一行：重新量以后 git diff 看得出哪几项变了
+        MEASURED.write_text(f'{{"fingerprint": "{code_fingerprint()}",\n' + ",\n".join(kinds) + "}\n", encoding="utf-8")
+        print(f"量了 {count} 项，写进了 checks/{MEASURED.name}（代码的指纹 {code_fingerprint()}）：把它和改过的代码一起提交。")
+        return 0
+    try:
+        kept = json.loads(MEASURED.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        print(f"读不了 checks/{MEASURED.name}（{error}）：运行 python3 checks/grounding_eval.py --save")
+        return 1
+    stale = kept.get("fingerprint") != code_fingerprint()
+    unlike = [(kind, key) for kind, known in fresh.items() for key, value in known.items() if kept.get(kind, {}).get(key) != value]
+    print(f"真的量了 {count} 项，和 checks/{MEASURED.name} 记下的不同或没记下的有 {len(unlike)} 项" +
+          ("；文件是另一份代码量的" if stale else "") + ("" if not (unlike or stale) else "：运行 python3 checks/grounding_eval.py --save"))
+    return 1 if unlike or stale else 0
+
+
 def main(argv):
-    options = parse_tool_options(argv, "用法：python3 checks/grounding_eval.py [--rules | --holdout | --evidence] [--details]",
-                                 __doc__, flags=("--details", "--holdout", "--rules", "--evidence"))
+    options = parse_tool_options(argv, "用法：python3 checks/grounding_eval.py [--rules | --holdout | --evidence | --save | --verify] [--details]",
+                                 __doc__, flags=("--details", "--holdout", "--rules", "--evidence", "--save", "--verify"))
+    if options["--save"] or options["--verify"]:
+        return save_or_verify(options["--save"])
     if options["--evidence"]:
         pairs = [(evaluate(cases, documents), evaluate(cases, documents, core=True), evaluate(without_evidence(cases), documents))
                  for cases, documents in evidence_sets()]
@@ -326,11 +373,11 @@ def main(argv):
     if options["--holdout"]:
         cases, documents = load_holdout()
         print(f"留出集：checks/{HOLDOUT.name}（{len(documents)} 个领域，{len(cases)} 份回答）")
-        print(holdout_report(evaluate(cases, documents), details=options["--details"]))
+        print(holdout_report(evaluate(cases, documents, details=options["--details"]), details=options["--details"]))
         return 0
     # 标注是照着发布版资料写的，所以总在它的副本上量：量的是检查本身，和你改没改资料无关
     print(f"资料：checks/{SHIPPED_DOCUMENTS.name}（发布版的副本）和 checks/{DOCUMENT_SETS.name}；标注：checks/{CASES.name}")
-    print(report(evaluate(), details=options["--details"]))
+    print(report(evaluate(details=options["--details"]), details=options["--details"]))
     return 0
 
 

@@ -12,7 +12,6 @@ import atexit   # noqa: E402  （版本检查要在最前面）
 import contextlib   # noqa: E402
 import functools   # noqa: E402
 import hashlib   # noqa: E402
-import importlib.machinery   # noqa: E402
 import importlib.util   # noqa: E402
 import json   # noqa: E402
 import os   # noqa: E402
@@ -49,7 +48,7 @@ SHIPPED_FILES = KIT_FILES + [".ci/run", ".gitattributes", ".gitignore", "LICENSE
         "test_lesson_text.py", "test_lessons.py", "test_loader.py", "test_markdown.py", "test_model.py", "test_retrieval.py",
         "test_safety.py", "test_servers.py", "test_tools.py", "test_untrusted.py", "test_web.py",
         "answer_spans.json", "dedupe_pairs.json", "eval_questions.json", "fixture_documents.json", "grounding_cases.json",
-        "grounding_documents.json", "grounding_holdout.json", "shipped_documents.json", "web_answers.json", "web_pages.json",
+        "grounding_documents.json", "grounding_holdout.json", "measured.json", "shipped_documents.json", "web_answers.json", "web_pages.json",
         "web_questions.json")]
 
 # 子进程也用同一个 Python、同样的 -W 设置（例如 -W error），再加一个 -S（不加载 site）：套件只用标准库，
@@ -163,15 +162,6 @@ RUN_PREFIX = "kit-checks-run-"   # 这次运行的临时目录的名字开头
 STALE_AFTER = 3600
 
 
-def system_temp_dir():
-    """系统的临时目录；一个能写的都找不到时（多半是磁盘满了）是 None。导入这个模块时就要用到它：不能在这里就抛出
-    traceback，run_dir 建这次运行的目录时再用一句中文说清（run_checks.main）。"""
-    try:
-        return tempfile.gettempdir()
-    except OSError:
-        return None
-
-
 def scratch_parent():
     """这次运行的临时目录建在哪个文件夹里；None 是系统默认的临时目录。
     检查要建、删几千个小文件。Linux 上用户没指定临时目录（TMPDIR、TEMP、TMP 都没设），内存里的 /dev/shm 又能写、
@@ -210,10 +200,9 @@ def room_warning(folder):
 
 
 def run_dir():
-    """这一次跑检查共用的临时目录：测量的锁（MeasuredOnce.turn）；有它就说明是在跑检查（MeasuredOnce 才共用结果）。
-    建在哪里见 scratch_parent。run_checks.py 建好一个，经 KIT_CHECK_RUN_DIR 交给各组检查；没有时自己建一个，也放进环境变量（本进程里运行的
-    脚本和子进程都用它），谁建的谁在退出时删除。建的时候还定下：KIT_CHECK_KIT（哪份套件）、KIT_CHECK_KEPT（记下的
-    测量结果在哪，按真正的临时目录算）、TMPDIR（换成这个目录里的 tmp/：这次运行里写的临时文件跑完一起删）。"""
+    """这一次跑检查共用的临时目录；有它就说明是在跑检查。建在哪里见 scratch_parent。run_checks.py 建好一个，
+    经 KIT_CHECK_RUN_DIR 交给各组检查；没有时自己建一个，也放进环境变量（本进程里运行的脚本和子进程都用它），
+    谁建的谁在退出时删除。建的时候还把 TMPDIR 换成这个目录里的 tmp/：这次运行里写的临时文件跑完一起删。"""
     if not _run_dir:
         shared = os.environ.get("KIT_CHECK_RUN_DIR", "")
         if shared and os.path.isdir(shared):
@@ -228,204 +217,63 @@ def run_dir():
                 _run_dir.append(tempfile.mkdtemp(prefix=RUN_PREFIX))
             atexit.register(shutil.rmtree, _run_dir[0], True)
             os.environ["KIT_CHECK_RUN_DIR"] = _run_dir[0]
-            os.environ["KIT_CHECK_KIT"] = str(ROOT)   # 这次跑的是哪份套件（MeasuredOnce 的指纹里有它）
-            os.environ["KIT_CHECK_KEPT"] = str(MeasuredOnce.KEPT)   # 记下的测量结果在真正的临时目录里，下一次还找得到
             # 检查和套件在这次运行里写的临时文件（第 07 课的搜索缓存、各组的临时副本）都放进这个目录，跑完一起删掉
             os.makedirs(os.path.join(_run_dir[0], "tmp"))
             os.environ["TMPDIR"] = os.path.join(_run_dir[0], "tmp")
     return _run_dir[0]
 
 
-class MeasuredOnce:
-    """同样的输入只量一次：几组检查（各在一个子进程里）和课文里的命令（grounding_eval.py、web_eval.py）要的是同一批
-    结果，下一次跑检查时多半也还是这一批。
-    - 量过的按输入的内容记在系统临时目录里这个用户自己的文件夹里（KEPT；删掉它就全部重新量；跑检查时由 run_dir
-      经 KIT_CHECK_KEPT 传下去）。不记在套件里：交上来的副本带不进伪造的结果。
-    - 文件名里是代码的指纹（见 code_fingerprint）：代码改了一个字、换了 Python、换了一份套件，就是另一个文件，全部重新量。
-    - 文件的第一行是其余内容的 SHA-256：写坏了、被改过的都不用。
-    只在跑检查时（有 KIT_CHECK_RUN_DIR）这样；学生自己运行 grounding_eval.py 时每次都真的量。"""
-    KEPT = Path(os.environ.get("KIT_CHECK_KEPT") or Path(system_temp_dir() or os.devnull) /   # 没有临时目录：一个建不起来的路径
-                f"kit-checks-measured-{os.getuid() if hasattr(os, 'getuid') else os.environ.get('USERNAME', '')}")
-    KEEP = 8   # 每种测量留最新的几份（改代码、换 Python 来回跑时不必重新量），更旧的删掉
-    PATIENCE = 60   # 秒：等别的组量完最多等多久（平常量一遍只要几秒；等这么久，多半是量的那一组崩了）
-    parsed = {}   # 这个进程读过的文件：{路径: ((文件号, 大小, 修改时间), 内容)}，见 read
+# 量出来的结果提交在这个文件里（Measured）；决定结果的代码：改了其中一个字节，记下的就作废
+MEASURED = CHECKS_DIR / "measured.json"
+MEASURING_CODE = [ROOT / name for name in KIT_FILES[:3]] + [CHECKS_DIR / name for name in (
+    "grounding_eval.py", "web_eval.py", "stand_in_search.py", "web_pages.json")]
 
-    def __init__(self, name, code_files, enabled=True):
-        run = os.environ.get("KIT_CHECK_RUN_DIR", "")
-        self.name, self.path, self.code_files = name, None, code_files
-        try:
-            fingerprint = code_fingerprint(code_files) if enabled and run and os.path.isdir(run) else None
-        except OSError:   # 有个文件读不了：不知道代码是什么，就不共用，真的量
-            fingerprint = None
-        if fingerprint:
-            folder = self.KEPT if own_folder(self.KEPT) else Path(run)   # 用不了（别人的、别人也能写）：只在这次运行里共用
-            self.path = folder / f"{name}-{fingerprint}.json"
-            self.lock = Path(run) / f"{self.path.stem}.lock"   # 锁在这次运行的临时目录里：中途被打断也不会留下来
-        self.known, self.new = self.read(), {}
+
+def code_fingerprint():
+    """MEASURING_CODE 每一个字节的 SHA-256（前 16 个十六进制字符）。"""
+    digest = hashlib.sha256()
+    for path in MEASURING_CODE:
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=None)
+def committed_results():
+    """checks/measured.json 里记下的 {种类: {键: 结果}}；它量的不是现在这份代码（指纹不同）、读不了时是空的。
+    同一个进程里新量的也记进这里（Measured.results），一组检查要两次同样的结果只量一次。"""
+    try:
+        saved = json.loads(MEASURED.read_text(encoding="utf-8"))
+        fresh = isinstance(saved, dict) and saved.get("fingerprint") == code_fingerprint()
+    except (OSError, ValueError):
+        fresh = False
+    return {kind: dict(known) for kind, known in saved.items() if kind != "fingerprint"} if fresh else {}
+
+
+class Measured:
+    """量具的结果（标注集上出处核对的判定、第 07 课的几样），维护者量好、提交在 checks/measured.json 里：
+    改了套件或量具的代码（MEASURING_CODE）以后运行 python3 checks/grounding_eval.py --save，把它一起提交。
+    文件里记着代码的指纹：和现在的代码相同，就直接用记下的结果；不同（改了代码还没重新量）就每项都真的量，结果照样对，
+    只是慢，而 test_grounding 的 MeasuredFileTest 会失败、说出该运行的命令。检查还抽一部分真的量、和记下的比，
+    CI 用 --verify 全部重量一遍：记下的结果和真的量出来的不同，检查就失败。
+    saving 不是 None 时（--save、--verify）不用记下的，每项都真的量，量到的按种类、键记进 saving。"""
+    saving = None
+
+    def __init__(self, kind):
+        self.kind = kind
+        self.known = {} if self.saving is not None else committed_results().setdefault(kind, {})
 
     def results(self, items, content_of, measure):
-        """items 每一项的结果：content_of(项) 是决定结果的全部输入（JSON 能表示的值），量过的直接拿，
-        没量过的调用 measure(项) 量一次、记下来。几组同时要时一组量、别的等（见 turn）。"""
-        keys = [self.key(content_of(item)) for item in items]   # 每项的键只算一次
-        with self.turn(keys):
-            results = []
-            for item, key in zip(items, keys):
-                result = self.known.get(key) if self.path else None
-                if result is None:
-                    result = measure(item)
-                    if self.path:
-                        self.known[key] = self.new[key] = result
-                results.append(result)
-            self.save()
+        """items 每一项的结果：content_of(项) 是决定结果的全部输入（JSON 能表示的值），measure(项) 真的量一次；
+        结果要是 JSON 能原样表示的值（列表而不是元组），记下的和新量的才比得了。"""
+        results = []
+        for item in items:
+            key = hashlib.sha256(json.dumps(content_of(item), ensure_ascii=False, sort_keys=True).encode("utf-8")).hexdigest()[:16]
+            if key not in self.known:
+                self.known[key] = measure(item)
+            if self.saving is not None:
+                self.saving.setdefault(self.kind, {})[key] = self.known[key]
+            results.append(self.known[key])
         return results
-
-    def read(self):
-        """文件里记着的 {键: 结果}。还没有、读的那一刻正被别的组换掉（Windows 上会这样）、写坏了、被改过（第一行的
-        SHA-256 对不上）时是空的：大不了再量一遍。同一个进程里文件没换过（文件号、大小、修改时间都一样）就用上次读到的：
-        一组检查、一条课文命令要好几批结果，3.4 MB 的文件不必每批都重新解析一遍（整套检查里原来要读 19 遍）。"""
-        try:
-            info = self.path.stat() if self.path else None
-            if info is None or not stat.S_ISREG(info.st_mode):
-                return {}
-            version = (info.st_ino, info.st_size, info.st_mtime_ns)
-            if self.parsed.get(self.path, (None, None))[0] != version:
-                digest, _, body = self.path.read_bytes().partition(b"\n")
-                known = json.loads(body) if digest == hashlib.sha256(body).hexdigest().encode("ascii") else {}
-                self.parsed[self.path] = (version, known if isinstance(known, dict) else {})
-        except (OSError, ValueError, RecursionError):
-            return {}
-        return dict(self.parsed[self.path][1])
-
-    @staticmethod
-    def key(content):
-        return hashlib.sha256(json.dumps(content, ensure_ascii=False, sort_keys=True).encode("utf-8")).hexdigest()
-
-    def get(self, content):
-        """记住的结果（JSON 能表示的值）；没量过时是 None。"""
-        return self.known.get(self.key(content)) if self.path else None
-
-    def remember(self, content, value):
-        if self.path:
-            self.new[self.key(content)] = value
-
-    @contextlib.contextmanager
-    def turn(self, keys):
-        """几组检查同时要量同一批（keys 是它们的键，见 key）时，一组量，别的等它量完、写好再读（等的时候不占 CPU）。
-        等了一分钟还没轮到（量的那一组崩了；平常量一遍只要几秒），就自己量。"""
-        if self.path is None or all(key in self.known for key in keys):
-            yield
-            return
-        lock, deadline = self.lock, time.monotonic() + self.PATIENCE
-        while True:
-            try:
-                os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-                break
-            except FileExistsError:
-                if time.monotonic() > deadline:   # 等得太久：锁是崩了、被杀了的那一组留下的，拿过来，后面的组就不必再等
-                    try:
-                        os.remove(lock)
-                        deadline = time.monotonic() + self.PATIENCE
-                        continue
-                    except OSError:   # 删不掉：自己量，不用锁
-                        lock = None
-                        break
-                time.sleep(0.02)
-        try:
-            self.known = self.read()   # 等的时候别人可能已经量好了
-            yield
-        finally:
-            if lock:
-                with contextlib.suppress(OSError):   # 别的组等太久，已经把它拿走了
-                    os.remove(lock)
-
-    def save(self):
-        """先读回文件里已有的，合在一起，写到临时文件再换过去：别的组同时在写也不会写坏。写不了（盘满了、文件夹只读）
-        就不记：这次的结果照样用，下次再量。量的代码用的是伪造的字节码（见 forged_code_file）时也不记。"""
-        if self.path and self.new and forged_code_file(self.code_files) is None:
-            known = self.read()
-            known.update(self.new)
-            body = json.dumps(known, ensure_ascii=False).encode("utf-8")
-            temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}")
-            try:
-                temporary.write_bytes(hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body)
-                os.replace(temporary, self.path)
-            except OSError:   # 也包括 Windows 上别的组正开着这个文件
-                with contextlib.suppress(OSError):
-                    temporary.unlink()
-                return
-            kept = sorted(self.path.parent.glob(f"{self.name}-*.json"), key=changed_at)
-            for path in kept[:-self.KEEP]:
-                with contextlib.suppress(OSError):   # 别的组刚删过
-                    path.unlink()
-
-
-def forged_code_file(code_files):
-    """code_files 里哪个 .py 的 __pycache__ 里有 Python 会拿来用（python_would_use）、却不是这份源代码编出来的字节码：
-    返回它的路径，都没有时是 None。指纹只算源代码，这样量出来的结果不能记下：否则删掉伪造的字节码以后，记下的假结果
-    还在，之后每次跑检查都错（红队试过：5 项）。要编译一遍源代码来比，约 40 ms，只在真的量了、要记下来时才做。
-    grade.py 查学生副本里的字节码用的是同一条规则（它在子进程里比：那是学生给的数据；这里是套件自己刚导入过的）。"""
-    import marshal
-    for path in map(str, code_files):
-        if not path.endswith(".py"):
-            continue
-        try:
-            data = Path(importlib.util.cache_from_source(path)).read_bytes()
-            used = data[:4] == importlib.util.MAGIC_NUMBER and python_would_use(data[:16], Path(path))
-            source = Path(path).read_bytes() if used else None
-        except (OSError, ValueError, NotImplementedError):   # 没有字节码（或这个 Python 不写）：用的就是源代码
-            continue
-        if not used:
-            continue
-        try:
-            same = marshal.loads(data[16:]) == compile(source, path, "exec", dont_inherit=True)
-        except Exception:   # 读不出来、编译不了：当作对不上
-            same = False
-        if not same:
-            return path
-    return None
-
-
-def code_fingerprint(code_files):
-    """决定测量结果的代码的指纹（16 个十六进制字符）。算进去的有：
-    - Python 的版本和警告设置（-W error 下可能抛出的，默认设置下不会）；
-    - 跑这次检查的是哪份套件（KIT_CHECK_KIT，run_dir 记下的；课文执行器的临时副本算它的）：几份副本各量各的，
-      一份副本的字节码被人伪造过，也带不坏别的副本；
-    - code_files（测量导入的套件代码和用到的数据）的每一个字节；
-    - 套件根目录和 checks/ 里能被导入的文件（.py、没有源代码的 .pyc、扩展模块）有哪些：加了、删了一个都重新量；
-      和标准库同名的（学生加的 unicodedata.py 会先于标准库被导入）连内容也算进去。
-    只改了别的检查文件（test_*.py、工具）不必重新量：测量不导入它们。"""
-    fingerprint = hashlib.sha256(json.dumps([sys.version, sys.warnoptions, os.environ.get("KIT_CHECK_KIT", str(ROOT))]).encode("utf-8"))
-    importable = tuple(importlib.machinery.all_suffixes())
-    for folder in (ROOT, CHECKS_DIR):
-        for path in sorted(folder.iterdir()) if folder.is_dir() else []:
-            if path.name.endswith(importable) and path.is_file():
-                fingerprint.update(path.name.encode("utf-8") + b"\0")
-                if path.name.split(".")[0] in sys.stdlib_module_names:
-                    fingerprint.update(path.read_bytes())
-    for path in code_files:
-        fingerprint.update(Path(path).read_bytes())
-    return fingerprint.hexdigest()[:16]
-
-
-def own_folder(folder):
-    """folder 建得起来，而且只有自己能写（类 Unix 系统上：是自己的文件夹，不是链接，同组和别人都不能写）。
-    系统临时目录是大家共用的：别人先建了同名的文件夹、往里放了“量过的结果”，就不能信。"""
-    try:
-        folder.mkdir(mode=0o700, exist_ok=True)
-        info = folder.lstat()
-    except OSError:
-        return False
-    if not hasattr(os, "getuid"):   # Windows：临时目录本来就是每个用户自己的
-        return folder.is_dir()
-    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o022
-
-
-def changed_at(path):
-    """文件的修改时间；刚被别人删掉的算最旧。"""
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0
 
 
 def has_terminal():
@@ -459,7 +307,7 @@ def clean_env(**extra):
 ON_SHIPPED = ["--documents", str(SHIPPED_DOCUMENTS)]
 
 
-# KIT_CHECK_PROCESSES=1：每次都开真的子进程（CI 用这种方式多跑一遍：进程内运行省下的只是启动，不能少查什么）
+# KIT_CHECK_PROCESSES=1：每次都开真的子进程（进程内运行省下的只是启动，不能少查什么：想确认时这样跑一遍）
 ALL_IN_PROCESSES = os.environ.get("KIT_CHECK_PROCESSES") == "1"
 
 

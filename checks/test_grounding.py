@@ -9,7 +9,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from kit_helpers import ON_SHIPPED, ROOT, SHIPPED_DOCUMENTS, assert_same_in_a_process, run_kit, run_main, write_temp
+from kit_helpers import MEASURED, ON_SHIPPED, ROOT, SHIPPED_DOCUMENTS, Measured, assert_same_in_a_process, code_fingerprint, run_kit, run_main, write_temp
 import bench
 import grounding_eval
 from grounding_eval import (DOCUMENT_SETS, FLAGGED, catch_rate, errors_caught, evaluate, faithful_flagged, holdout_figures,
@@ -499,6 +499,32 @@ def measured():
     """(标注集的结果, 留出集的结果)：几组检查共用，只量一次。"""
     cases, documents = load_holdout()
     return evaluate(), evaluate(cases, documents)
+
+
+class MeasuredFileTest(unittest.TestCase):
+    """checks/measured.json：下面几组检查、课文里的量具命令用的结果。它是这份代码量出来的，抽出来真的量一遍也一样。"""
+
+    def test_the_committed_results_were_measured_on_this_code(self):
+        saved = json.loads(MEASURED.read_text(encoding="utf-8")).get("fingerprint")
+        self.assertEqual(saved, code_fingerprint(), "代码改过了，记下的结果是旧代码的：运行 python3 checks/grounding_eval.py --save，"
+                                                    "把 checks/measured.json 一起提交")
+
+    def test_a_sample_measured_again_gives_the_committed_results(self):
+        import web_eval
+        saved = json.loads(MEASURED.read_text(encoding="utf-8"))
+        (with_evidence, documents), _ = grounding_eval.evidence_sets()
+        holdout, holdout_documents = load_holdout()
+        with mock.patch.object(Measured, "saving", {}):   # 每项都真的量，记进 saving
+            evaluate(load_cases()[::50], documents)
+            evaluate(holdout[::50], holdout_documents)
+            evaluate(with_evidence[::25], documents, core=True)
+            web_eval.judge_answers(json.loads(web_eval.ANSWERS.read_text(encoding="utf-8"))[::10])
+            fresh = Measured.saving
+        self.assertEqual(set(fresh), {"grounding", "grounding-core", "web-answers"})
+        for kind, known in fresh.items():
+            for key, value in known.items():
+                with self.subTest(kind=kind, key=key):
+                    self.assertEqual(saved[kind].get(key), value)
 
 
 class LabelledSetTest(unittest.TestCase):

@@ -1,21 +1,22 @@
-"""issue 27 的几样东西：checks/in_process.py 在检查的进程里运行脚本（看到的和新进程一样，运行完什么也不留下）；
-kit_helpers.MeasuredOnce 让一次运行里同样的测量只做一次；KitCopy 的副本用完改回原样再给下一个检查；
+"""检查的机器：checks/in_process.py 在检查的进程里运行脚本（看到的和新进程一样，运行完什么也不留下）；
+kit_helpers.Measured 用 checks/measured.json 里记下的结果；KitCopy 的副本用完改回原样再给下一个检查；
 run_checks.py 的子进程按队列领模块。"""
 import hashlib
+import json
 import os
 import shutil
 import stat
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import unittest
 from pathlib import Path
 from unittest import mock
 
 from in_process import run_script
-from kit_helpers import KIT_FILES, KIT_PYTHON, ROOT, KitCopy, MeasuredOnce, clean_env, needs_symlinks, shipped_source, snapshot, write_temp
+import kit_helpers
+from kit_helpers import KIT_FILES, KIT_PYTHON, ROOT, KitCopy, clean_env, needs_symlinks, shipped_source, snapshot, write_temp
 
 # 一个会做各种事的小脚本：stdout 和 stderr 交替写、读 stdin、看环境变量和当前文件夹、改全局状态、按参数退出
 SCRIPT = r'''
@@ -131,210 +132,65 @@ def from_deep_in_the_stack(frames, action):
     return action() if frames == 0 else from_deep_in_the_stack(frames - 1, action)
 
 
-class MeasuredOnceTest(unittest.TestCase):
+class MeasuredTest(unittest.TestCase):
+    """kit_helpers.Measured：checks/measured.json 里记下的结果只给量它的那份代码用；同一个进程里同样的只量一次。"""
+
     def setUp(self):
         directory = tempfile.TemporaryDirectory()
         self.addCleanup(directory.cleanup)
         self.folder = Path(directory.name)
         self.code = write_temp(self.folder, "rule.py", "THRESHOLD = 1\n")
-        for patcher in (mock.patch.dict(os.environ, {"KIT_CHECK_RUN_DIR": str(self.folder / "run")}),
-                        mock.patch.object(MeasuredOnce, "KEPT", self.folder / "kept")):
+        for patcher in (mock.patch.object(kit_helpers, "MEASURED", self.folder / "measured.json"),
+                        mock.patch.object(kit_helpers, "MEASURING_CODE", [self.code])):
             patcher.start()
             self.addCleanup(patcher.stop)
-        (self.folder / "run").mkdir()
+        kit_helpers.committed_results.cache_clear()
+        self.addCleanup(kit_helpers.committed_results.cache_clear)
+        self.measured = []
 
-    def another_run(self, name):
-        """下一次跑检查：另一个临时目录。"""
-        (self.folder / name).mkdir()
-        return mock.patch.dict(os.environ, {"KIT_CHECK_RUN_DIR": str(self.folder / name)})
+    def measure(self, item):
+        self.measured.append(item)
+        return [item, "真的量了"]
 
-    def test_kept_for_the_next_run_and_measured_again_when_code_python_or_warnings_change(self):
-        first = MeasuredOnce("demo", [self.code])
-        with first.turn([first.key(["问题", 1])]):
-            self.assertIsNone(first.get(["问题", 1]))
-            first.remember(["问题", 1], {"status": "draft"})
-            first.save()
-        self.assertEqual(MeasuredOnce("demo", [self.code]).get(["问题", 1]), {"status": "draft"})   # 另一组、另一个进程读得到
-        with self.another_run("next"):
-            self.assertEqual(MeasuredOnce("demo", [self.code]).get(["问题", 1]), {"status": "draft"})   # 下一次跑检查也读得到
-        self.assertIsNone(MeasuredOnce("demo", [self.code]).get(["问题", 2]))   # 输入不同：重新量
-        with mock.patch.object(sys, "warnoptions", sys.warnoptions + ["default"]):
-            self.assertIsNone(MeasuredOnce("demo", [self.code]).get(["问题", 1]))   # 换了警告设置（例如加了 -W error）：重新量
-        with mock.patch.object(sys, "version", sys.version + " 另一个"):
-            self.assertIsNone(MeasuredOnce("demo", [self.code]).get(["问题", 1]))   # 换了 Python：重新量
-        self.code.write_text("THRESHOLD = 2\n", encoding="utf-8")
-        self.assertIsNone(MeasuredOnce("demo", [self.code]).get(["问题", 1]))   # 代码改了一个字：全部重新量
-        with mock.patch.dict(os.environ, {"KIT_CHECK_RUN_DIR": ""}):   # 学生自己运行工具：每次都真的量，什么也不记
-            alone = MeasuredOnce("demo", [self.code])
-            alone.remember(["问题", 1], 1)
-            alone.save()
-            self.assertIsNone(MeasuredOnce("demo", [self.code]).get(["问题", 1]))
+    def commit(self, fingerprint, value):
+        key = hashlib.sha256(json.dumps(["问题", 1], ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
+        kit_helpers.MEASURED.write_text(json.dumps({"fingerprint": fingerprint, "demo": {key: value}}), encoding="utf-8")
+        kit_helpers.committed_results.cache_clear()
 
-    def test_results_measured_by_forged_bytecode_are_not_kept(self):
-        """红队：伪造的字节码量出的结果记下来，删掉字节码以后还在，之后每次都错。现在只在这次运行里用，不记；
-        Python 自己写的字节码不妨碍记下。"""
-        import importlib.util
-        import py_compile
-        from kit_helpers import forge_bytecode
-        pyc = importlib.util.cache_from_source(str(self.code))
-        forge_bytecode(self.code, pyc, ("THRESHOLD = 1", "THRESHOLD = 9"))
-        forged = MeasuredOnce("demo", [self.code])
-        forged.remember(["问题", 1], "伪造的代码量的")
-        forged.save()
-        self.assertFalse(forged.path.exists())
-        self.assertIsNone(MeasuredOnce("demo", [self.code]).get(["问题", 1]))
-        py_compile.compile(str(self.code), cfile=pyc)   # 换成 Python 自己编出来的
-        honest = MeasuredOnce("demo", [self.code])
-        honest.remember(["问题", 1], "真的量过")
-        honest.save()
-        self.assertEqual(MeasuredOnce("demo", [self.code]).get(["问题", 1]), "真的量过")
+    def results(self):
+        return kit_helpers.Measured("demo").results([1], lambda item: ["问题", item], self.measure)
 
-    def test_only_the_newest_few_are_kept_and_a_read_only_kit_keeps_nothing(self):
-        for threshold in range(MeasuredOnce.KEEP + 2):   # 改了好几次代码，每次都量了
-            self.code.write_text(f"THRESHOLD = {threshold}\n", encoding="utf-8")
-            measured = MeasuredOnce("demo", [self.code])
-            measured.remember(["问题", 1], threshold)
-            measured.save()
-            os.utime(measured.path, (threshold, threshold))   # 一份比一份新
-        kept = sorted(path.name for path in (self.folder / "kept").iterdir())
-        self.assertEqual(len(kept), MeasuredOnce.KEEP)
-        self.assertIn(measured.path.name, kept)   # 最新的那份还在
-        self.assertEqual(MeasuredOnce("demo", [self.code]).get(["问题", 1]), MeasuredOnce.KEEP + 1)
-        blocked = write_temp(self.folder, "not-a-folder", "")
-        with mock.patch.object(MeasuredOnce, "KEPT", blocked / "measured"):   # 建不了文件夹：只在这次运行里共用
-            here = MeasuredOnce("demo", [self.code])
-            here.remember(["问题", 1], "这次")
-            here.save()
-            self.assertEqual(MeasuredOnce("demo", [self.code]).get(["问题", 1]), "这次")
-            with self.another_run("later"):
-                self.assertIsNone(MeasuredOnce("demo", [self.code]).get(["问题", 1]))
+    def test_committed_results_are_used_only_for_the_code_they_were_measured_on(self):
+        self.commit(kit_helpers.code_fingerprint(), "记下的")
+        self.assertEqual((self.results(), self.measured), (["记下的"], []))
+        self.code.write_text("THRESHOLD = 2\n", encoding="utf-8")   # 改了一个字：记下的作废，真的量
+        kit_helpers.committed_results.cache_clear()
+        self.assertEqual(self.results(), [[1, "真的量了"]])
+        self.commit("0" * 16, "别的代码量的")
+        self.assertEqual(self.results(), [[1, "真的量了"]])
+        for broken in ("{", "[]", ""):   # 写坏了、不是对象：都当作没记下
+            with self.subTest(broken=broken):
+                kit_helpers.MEASURED.write_text(broken, encoding="utf-8")
+                kit_helpers.committed_results.cache_clear()
+                self.assertEqual(self.results(), [[1, "真的量了"]])
 
-    @unittest.skipIf(sys.platform == "win32", "Windows 的临时目录本来就是每个用户自己的")
-    def test_a_folder_others_can_write_to_is_not_trusted(self):
-        """系统临时目录大家共用：别人能写的文件夹里的“量过的结果”可能是伪造的，不读也不写，只在这次运行里共用。"""
-        kept = self.folder / "kept"
-        first = MeasuredOnce("demo", [self.code])
-        first.remember(["问题", 1], "真的量过")
-        first.save()
-        self.assertEqual(first.path.parent, kept)
-        kept.chmod(0o777)   # 同组和别人也能写了
-        planted = MeasuredOnce("demo", [self.code])
-        self.assertNotEqual(planted.path.parent, kept)
-        self.assertIsNone(planted.get(["问题", 1]))
-        kept.chmod(0o700)
-        self.assertEqual(MeasuredOnce("demo", [self.code]).get(["问题", 1]), "真的量过")
-        real = self.folder / "real"
-        real.mkdir(mode=0o700)
-        shutil.rmtree(kept)
-        kept.symlink_to(real, target_is_directory=True)   # 换成指向别处的链接
-        self.assertNotEqual(MeasuredOnce("demo", [self.code]).path.parent, kept)
+    def test_one_process_measures_the_same_item_once(self):
+        self.assertEqual(self.results() + self.results(), [[1, "真的量了"]] * 2)
+        self.assertEqual(self.measured, [1])
 
-    def test_added_modules_a_standard_module_shadow_and_which_kit_is_running_change_the_fingerprint(self):
-        """红队找到的（issue 27）：只算 code_files 时，套件里加一个 unicodedata.py（和标准库同名，先被导入）结果就变了、
-        指纹却没变；几份副本源代码一样时，一份伪造的字节码还会带坏别的副本。"""
-        import kit_helpers
-        kit = self.folder / "kit"
-        (kit / "checks").mkdir(parents=True)
-        write_temp(kit, "retrieval_qa.py", "RULES = []\n")
-        with mock.patch.object(kit_helpers, "ROOT", kit), mock.patch.object(kit_helpers, "CHECKS_DIR", kit / "checks"):
-            original = kit_helpers.code_fingerprint([self.code])
-            write_temp(kit, "notes.txt", "学生的笔记")   # 不能被导入的文件不算（资料在每一项的键里）
-            self.assertEqual(kit_helpers.code_fingerprint([self.code]), original)
-            write_temp(kit, "retrieval_qa.py", "RULES = [1]\n")   # 不在 code_files 里、测量也不导入的：改了不算
-            self.assertEqual(kit_helpers.code_fingerprint([self.code]), original)
-            seen = {original}
-            for name, content in (("unicodedata.py", "def normalize(form, text):\n    return text\n"),
-                                  ("unicodedata.py", "def normalize(form, text):\n    return text.upper()\n"),
-                                  ("checks/helper.py", "X = 1\n"), ("heapq.pyc", b"\x00" * 16)):
-                with self.subTest(added=name):
-                    write_temp(kit, name, content)
-                    fingerprint = kit_helpers.code_fingerprint([self.code])
-                    self.assertNotIn(fingerprint, seen)
-                    seen.add(fingerprint)
-            with mock.patch.dict(os.environ, {"KIT_CHECK_KIT": str(self.folder / "另一份副本")}):
-                self.assertNotIn(kit_helpers.code_fingerprint([self.code]), seen)
-        unreadable = MeasuredOnce("demo", [self.folder / "没有这个文件.py"])   # 读不了代码：不共用，真的量
-        self.assertIsNone(unreadable.path)
-        self.assertEqual(unreadable.results([1], lambda item: ["问题", item], lambda item: "量了"), ["量了"])
+    def test_saving_measures_everything_again_and_records_it(self):
+        self.commit(kit_helpers.code_fingerprint(), "记下的")
+        with mock.patch.object(kit_helpers.Measured, "saving", {}):
+            self.assertEqual(self.results(), [[1, "真的量了"]])
+            self.assertEqual(list(kit_helpers.Measured.saving["demo"].values()), [[1, "真的量了"]])
 
-    def test_a_damaged_or_edited_file_is_measured_again(self):
-        measured = MeasuredOnce("demo", [self.code])
-        measured.remember(["问题", 1], "量过")
-        measured.save()
-        good = measured.path.read_bytes()
-        self.assertEqual(MeasuredOnce("demo", [self.code]).get(["问题", 1]), "量过")
-
-        def digest_of(body):   # 第一行写对了 SHA-256 的文件
-            return hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body
-
-        for name, content in (("截断", good[:len(good) // 2]), ("不是 JSON", b"\xff\xfe"), ("空的", b""),
-                              ("改过，指纹没跟着改", good.replace("量过".encode("utf-8"), "没量".encode("utf-8"))),
-                              ("指纹对，可不是字典", digest_of(b"[]")), ("指纹对，null", digest_of(b"null")),
-                              ("嵌套十万层", digest_of(b"[" * 100000 + b"]" * 100000))):
-            with self.subTest(name):
-                measured.path.write_bytes(content)
-                again = MeasuredOnce("demo", [self.code])
-                self.assertEqual(again.known, {})
-                self.assertEqual(again.results([1], lambda item: ["问题", item], lambda item: "重新量了"), ["重新量了"])
-
-    def test_a_folder_that_cannot_be_written_keeps_nothing_but_the_run_goes_on(self):
-        measured = MeasuredOnce("demo", [self.code])
-        with mock.patch.object(Path, "write_bytes", side_effect=OSError(28, "No space left on device")):
-            self.assertEqual(measured.results([1], lambda item: ["问题", item], lambda item: "量了"), ["量了"])
-        self.assertEqual(list((self.folder / "kept").iterdir()), [])   # 临时文件也没留下
-        self.assertIsNone(MeasuredOnce("demo", [self.code]).get(["问题", 1]))
-
-    def test_a_lock_left_in_this_run_is_taken_over_once(self):
-        """量的那一组被杀了（内存不够、kill -9）：等够了就把锁拿过来，量完删掉，这次运行后面的组不必再等。"""
-        dead = MeasuredOnce("demo", [self.code])
-        dead.lock.touch()
-        with mock.patch.object(MeasuredOnce, "PATIENCE", 0.1):
-            for attempt in ("第一次", "第二次"):
-                started = time.monotonic()
-                waiting = MeasuredOnce("demo", [self.code])
-                waiting.results([attempt], lambda item: ["问题", item], lambda item: "量了")
-                self.assertLess(time.monotonic() - started, 5)
-                self.assertFalse(waiting.lock.exists(), attempt)
-
-    def test_a_lock_left_by_an_interrupted_run_does_not_hold_up_the_next(self):
-        interrupted = MeasuredOnce("demo", [self.code])
-        interrupted.lock.touch()   # 这次运行量到一半被 Ctrl-C 打断：锁没删
-        with self.another_run("next"):
-            fresh = MeasuredOnce("demo", [self.code])
-            started = time.monotonic()
-            with fresh.turn([fresh.key(["问题", 1])]):
-                pass
-        self.assertLess(time.monotonic() - started, 5)   # 不等那把旧锁（要等就是 60 秒）
-
-    def test_a_second_group_waits_for_the_first_instead_of_measuring_too(self):
-        busy = MeasuredOnce("demo", [self.code])
-        lock = busy.lock
-        lock.touch()   # 另一组正在量
-        entered = []
-
-        def second_group():
-            waiting = MeasuredOnce("demo", [self.code])
-            with waiting.turn([waiting.key(["问题", 1])]):
-                entered.append(waiting.get(["问题", 1]))
-
-        thread = threading.Thread(target=second_group)
-        thread.start()
-        time.sleep(0.1)
-        self.assertEqual(entered, [])   # 还在等
-        busy.remember(["问题", 1], "量好了")
-        busy.save()
-        lock.unlink()   # 第一组量完了
-        thread.join(10)
-        self.assertEqual(entered, ["量好了"])   # 轮到它时读到别人量好的，不再自己量
-
-    def test_grounding_eval_measures_each_answer_once_per_run(self):
+    def test_grounding_eval_measures_each_answer_once_per_process(self):
         import grounding_eval
         cases = grounding_eval.load_cases()[:5]
         first = grounding_eval.evaluate(cases, {})
         with mock.patch.object(grounding_eval, "run_case", side_effect=AssertionError("又量了一遍")):
             second = grounding_eval.evaluate(cases, {})
-        self.assertEqual([(r.status, r.problems, r.hints, r.findings) for r in first],
-                         [(r.status, r.problems, r.hints, r.findings) for r in second])
+        self.assertEqual([(r.status, r.findings) for r in first], [(r.status, r.findings) for r in second])
         changed = [dict(cases[0], answer=dict(cases[0]["answer"], draft=cases[0]["answer"]["draft"] + "另外，全部免费。"))]
         with mock.patch.object(grounding_eval, "run_case", side_effect=AssertionError("该重新量")):
             self.assertRaises(AssertionError, grounding_eval.evaluate, changed, {})   # 回答改了：这一份重新量
@@ -410,20 +266,17 @@ class KitCopyTest(unittest.TestCase):
             self.assertEqual(Path(keep).read_text(encoding="utf-8"), "别人的东西")
 
 class RunDirTest(unittest.TestCase):
-    def test_what_a_run_writes_to_the_temp_dir_goes_with_it_but_the_kept_results_stay(self):
-        """这次运行里检查和套件写的临时文件（第 07 课的搜索缓存、临时副本）都在这次运行的目录里，跑完一起删；
-        记下的测量结果在真正的临时目录里，下一次还找得到。"""
+    def test_what_a_run_writes_to_the_temp_dir_goes_with_it(self):
+        """这次运行里检查和套件写的临时文件（第 07 课的搜索缓存、临时副本）都在这次运行的目录里，跑完一起删。"""
         program = ("import os, tempfile, kit_helpers\n"
                    "kit_helpers.run_dir()\n"
                    "tempfile.tempdir = None\n"
-                   "open(os.path.join(tempfile.gettempdir(), 'search-cache.json'), 'w').close()\n"
-                   "print(os.environ['KIT_CHECK_KEPT'])\n")
+                   "open(os.path.join(tempfile.gettempdir(), 'search-cache.json'), 'w').close()\n")
         with tempfile.TemporaryDirectory() as directory:
             env = {name: value for name, value in clean_env(TMPDIR=directory, PYTHONPATH=str(ROOT / "checks")).items()
-                   if name not in ("KIT_CHECK_RUN_DIR", "KIT_CHECK_KEPT")}
+                   if name != "KIT_CHECK_RUN_DIR"}
             done = subprocess.run(KIT_PYTHON + ["-c", program], capture_output=True, env=env, timeout=60)
             self.assertEqual(done.returncode, 0, done.stderr)
-            self.assertEqual(Path(done.stdout.decode("utf-8").strip()).parent, Path(directory))   # 记下的结果：真正的临时目录
             self.assertEqual(os.listdir(directory), [])   # 这次运行的目录连同写进去的文件都删了
 
     def test_without_a_chosen_temp_dir_a_linux_run_works_in_memory_and_cleans_up(self):

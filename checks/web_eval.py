@@ -16,9 +16,8 @@ import re
 import sys
 from unittest import mock
 
-from kit_helpers import CHECKS_DIR, ROOT, MeasuredOnce, parse_tool_options, run_tool
+from kit_helpers import CHECKS_DIR, Measured, parse_tool_options, run_tool
 
-import model_reply_assistant
 import retrieval_qa
 from stand_in_search import matching, shaped
 
@@ -79,22 +78,15 @@ def source_figures(questions, search=None):
 
 def snippet_recall(spans, budget):
     """每条来源的摘录上限是 budget 字时，有几个问题的答案句还完整地留在某条编号的来源里。返回 (留住的, 问题数)。
-    跑检查时量过的和 judge_answers 一样共用。"""
+    量过的和 judge_answers 一样记在 checks/measured.json 里（kit_helpers.Measured）。"""
 
     def measure(budget):
         with mock.patch.object(retrieval_qa, "SNIPPET_BUDGET", budget):
             return sum(any(re.sub(r"\s+", "", span["answer_text"]) in re.sub(r"\s+", "", source["snippet"])
                            for source in sources_for(span["question"])) for span in spans)
 
-    [kept] = MeasuredOnce("snippet-recall", code_files()).results([budget], lambda budget: [spans, budget], measure)
+    [kept] = Measured("snippet-recall").results([budget], lambda budget: [spans, budget], measure)
     return kept, len(spans)
-
-
-def code_files():
-    """决定量出来的结果的代码和网页：改了其中一个字，跑检查时共用的结果就作废、重新量。"""
-    from pathlib import Path
-    return [Path(module.__file__) for module in (model_reply_assistant, retrieval_qa)] + [Path(__file__), CHECKS_DIR / "stand_in_search.py",
-                                                                       CHECKS_DIR / "web_pages.json", ROOT / "reply_assistant.py"]
 
 
 def web_hits_for(question):
@@ -105,11 +97,11 @@ def web_hits_for(question):
 
 def judge_answers(answers):
     """每份标注过的回答真的走一遍 retrieval_qa.py --web --check-draft（在进程里；搜索一步换成 web_hits_for）。
-    返回 [(标注, 程序的判定, problems)]。跑检查时量过的记在这次运行的临时目录里，检查和第 07 课的命令共用。"""
+    返回 [(标注, 程序的判定, problems)]。量过的记在 checks/measured.json 里（kit_helpers.Measured）。"""
     import tempfile
     from pathlib import Path
     with tempfile.TemporaryDirectory() as directory:
-        known = MeasuredOnce("web-answers", code_files()).results(
+        known = Measured("web-answers").results(
             answers, lambda item: item, lambda item: judge_answer(item, Path(directory) / "answer.json"))
     return [(item, *result) for item, result in zip(answers, known)]
 
@@ -133,6 +125,14 @@ def answer_figures(verdicts):
         table.setdefault(item["label"], {}).setdefault(status, 0)
         table[item["label"]][status] += 1
     return table
+
+
+def measure_everything():
+    """检查和这个工具要的第 07 课的结果都量一遍：各种摘录上限下留住的答案句、每份标注过的回答（grounding_eval.py --save 用）。"""
+    spans = json.loads(SPANS.read_text(encoding="utf-8-sig"))
+    for budget in sorted({*BUDGETS, retrieval_qa.SNIPPET_BUDGET}):
+        snippet_recall(spans, budget)
+    judge_answers(json.loads(ANSWERS.read_text(encoding="utf-8-sig")))
 
 
 def main(argv):
