@@ -43,7 +43,7 @@ import reply_assistant
 import retrieval_qa
 
 RUNS = 25
-SUITE_WALL, SUITE_CPU = 5, 10   # issue 27：两核的机器上，整套检查的墙钟和 CPU 时间（秒）
+SUITE_WALL, SUITE_CPU = 5, 10   # 两核的机器上，整套检查的墙钟和 CPU 时间的目标（秒）
 
 
 def startup(env):

@@ -78,7 +78,7 @@ def read_records(path):
     from model_reply_assistant import describe_os_error, read_head   # 只读普通文件：资料文件是命名管道也不会卡住
     try:
         return json.loads(read_head(path, 10 * 1024 * 1024).decode("utf-8-sig")), None
-    except OSError as error:   # 用中文说原因（以前是系统的英文原话，例如 No such file or directory）
+    except OSError as error:   # 用中文说原因（不用系统的英文原话，例如 No such file or directory）
         return None, f"读不了：{describe_os_error(error)}"
     except UnicodeDecodeError:
         return None, "不是 UTF-8 编码"
@@ -332,7 +332,7 @@ def run_kit(args, stdin="", cwd=None, script=SCRIPT, env=None, python=None, docu
 
 def assert_same_in_a_process(test, calls):
     """calls 是 [(args, run_kit 的其他参数)]：每个在本进程里和在真的子进程里各跑一次，退出码、stdout、stderr 必须一字不差。
-    每组检查都用它抽几条自己的命令（issue 27）：进程内运行省下的只是启动 Python，看到的东西不能变。"""
+    每组检查都用它抽几条自己的命令：进程内运行省下的只是启动 Python，看到的东西不能变。"""
     for args, kwargs in calls:
         with test.subTest(args=args):
             inside = run_kit(args, **kwargs)
@@ -689,7 +689,7 @@ def forge_bytecode(source, pyc, change):
 
 
 def build_class(folder, size=30):
-    """在 folder 里建一个班：size 份套件副本，一半是老实做练习的，一半用了学生真会试的花招（issue 25）。
+    """在 folder 里建一个班：size 份套件副本，一半是老实做练习的，一半用了学生真会试的花招。
     返回 {副本名: 要看一眼里应当出现的原因，老实的是 None}。grade.py 的检查和 bench.py 的计时用的是同一个班。"""
     import importlib.util
     import py_compile

@@ -306,7 +306,7 @@ class CheckDraftWithEvidenceTest(unittest.TestCase):
 
 
 class LibraryIdTest(unittest.TestCase):
-    """issue 25：正文里的编号和资料库里的每个编号比，不靠编号长什么样。问“部署 1 台服务器后会自动发送吗？”命中 D01#2 和 D02#1，
+    """正文里的编号和资料库里的每个编号比，不靠编号长什么样。问“部署 1 台服务器后会自动发送吗？”命中 D01#2 和 D02#1，
     回答只引用 D02#1，正文里却写了没发送的 D04#1。"""
     SENT = [hit("D01#2", "助手只负责写回复草稿，从不自动发送。"), hit("D02#1", "私有部署需要一台 4 核 CPU、8 GB 内存的服务器。")]
     LIBRARY = ["D01#1", "D01#2", "D02#1", "D03#1", "D04#1", "price", "价格规则", "refund-fee", "R09#1"]
@@ -351,7 +351,7 @@ class LibraryIdTest(unittest.TestCase):
 
 
 class BadInputOnTheModelPathTest(unittest.TestCase):
-    """issue 25：模型这条路上的每一种坏输入，都是一句中文和它的退出码。"""
+    """模型这条路上的每一种坏输入，都是一句中文和它的退出码。"""
 
     def test_a_question_that_is_not_utf_8_is_a_usage_error_in_every_mode(self):
         import subprocess
@@ -412,7 +412,7 @@ class BadInputOnTheModelPathTest(unittest.TestCase):
                          (f"错误：问题有 {limit + 1} 个字，超过上限 {limit} 字。请只写问题本身。", 2))
 
     def test_a_256_kib_question_piped_into_check_draft_is_refused_before_any_checking(self):
-        # issue 25 的例子：这样的问题曾让 --check-draft 花 8.7 秒（耗时随问题长度的平方增长）
+        # 耗时要是随问题长度的平方增长，这样的问题会让 --check-draft 花上好几秒
         from kit_helpers import run_kit
         question = "部署后会自动发送吗？" * (256 * 1024 // 30)   # 每字 3 字节：约 256 KiB
         with tempfile.TemporaryDirectory() as directory:
@@ -510,7 +510,7 @@ class EvidenceFiguresTest(unittest.TestCase):
 
 
 class SameInAProcessTest(unittest.TestCase):
-    """issue 27：这一组的命令多数在本进程里运行（kit_helpers.run_kit）。抽几条有代表性的，在真的子进程里再跑一遍，
+    """这一组的命令多数在本进程里运行（kit_helpers.run_kit）。抽几条有代表性的，在真的子进程里再跑一遍，
     退出码、stdout、stderr 必须一字不差：这一组没有哪种命令只在进程内查过。"""
 
     def test_drafts_with_evidence_good_and_altered(self):

@@ -20,7 +20,7 @@ SECTION_OF = {"load_documents": "03", "retrieve": "03", "build_materials": "03",
               "instruction_like": "05", "near_duplicates": "05", "document_warnings": "05", "trace_line": "05"}
 # 问答这条路上每个意思只用一个词：请求是 generate / ask_model，检查是 check_*；这些旧名字不该再出现
 RETIRED_NAMES = ("call_model", "answer_with_model", "get_answer", "judge_reply", "judge_saved_reply", "review_sources",
-                 # issue 25：造异常的改叫 make_*，用中文说出一件事的改叫 describe_*，解析字符串的叫 parse_json
+                 # 一个意思一个词：造异常的叫 make_*，用中文说出一件事的改叫 describe_*，解析字符串的叫 parse_json
                  "fail", "kit_error", "rejected", "call_failed", "not_sent", "describe", "describe_failure", "explain_json_error",
                  "explain_missing", "http_failure", "redirect_refusal", "os_reason", "error_text", "server_message", "read_json",
                  "check_answer", "checked_handlers")
@@ -103,7 +103,7 @@ class LessonOrderTest(unittest.TestCase):
         self.assertGreater(top_level_names(parsed("retrieval_qa.py"))["run"], last_divider)
 
     def test_no_top_level_name_is_defined_twice(self):
-        # 后一个定义悄悄盖掉前一个：retrieval_qa.py 里曾有两份一样的 is_claim；新加的 INVISIBLE 差点盖掉抹密钥用的那个
+        # 后一个定义悄悄盖掉前一个：两份同名的函数、一个新常量盖掉抹密钥用的同名常量，都不报错
         for script in SCRIPTS:
             names = []
             for node in parsed(script).body:
@@ -130,7 +130,7 @@ def functions():
 
 
 class NamingTest(unittest.TestCase):
-    """一个意思一个词（issue 25）：造异常交给调用处 raise 的函数叫 make_*；check_* 只抛出或返回发现的问题。"""
+    """一个意思一个词：造异常交给调用处 raise 的函数叫 make_*；check_* 只抛出或返回发现的问题。"""
 
     def test_what_is_raised_through_a_function_is_built_by_a_make_function(self):
         raised = set()
@@ -262,7 +262,7 @@ class LessonTwoCoreTest(unittest.TestCase):
         self.assertEqual([name for name, line in names.items() if line < core_start + 1], [], "核心之前只有导入")
 
     def test_each_constant_sits_in_the_section_that_uses_it_first(self):
-        # issue 25：第 02 课的文件曾有 111 行的常量开头，其中 12 个只给加固或命令行用
+        # 课的开头不堆着只给加固或命令行用的常量
         for script in ("model_reply_assistant.py", "retrieval_qa.py"):
             text = source(script)
             tree = parsed(script)

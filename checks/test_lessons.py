@@ -26,7 +26,7 @@ class LessonTranscriptTest(unittest.TestCase):
 
 class OneLinerTest(unittest.TestCase):
     """课文里把结果接给 `python3 -c` 的一行程序，搜索失败时也不能冒出 traceback。新开的终端忘了设 SEARCH_API_URL，
-    stdout 上是 status 为 error 的 JSON，没有 cited、dropped 这些字段（新手试读：以前是 KeyError: 'cited'）。"""
+    stdout 上是 status 为 error 的 JSON，没有 cited、dropped 这些字段（不是 KeyError: 'cited'）。"""
 
     def test_every_one_liner_prints_something_for_a_failed_search(self):
         question = "请问记得笔记的免费试用期是多久？"
@@ -47,7 +47,7 @@ class OneLinerTest(unittest.TestCase):
 
 
 class SameInAProcessTest(unittest.TestCase):
-    """issue 27：课文的命令平常在本进程里运行（transcripts.run_command）。第 01 课和 README 的命令每条都开真的子进程再跑一遍，
+    """课文的命令平常在本进程里运行（transcripts.run_command）。第 01 课和 README 的命令每条都开真的子进程再跑一遍，
     照样和课文一字不差：课文记录没有哪种命令只在进程内查过。"""
 
     def test_lesson_01_and_the_readme_in_real_processes(self):
@@ -224,7 +224,7 @@ if __name__ == "__main__":
 
 
 class FollowAlongTest(unittest.TestCase):
-    """照课文一路做下来的学生（留着练习一的关键词）看到的数字，课文要在命令之前说出来，而且说对（issue 25）。"""
+    """照课文一路做下来的学生（留着练习一的关键词）看到的数字，课文要在命令之前说出来，而且说对。"""
 
     def test_lesson_05_names_the_trace_byte_count_of_a_student_who_kept_exercise_1(self):
         import json

@@ -465,7 +465,7 @@ class NeverATracebackTest(LoaderCase):
 
 
 class SameInAProcessTest(unittest.TestCase):
-    """issue 27：这一组的命令多数在本进程里运行（kit_helpers.run_kit）。抽几条有代表性的，在真的子进程里再跑一遍，
+    """这一组的命令多数在本进程里运行（kit_helpers.run_kit）。抽几条有代表性的，在真的子进程里再跑一遍，
     退出码、stdout、stderr 必须一字不差：这一组没有哪种命令只在进程内查过。"""
 
     def test_bom_crlf_gbk_and_a_full_width_comma(self):

@@ -246,7 +246,7 @@ class WebFailureTest(unittest.TestCase):
             code, result, err = run_web(server, ["--retrieve-only", "--timeout", "1", "记得笔记的试用期"])
             spent = time.monotonic() - started
         self.assertEqual((code, result["status"]), (3, "error"), err)
-        self.assertLess(spent, 4)   # 以前是每次 1 秒、试三次，外加两次退避
+        self.assertLess(spent, 4)   # 不是每次 1 秒、试三次，外加两次退避
         self.assertEqual(len(server.requests), 1)
         self.assertIn("总时限 1 秒内来不及再试", result["problems"][0])
         self.assertLessEqual(retrieval_qa.SEARCH_DEADLINE, 30)

@@ -865,7 +865,7 @@ class LookAlikeIdTest(unittest.TestCase):
 
 
 class SameInAProcessTest(unittest.TestCase):
-    """issue 27：这一组的命令多数在本进程里运行（kit_helpers.run_kit）。抽几条有代表性的，在真的子进程里再跑一遍，
+    """这一组的命令多数在本进程里运行（kit_helpers.run_kit）。抽几条有代表性的，在真的子进程里再跑一遍，
     退出码、stdout、stderr 必须一字不差：这一组没有哪种命令只在进程内查过。"""
 
     def test_other_documents_a_redirecting_server_and_a_bad_file(self):

@@ -71,7 +71,7 @@ class EvaluateCommandTest(unittest.TestCase):
         questions = json.loads(evaluate.QUESTIONS.read_text(encoding="utf-8-sig"))
         self.assertIn(f"{len(questions)} 个标注问题", (ROOT / "checks" / "README.md").read_text(encoding="utf-8"))
 
-    def test_the_set_covers_every_kind_the_issue_asks_for(self):
+    def test_the_set_covers_every_kind_of_question(self):
         questions = json.loads(evaluate.QUESTIONS.read_text(encoding="utf-8-sig"))
         self.assertGreaterEqual(len(questions), 40)
         self.assertLessEqual({"sample", "paraphrase", "typo", "english", "off_topic", "two_chunks"},
@@ -375,7 +375,7 @@ class ExerciseCommandTest(unittest.TestCase):
         self.assertIn("你后来加的 X10 没有触发警告", out)
 
     def test_exercises_2_3_5_keep_the_done_state_that_later_proves_them(self):
-        """issue 25：做完时的资料原样存进 checks/.exercise-done/；改回去、连进度文件也删了，凭存档重判仍是“做完并已改回”。"""
+        """做完时的资料原样存进 checks/.exercise-done/；改回去、连进度文件也删了，凭存档重判仍是“做完并已改回”。"""
         saved = self.kit.path / "checks" / ".exercise-done"
         for number, change in self.DONE.items():
             with self.subTest(number=number):
@@ -853,7 +853,7 @@ class GradeTest(unittest.TestCase):
 
     @needs_symlinks
     def test_shared_work_is_shown_and_earns_no_credit(self):
-        """issue 25：硬链接到别人副本的资料、链接到别人副本的 trick.json 不算分；两份副本改得一模一样的文件互相点名；
+        """硬链接到别人副本的资料、链接到别人副本的 trick.json 不算分；两份副本改得一模一样的文件互相点名；
         改了 checks/ 或 lessons/ 里的文件也要看一眼。照课文做的练习（同一个关键词）不算一模一样。"""
         honest, copier, linker, twin, editor = self.copies(5)
         for kit in (honest, copier):
@@ -893,7 +893,7 @@ class GradeTest(unittest.TestCase):
         self.assertIn("改了检查或课文：checks/eval_questions.json", fifth["要看一眼"])
 
     def test_bytecode_that_is_not_the_copys_own_source_is_a_risk(self):
-        """issue 25：为没改过的 retrieval_qa.py 伪造的 __pycache__ 字节码（头部照抄源代码的时间和大小）要看一眼；
+        """为没改过的 retrieval_qa.py 伪造的 __pycache__ 字节码（头部照抄源代码的时间和大小）要看一眼；
         学生运行套件时 Python 自己写的不算；改过又改回、Python 不会再用的旧字节码不算；光秃秃的 .pyc 是加的、有风险的文件；
         几十个字节就要几 GB 内存的字节码、源代码编译不了的副本，都只是一行，不是整张表作废。"""
         import importlib.util
@@ -1048,7 +1048,7 @@ class GradeTest(unittest.TestCase):
 
     @needs_symlinks
     def test_a_saved_done_state_is_rejudged_and_a_borrowed_one_earns_nothing(self):
-        """issue 25：练习二、三、五做完时 exercise.py 存下的资料，用老师的检查重判；重判不是做完的样子、是链接的，都不算。"""
+        """练习二、三、五做完时 exercise.py 存下的资料，用老师的检查重判；重判不是做完的样子、是链接的，都不算。"""
         honest, undone, borrower, removed = self.copies(4)
         kept = removed.records()
         kept[0]["keywords"].append("免费用多久")   # 做完练习一、存了档，后来照第 03 课撤掉了关键词
@@ -1089,7 +1089,7 @@ class GradeTest(unittest.TestCase):
             self.assertFalse(kit_helpers.is_linked(folder / "classmate.json"))
 
     def test_a_class_of_thirty_with_every_trick_flagged_and_no_honest_copy(self):
-        """issue 25 的验收：临时文件夹里 30 份副本（见 kit_helpers.build_class），每种花招都进“要看一眼”，老实的一份也不进。
+        """临时文件夹里 30 份副本（见 kit_helpers.build_class），每种花招都进“要看一眼”，老实的一份也不进。
         这里不量时间：30 份要多久见 checks/bench.py。"""
         from kit_helpers import build_class
         with tempfile.TemporaryDirectory() as directory:
@@ -1154,7 +1154,7 @@ class GradeTest(unittest.TestCase):
 
     @needs_symlinks
     def test_the_red_team_round(self):
-        """一位没看过代码的老师按学生真会试的花招建了一个班（issue 25）：这些都要看一眼或不算分，老实的不点名，
+        """一位没看过代码的老师按学生真会试的花招建了一个班：这些都要看一眼或不算分，老实的不点名，
         哪一份也不能让整张表作废。"""
         honest, other, copier, forger, nester, linked_dir, venv = self.copies(7)
         trick = {"status": "draft", "draft": "老用户也可以再试用 7 天。", "sources": ["D01#1"], "why": "原文只说新注册的团队"}
@@ -1307,7 +1307,7 @@ class GradeTest(unittest.TestCase):
                 self.assertEqual(grade.teacher_edits(), ["a.py"])
 
     def test_a_teacher_without_git_still_gets_the_table(self):
-        # 下载压缩包的老师多半没装 git（Windows、macOS 上常见）：当作不是 git 仓库，照常出表。以前是一大段 traceback
+        # 下载压缩包的老师多半没装 git（Windows、macOS 上常见）：当作不是 git 仓库，照常出表，不是一大段 traceback
         import grade
         kit, = self.copies(1)
         with tempfile.TemporaryDirectory() as empty:   # PATH 上只有一个空文件夹：找不到 git
@@ -1334,7 +1334,7 @@ class GradeTest(unittest.TestCase):
             shutil.copytree(kit.path, klass / "nested" / "kit")   # 多套了一层文件夹
             (klass / "empty").mkdir()
             (klass / "成绩.csv").write_text("上次的成绩表\n", encoding="utf-8")
-            # 老师真收到过的（issue 25 之后的试用）：压缩包解开两次、同一份交了两遍、直接交 zip
+            # 老师真收到过的：压缩包解开两次、同一份交了两遍、直接交 zip
             deeper = klass / "deeper" / "kit-main" / "kit-main"
             deeper.mkdir(parents=True)
             shutil.copyfile(kit.documents, deeper / "retrieval_documents.json")
@@ -1526,7 +1526,7 @@ class OldPythonTest(unittest.TestCase):
         if not OLD_PYTHONS:   # 多数学生和老师的机器上没有：跳过，不是失败
             self.skipTest("这台机器上没有 3.10 以前的 Python（找的是 ~/.pyenv/versions/3.6–3.9）")
         old = OLD_PYTHONS[-1]
-        oldest = OLD_PYTHONS[0]   # 最老的那个（3.6）也要读得懂每个文件，才轮得到版本检查：3.8 才有的 := 曾让它报 SyntaxError
+        oldest = OLD_PYTHONS[0]   # 最老的那个（3.6）也要读得懂每个文件，才轮得到版本检查：用了 3.8 才有的 := 它就只会报 SyntaxError
         scripts = [ROOT / name for name in ("reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py")]
         scripts += [ROOT / "checks" / tool for tool in TOOLS]
         env = clean_env(PYTHONDONTWRITEBYTECODE="1")   # 旧版 Python 不在套件里写 __pycache__
@@ -1715,7 +1715,7 @@ class RunChecksCommandTest(unittest.TestCase):
                     self.assertEqual(documents_state(path), said)
 
     def test_an_unreadable_file_is_named_in_chinese(self):
-        with tempfile.TemporaryDirectory() as directory:   # 以前是系统的英文原话：读不了（No such file or directory）
+        with tempfile.TemporaryDirectory() as directory:   # 不是系统的英文原话：读不了（No such file or directory）
             self.assertEqual(documents_state(Path(directory) / "没有.json"), "读不了：文件不存在；原因见下面那一项失败的说明")
             self.assertEqual(documents_state(Path(directory)), "读不了：这是一个文件夹；原因见下面那一项失败的说明")
 
@@ -1732,7 +1732,7 @@ class RunChecksCommandTest(unittest.TestCase):
 
 
 class SameInAProcessTest(unittest.TestCase):
-    """issue 27：这一组的命令多数在本进程里运行（kit_helpers.run_kit）。抽几条有代表性的，在真的子进程里再跑一遍，
+    """这一组的命令多数在本进程里运行（kit_helpers.run_kit）。抽几条有代表性的，在真的子进程里再跑一遍，
     退出码、stdout、stderr 必须一字不差：这一组没有哪种命令只在进程内查过。"""
 
     def test_exercise_grade_evaluate_acceptance_and_an_unknown_option(self):

@@ -221,7 +221,7 @@ class DomainFileTest(unittest.TestCase):
             utf16 = write_temp(directory, "utf16.json", '{"deny": ["论坛.test"]}'.encode("utf-16"))
             twice = write_temp(directory, "twice.json", '{"deny": ["bbs.efficiency-club.test"],\n "deny": ["download-soft.test"]}')
             empty = write_temp(directory, "empty.json", "\n")
-            bracket = write_temp(directory, "bracket.json", '{"deny": ["bbs.test", "http://[x/"]}')   # 审阅时发现：以前是 traceback
+            bracket = write_temp(directory, "bracket.json", '{"deny": ["bbs.test", "http://[x/"]}')   # 不是 traceback
             star = write_temp(directory, "star.json", '{"allow": ["*"]}')   # 什么也不剩的一项：以前收下，allow 把来源全去掉了
             for path, expected in ((comma, "第 1 行第 37 列：这里多了一个逗号。提示：数组或对象的最后一项后面不能再写逗号，删掉它。"),
                                    (gbk, "不是 UTF-8 编码（第 1 行有无法解码的字节 0xC2，可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存。"),
@@ -594,7 +594,7 @@ class CommandLineTest(unittest.TestCase):
 
 
 class SameInAProcessTest(unittest.TestCase):
-    """issue 27：这一组的命令多数在本进程里运行（kit_helpers.run_kit）。抽几条有代表性的，在真的子进程里再跑一遍，
+    """这一组的命令多数在本进程里运行（kit_helpers.run_kit）。抽几条有代表性的，在真的子进程里再跑一遍，
     退出码、stdout、stderr 必须一字不差：这一组没有哪种命令只在进程内查过。"""
 
     def test_sources_a_rejected_citation_and_a_refused_search(self):
