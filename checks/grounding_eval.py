@@ -27,12 +27,11 @@ from collections import defaultdict
 from pathlib import Path
 from unittest import mock
 
-from kit_helpers import MEASURED, SHIPPED_DOCUMENTS, Measured, code_fingerprint, parse_tool_options, run_tool
+from kit_helpers import MEASURED, SHIPPED_DOCUMENTS, Measured, code_fingerprint, parse_tool_options, read_measured, run_tool
 
 import retrieval_qa
 
 CASES = Path(__file__).resolve().parent / "grounding_cases.json"
-KIT_SCRIPTS = [Path(retrieval_qa.__file__).with_name(name) for name in ("reply_assistant.py", "model_reply_assistant.py", "retrieval_qa.py")]
 DOCUMENT_SETS = Path(__file__).resolve().parent / "grounding_documents.json"   # 发布版以外的资料（另外几个领域）
 HOLDOUT = Path(__file__).resolve().parent / "grounding_holdout.json"
 VERDICTS = ["draft", "missing", "needs_review", "rejected"]
@@ -341,12 +340,11 @@ def save_or_verify(save):
         MEASURED.write_text(f'{{"fingerprint": "{code_fingerprint()}",\n' + ",\n".join(kinds) + "}\n", encoding="utf-8")
         print(f"量了 {count} 项，写进了 checks/{MEASURED.name}（代码的指纹 {code_fingerprint()}）：把它和改过的代码一起提交。")
         return 0
-    try:
-        kept = json.loads(MEASURED.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        print(f"读不了 checks/{MEASURED.name}（{error}）：运行 python3 checks/grounding_eval.py --save")
+    kept = read_measured()
+    if kept is None:
+        print(f"checks/{MEASURED.name} 没有、读不了或不是量具写的样子：运行 python3 checks/grounding_eval.py --save")
         return 1
-    stale = kept.get("fingerprint") != code_fingerprint()
+    stale = kept["fingerprint"] != code_fingerprint()
     unlike = [(kind, key) for kind, known in fresh.items() for key, value in known.items() if kept.get(kind, {}).get(key) != value]
     print(f"真的量了 {count} 项，和 checks/{MEASURED.name} 记下的不同或没记下的有 {len(unlike)} 项" +
           ("；文件是另一份代码量的" if stale else "") + ("" if not (unlike or stale) else "：运行 python3 checks/grounding_eval.py --save"))

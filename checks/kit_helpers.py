@@ -230,23 +230,32 @@ MEASURING_CODE = [ROOT / name for name in KIT_FILES[:3]] + [CHECKS_DIR / name fo
 
 
 def code_fingerprint():
-    """MEASURING_CODE 每一个字节的 SHA-256（前 16 个十六进制字符）。"""
+    """MEASURING_CODE 每一个字节的 SHA-256（前 16 个十六进制字符）。CRLF 换行和开头的 BOM 不算差别：Windows 上编辑过的副本
+    和仓库里的是同一份代码。"""
     digest = hashlib.sha256()
     for path in MEASURING_CODE:
-        digest.update(path.read_bytes() + b"\0")
+        digest.update(path.read_bytes().removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n") + b"\0")
     return digest.hexdigest()[:16]
+
+
+def read_measured():
+    """checks/measured.json 的内容：{"fingerprint": 指纹, 种类: {键: 结果}, …}；没有、读不了、不是这个样子时是 None。"""
+    try:
+        saved = json.loads(MEASURED.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    fine = isinstance(saved, dict) and isinstance(saved.get("fingerprint"), str) and \
+        all(isinstance(known, dict) for kind, known in saved.items() if kind != "fingerprint")
+    return saved if fine else None
 
 
 @functools.lru_cache(maxsize=None)
 def committed_results():
-    """checks/measured.json 里记下的 {种类: {键: 结果}}；它量的不是现在这份代码（指纹不同）、读不了时是空的。
-    同一个进程里新量的也记进这里（Measured.results），一组检查要两次同样的结果只量一次。"""
-    try:
-        saved = json.loads(MEASURED.read_text(encoding="utf-8"))
-        fresh = isinstance(saved, dict) and saved.get("fingerprint") == code_fingerprint()
-    except (OSError, ValueError):
-        fresh = False
-    return {kind: dict(known) for kind, known in saved.items() if kind != "fingerprint"} if fresh else {}
+    """checks/measured.json 里记下的 {种类: {键: 结果}}；它量的不是现在这份代码（指纹不同）、读不了时是空的。只读：新量的不往里放。"""
+    saved = read_measured()
+    if saved is None or saved["fingerprint"] != code_fingerprint():
+        return {}
+    return {kind: known for kind, known in saved.items() if kind != "fingerprint"}
 
 
 class Measured:
@@ -254,25 +263,25 @@ class Measured:
     改了套件或量具的代码（MEASURING_CODE）以后运行 python3 checks/grounding_eval.py --save，把它一起提交。
     文件里记着代码的指纹：和现在的代码相同，就直接用记下的结果；不同（改了代码还没重新量）就每项都真的量，结果照样对，
     只是慢，而 test_grounding 的 MeasuredFileTest 会失败、说出该运行的命令。检查还抽一部分真的量、和记下的比，
-    CI 用 --verify 全部重量一遍：记下的结果和真的量出来的不同，检查就失败。
-    saving 不是 None 时（--save、--verify）不用记下的，每项都真的量，量到的按种类、键记进 saving。"""
+    CI 在每个 Python 上用 --verify 全部重量一遍：记下的结果和真的量出来的不同，就失败。
+    指纹只看文件：检查用 mock 换掉了套件的函数再量，要先把 saving 设成 {}，不然拿到的是记下的、原来代码的结果。
+    saving 不是 None 时（--save、--verify、抽查）不用记下的，每项都真的量，量到的按种类、键记进 saving。"""
     saving = None
 
     def __init__(self, kind):
         self.kind = kind
-        self.known = {} if self.saving is not None else committed_results().setdefault(kind, {})
+        self.known = {} if self.saving is not None else committed_results().get(kind, {})
 
     def results(self, items, content_of, measure):
-        """items 每一项的结果：content_of(项) 是决定结果的全部输入（JSON 能表示的值），measure(项) 真的量一次；
-        结果要是 JSON 能原样表示的值（列表而不是元组），记下的和新量的才比得了。"""
+        """items 每一项的结果：content_of(项) 是决定结果的全部输入（JSON 能表示的值），记下的没有就 measure(项) 真的量一次
+        （不记下：这一次量的可能是换掉了函数的代码）。结果要是 JSON 能原样表示的值（列表而不是元组），记下的和新量的才比得了。"""
         results = []
         for item in items:
             key = hashlib.sha256(json.dumps(content_of(item), ensure_ascii=False, sort_keys=True).encode("utf-8")).hexdigest()[:16]
-            if key not in self.known:
-                self.known[key] = measure(item)
+            result = self.known[key] if key in self.known else measure(item)
             if self.saving is not None:
-                self.saving.setdefault(self.kind, {})[key] = self.known[key]
-            results.append(self.known[key])
+                self.saving.setdefault(self.kind, {})[key] = result
+            results.append(result)
         return results
 
 
@@ -307,7 +316,7 @@ def clean_env(**extra):
 ON_SHIPPED = ["--documents", str(SHIPPED_DOCUMENTS)]
 
 
-# KIT_CHECK_PROCESSES=1：每次都开真的子进程（进程内运行省下的只是启动，不能少查什么：想确认时这样跑一遍）
+# KIT_CHECK_PROCESSES=1：每次都开真的子进程（进程内运行省下的只是启动，不能少查什么：CI 在 3.13 上这样跑一遍）
 ALL_IN_PROCESSES = os.environ.get("KIT_CHECK_PROCESSES") == "1"
 
 

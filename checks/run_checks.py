@@ -16,7 +16,7 @@ checks/shipped_documents.json 上跑，学生改 retrieval_documents.json 不会
 全部检查在几个子进程里同时跑（比核数多一个，同样的 Python 和 -W 设置）：每个子进程跑完一个检查模块就领下一个，重的先发，
 结果合在一起报告；--documents 只有几项，就在这个进程里跑。检查里运行套件的脚本时，多数在检查自己的进程里运行
 （checks/in_process.py：看到的和新进程一样，省了启动 Python 的时间），只有进程才看得到的行为开真的子进程。
-环境变量：KIT_CHECK_PROCESSES=1 让每条命令都开真的子进程（想确认两种跑法结果一样时用）。
+环境变量：KIT_CHECK_PROCESSES=1 让每条命令都开真的子进程（CI 在 3.13 上这样跑：两种跑法的结果必须一样）。
 内部用的：KIT_CHECK_DOCUMENTS（--documents 经它告诉各项检查）、KIT_CHECK_RUN_DIR（这次运行共用的临时目录，
 见 kit_helpers.run_dir）、KIT_CHECK_TIMINGS（bench.py 用：把每项检查的秒数写进这个文件）。
 """

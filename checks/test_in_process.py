@@ -133,13 +133,14 @@ def from_deep_in_the_stack(frames, action):
 
 
 class MeasuredTest(unittest.TestCase):
-    """kit_helpers.Measured：checks/measured.json 里记下的结果只给量它的那份代码用；同一个进程里同样的只量一次。"""
+    """kit_helpers.Measured：checks/measured.json 里记下的结果只给量它的那份代码用；没记下的真的量，量了也不留。"""
 
     def setUp(self):
         directory = tempfile.TemporaryDirectory()
         self.addCleanup(directory.cleanup)
         self.folder = Path(directory.name)
         self.code = write_temp(self.folder, "rule.py", "THRESHOLD = 1\n")
+        self.shipped_code = kit_helpers.MEASURING_CODE
         for patcher in (mock.patch.object(kit_helpers, "MEASURED", self.folder / "measured.json"),
                         mock.patch.object(kit_helpers, "MEASURING_CODE", [self.code])):
             patcher.start()
@@ -163,20 +164,24 @@ class MeasuredTest(unittest.TestCase):
     def test_committed_results_are_used_only_for_the_code_they_were_measured_on(self):
         self.commit(kit_helpers.code_fingerprint(), "记下的")
         self.assertEqual((self.results(), self.measured), (["记下的"], []))
+        self.code.write_bytes(b"\xef\xbb\xbfTHRESHOLD = 1\r\n")   # Windows 上存过：BOM 和 CRLF 不算改了代码
+        kit_helpers.committed_results.cache_clear()
+        self.assertEqual((self.results(), self.measured), (["记下的"], []))
         self.code.write_text("THRESHOLD = 2\n", encoding="utf-8")   # 改了一个字：记下的作废，真的量
         kit_helpers.committed_results.cache_clear()
         self.assertEqual(self.results(), [[1, "真的量了"]])
         self.commit("0" * 16, "别的代码量的")
         self.assertEqual(self.results(), [[1, "真的量了"]])
-        for broken in ("{", "[]", ""):   # 写坏了、不是对象：都当作没记下
+        for broken in ("{", "[]", "", json.dumps({"fingerprint": kit_helpers.code_fingerprint(), "demo": []})):   # 写坏了、样子不对：都当作没记下
             with self.subTest(broken=broken):
                 kit_helpers.MEASURED.write_text(broken, encoding="utf-8")
                 kit_helpers.committed_results.cache_clear()
                 self.assertEqual(self.results(), [[1, "真的量了"]])
 
-    def test_one_process_measures_the_same_item_once(self):
+    def test_what_is_measured_here_is_not_kept_for_the_next_call(self):
+        """记下的只有 checks/measured.json：这一次真的量的（也许量的是被 mock 换掉了函数的代码）不留给下一次。"""
         self.assertEqual(self.results() + self.results(), [[1, "真的量了"]] * 2)
-        self.assertEqual(self.measured, [1])
+        self.assertEqual(self.measured, [1, 1])
 
     def test_saving_measures_everything_again_and_records_it(self):
         self.commit(kit_helpers.code_fingerprint(), "记下的")
@@ -184,16 +189,18 @@ class MeasuredTest(unittest.TestCase):
             self.assertEqual(self.results(), [[1, "真的量了"]])
             self.assertEqual(list(kit_helpers.Measured.saving["demo"].values()), [[1, "真的量了"]])
 
-    def test_grounding_eval_measures_each_answer_once_per_process(self):
+    def test_grounding_eval_uses_the_committed_results_and_measures_a_changed_answer(self):
         import grounding_eval
-        cases = grounding_eval.load_cases()[:5]
-        first = grounding_eval.evaluate(cases, {})
-        with mock.patch.object(grounding_eval, "run_case", side_effect=AssertionError("又量了一遍")):
-            second = grounding_eval.evaluate(cases, {})
-        self.assertEqual([(r.status, r.findings) for r in first], [(r.status, r.findings) for r in second])
-        changed = [dict(cases[0], answer=dict(cases[0]["answer"], draft=cases[0]["answer"]["draft"] + "另外，全部免费。"))]
-        with mock.patch.object(grounding_eval, "run_case", side_effect=AssertionError("该重新量")):
-            self.assertRaises(AssertionError, grounding_eval.evaluate, changed, {})   # 回答改了：这一份重新量
+        kit_helpers.committed_results.cache_clear()
+        with mock.patch.object(kit_helpers, "MEASURED", ROOT / "checks" / "measured.json"), \
+                mock.patch.object(kit_helpers, "MEASURING_CODE", self.shipped_code):
+            cases = [case for case in grounding_eval.load_cases() if case.get("documents") is None][:5]
+            with mock.patch.object(grounding_eval, "run_case", side_effect=AssertionError("记下了，不该再量")):
+                committed = grounding_eval.evaluate(cases, {})
+            self.assertEqual([r.status for r in committed], [r.status for r in grounding_eval.evaluate(cases, {}, details=True)])
+            changed = [dict(cases[0], answer=dict(cases[0]["answer"], draft=cases[0]["answer"]["draft"] + "另外，全部免费。"))]
+            with mock.patch.object(grounding_eval, "run_case", side_effect=AssertionError("该重新量")):
+                self.assertRaises(AssertionError, grounding_eval.evaluate, changed, {})   # 回答改了：这一份真的量
 
 
 class KitCopyTest(unittest.TestCase):
