@@ -545,7 +545,7 @@ def markdown(rows):
 
 def looks(row):
     """“要看一眼”这一格：同一种原因并成一条，例如“改了 Python 文件：a.py、b.py”；一种原因最多点名 MAX_LISTED 处，
-    其余只说个数（副本里带了一整个虚拟环境时，以前一格写了几万字）。"""
+    其余只说个数（副本里带了一整个虚拟环境，一格也不会写上几万字）。"""
     kinds = {}
     for kind, detail in row["要看"]:
         kinds.setdefault(kind, []).extend([detail] if detail else [])

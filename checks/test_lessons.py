@@ -177,7 +177,7 @@ class RunnerTest(unittest.TestCase):
 
 
     def test_a_crlf_bom_copy_of_the_shipped_data_runs_the_lessons_as_printed(self):
-        # 学生的编辑器把副本都存成了 CRLF、加了 BOM：课文里 --trace 报的字节数仍是发布时的（以前 1339 对 1307）
+        # 学生的编辑器把副本都存成了 CRLF、加了 BOM：课文里 --trace 报的字节数仍是发布时的
         from unittest import mock
         import transcripts
         shipped = transcripts.SHIPPED_DOCUMENTS.read_bytes().removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")

@@ -55,7 +55,7 @@ class StrictReaderTest(unittest.TestCase):
 
     def test_twenty_levels_and_many_repeated_keys_are_read_in_one_pass(self):
         self.assertEqual(parse_json("[" * 20 + "]" * 20), [[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]])   # 最外层的括号算第 1 层
-        pairs = ",".join(f'"k{n}": 1, "k{n}": 2' for n in range(20000))   # 每个字段都写了两遍：以前每个重复的字段都把全部字段再数一遍
+        pairs = ",".join(f'"k{n}": 1, "k{n}": 2' for n in range(20000))   # 每个字段都写了两遍：每个重复的字段不能都把全部字段再数一遍
         with self.assertRaises(JsonProblem) as caught:
             parse_json("{" + pairs + "}")
         self.assertEqual(caught.exception.what, "字段 k0 写了 2 次（1 和 2）")
@@ -420,7 +420,7 @@ class BoundedWorkTest(unittest.TestCase):
     """从外面来的东西再多再怪，读数量从不出错，核对的工作量有上限，超过上限就交给人，并说出是哪一个上限。"""
 
     def test_claims_that_contain_each_other_are_checked_once_each(self):
-        # “试用 q1”在“试用 q10”里：以前每条依据都把已有的“句”再加一遍，28 条依据就核对了几万句（一分多钟）
+        # “试用 q1”在“试用 q10”里：每条依据若都把已有的“句”再加一遍，28 条依据就要核对几万句
         import retrieval_qa
         chunk = {"id": "P1", "title": "试用", "text": ",".join(f"q{i}" for i in range(2000))}
         evidence = [{"claim": f"试用 q{i}", "source": "P1", "quote": f"q{i}"} for i in range(1, 101)]
@@ -453,7 +453,7 @@ class BoundedWorkTest(unittest.TestCase):
         import io
         import retrieval_qa
         from kit_helpers import run_main
-        stdin = io.StringIO("问" * 1_000_000)   # 把一个大文件灌进来：以前先整个读进内存（50 MB 要好几秒），再说太长
+        stdin = io.StringIO("问" * 1_000_000)   # 把一个大文件灌进来：不先整个读进内存再说太长
         with mock.patch("sys.stdin", stdin):
             code, out, err = run_main(retrieval_qa, ["--retrieve-only"])
         self.assertEqual((code, out), (2, ""))

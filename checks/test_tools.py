@@ -1222,7 +1222,7 @@ class GradeTest(unittest.TestCase):
         self.assertIn("笔记/hook.py", seventh["要看一眼"])
         self.assertIn("改了 Python 文件：checks/test_layout.py", fourth["要看一眼"])
         added = fifth["要看一眼"].split("加了 Python 文件：")[1].split("；")[0].split("、")
-        self.assertEqual((len(added), added[-1]), (16, "……另有 5 处"))   # 以前一个虚拟环境能让这一格有几万字
+        self.assertEqual((len(added), added[-1]), (16, "……另有 5 处"))   # 一个虚拟环境不能让这一格有几万字
         # 做了练习、文件却读不了（存成了 GBK）：以前这一格空着，像是没做。（嵌套几千层的 trick.json 不拿来查这个：
         # Python 3.13 的 json 读得了五千层）
         self.assertIn("练习的文件读不了：pairs.json、domains.json（--details 或 exercise.py 说原因）", fourth["要看一眼"])
