@@ -73,7 +73,7 @@ def shipped():
 def missing_trial(documents):
     """资料里找不到 D01#1 时说明可能的原因：id 被改成了全角的样子，或者练习三删掉以后没有恢复。"""
     twin = next((record["id"] for record in documents if retrieval_qa.fold(record["id"]) == "d01#1"), None)
-    if twin is not None:   # 说清差在哪里：以前一律说“改回半角的”，可 d01#1、"D01#1 " 本来就是半角
+    if twin is not None:   # 说清差在哪里：不能一律说“改回半角的”，d01#1、"D01#1 " 本来就是半角
         import unicodedata
         bare = "".join(char for char in twin.strip() if unicodedata.category(char) != "Cf")   # Cf：零宽字符这类看不见的
         differences = [why for why, differs in (("首尾多了空格", twin != twin.strip()), ("夹着看不见的字符", bare != twin.strip()),
@@ -168,7 +168,7 @@ def exercise_4(documents, path):
 
 def lesson_drafts():
     """课文里出现过的每一份草稿（file= 块、命令输出里的、说明里举的例子，去掉标点空白）-> “第 NN 课”。照抄它们交练习四不算。
-    不只看 file= 块：第 03 课的输出里也有一份对的草稿，照抄它以前也算“做完”。"""
+    不只看 file= 块：第 03 课的输出里也有一份对的草稿，照抄它也不能算“做完”。"""
     drafts = {}
     for lesson in sorted((ROOT / "lessons").glob("*.md")):
         try:
@@ -493,7 +493,7 @@ def main(argv):
     if choice != "all":   # 先说是哪个练习：资料读不了时也一样
         print(f"练习 {choice}：{EXERCISES[int(choice)]}")
     reason = None if track else borrowed(path)
-    if reason:   # 和 grade.py、run_checks.py 一样：链接过去的资料是别人的，不判（以前照判，同学做的练习算在这份上）
+    if reason:   # 和 grade.py、run_checks.py 一样：链接过去的资料是别人的，不判（照判的话，同学做的练习会算在这份上）
         print(f"资料文件 {one_line(options['--documents'])} {one_line(reason)}：不算本人的资料，练习不判。")
         return 1
     documents, error = load(path)

@@ -150,7 +150,7 @@ def git_output(*args):
     import subprocess
     try:
         done = subprocess.run([GIT, "-C", str(ROOT), *args], capture_output=True)
-    except OSError:   # 没装 git（Windows、macOS 上常见）：以前这里是一大段 traceback
+    except OSError:   # 没装 git（Windows、macOS 上常见）：当作不是仓库，不抛出一大段 traceback
         return None
     return done.stdout if done.returncode == 0 else None
 

@@ -188,7 +188,7 @@ def clear_stale_runs(parent):
 
 def room_warning(folder):
     """folder（这次运行的临时目录）剩的空间不够整套检查用（RUN_PEAK）时，一句中文提醒；够用或量不了时是 None。
-    空间不够时几百项检查各自报 “No space left on device”，看不出是同一个原因（帮手实测：8 MB 的 TMPDIR，218 项失败）。"""
+    空间不够时几百项检查各自报 “No space left on device”，看不出是同一个原因。"""
     try:
         free = shutil.disk_usage(folder).free
     except OSError:
@@ -506,8 +506,8 @@ def shipped_source(name):
 
 def link_description(path):
     """path 是链接时说明它：符号链接说指向哪里（链接里写的原样，显示前由调用的地方转义），和别的文件共用内容的
-    硬链接说还有几个；不是链接、不在时是 None。只有普通文件才看链接数：文件夹的链接数本来就大于 1（以前学生把资料
-    文件弄成了文件夹，会被说成“硬链接”）。grade.py、run_checks.py、exercise.py 说链接都用这一句。"""
+    硬链接说还有几个；不是链接、不在时是 None。只有普通文件才看链接数：文件夹的链接数本来就大于 1（学生把资料
+    文件弄成了文件夹时，不能说成“硬链接”）。grade.py、run_checks.py、exercise.py 说链接都用这一句。"""
     try:
         info = os.lstat(path)
     except OSError:

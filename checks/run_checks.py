@@ -211,8 +211,8 @@ def run_in_parallel(names, workers, verbose):
 
 def worker_group():
     """开跑检查的子进程时怎么分组：和检查开子进程是同一条规则（kit_helpers.has_terminal），有终端才自成一个会话
-    （Windows 上总是自成一个进程组）。这样终端里按 Ctrl-C 只送到主进程，由它停掉子进程、只说一句“已中断”；以前子进程
-    也收到，正跑着的检查被打断，报出一串并没有坏的“失败”和 traceback。"""
+    （Windows 上总是自成一个进程组）。这样终端里按 Ctrl-C 只送到主进程，由它停掉子进程、只说一句“已中断”；要是子进程
+    也收到，正跑着的检查会被打断，报出一串并没有坏的“失败”和 traceback。"""
     if sys.platform == "win32":
         return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
     return {"start_new_session": has_terminal()}
@@ -232,7 +232,7 @@ def stop_group(process):
 def student_file(given):
     """这次要检查的学生资料文件：--documents 给的那个（绝对路径，但不跟着链接走：开头说的是老师给的文件，链接要点名，
     和 exercise.py 一样），没给时是 None（检查套件自己的）。各项检查经环境变量 KIT_CHECK_DOCUMENTS 知道是哪个
-    （kit_helpers.student_documents）；没给 --documents 时去掉 shell 里残留的：以前它会让 CI=true 的运行也悄悄跳过几项。"""
+    （kit_helpers.student_documents）；没给 --documents 时去掉 shell 里残留的：留着它会让 CI=true 的运行也悄悄跳过几项。"""
     if not given:
         os.environ.pop("KIT_CHECK_DOCUMENTS", None)
         return None

@@ -81,7 +81,7 @@ class PromptTest(unittest.TestCase):
     def test_windows_line_ending_and_bom_from_a_pipe(self):
         code, result, err = run_json(["--retrieve-only"], stdin="\ufeff试用几天？\r\n")
         self.assertEqual((code, result["question"]), (0, "试用几天？"))
-        self.assertTrue(err.startswith("问题：试用几天？\n"), err)   # 回显也不带 BOM（以前显示成 \ufeff试用几天？）
+        self.assertTrue(err.startswith("问题：试用几天？\n"), err)   # 回显也不带 BOM（不然显示成 \ufeff试用几天？）
 
     def test_blank_question_exits_2(self):
         for args, stdin in ((["--retrieve-only", "   "], ""), (["--retrieve-only"], "\n"), (["--retrieve-only"], "")):
@@ -137,7 +137,7 @@ class UsageTest(unittest.TestCase):
                 self.assertEqual(err, f"错误：--timeout 应当是大于 0、不超过 3600 的秒数，实际是 {value}。\n")
 
     def test_an_option_with_a_value_given_twice_names_both_values(self):
-        # 改命令时忘了删旧的 --documents：以前悄悄用后一个，学生以为在读前一个文件
+        # 改命令时忘了删旧的 --documents：不能悄悄用后一个，学生会以为在读前一个文件
         for args, said in ((["--documents", "a.json", "--documents=b.json"], "--documents 写了两次（a.json 和 b.json）"),
                            (["--timeout", "5", "--timeout", "9"], "--timeout 写了两次（5 和 9）")):
             with self.subTest(args=args):
@@ -164,7 +164,7 @@ class UsageTest(unittest.TestCase):
         self.assertTrue(err.startswith("错误：不认识的选项 --retrive-only（是不是想写 --retrieve-only？）。"), err)
 
     def test_an_option_typed_with_chinese_dashes_is_named(self):
-        """中文输入法把 -- 打成 —、——、－－：以前说“多了一个参数…问题里有空格时请用引号”，学生找不到错在哪。"""
+        """中文输入法把 -- 打成 —、——、－－：不说“多了一个参数…问题里有空格时请用引号”，那样学生找不到错在哪。"""
         for typed, meant in (("—retrieve-only", "--retrieve-only"), ("——retrieve-only", "--retrieve-only"),
                              ("－－retrieve-only", "--retrieve-only"), ("—documents=x.json", "--documents"),
                              ("–retreive-only", "--retrieve-only"), ("−−trace", "--trace")):   # 最后一个是从网页复制来的减号
@@ -197,7 +197,7 @@ class RedTeamTest(unittest.TestCase):
     KEY = "sk-Ab3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF"
 
     def test_lesson_01_s_script_masks_keys_and_escapes_control_characters_too(self):
-        # 三个脚本共用的入口 run_cli 装上 ShownSafely：第 01 课的脚本以前没装，问题里的密钥、ESC 原样写出去
+        # 三个脚本共用的入口 run_cli 装上 ShownSafely：第 01 课的脚本也装，不然问题里的密钥、ESC 原样写出去
         env = clean_env(DEEPSEEK_API_KEY=self.KEY)
         code, out, _ = run_kit([f"试用几天？{self.KEY}\x1b[2J"], script=ROOT / "reply_assistant.py", env=env)
         self.assertEqual(code, 0)
@@ -232,7 +232,7 @@ class RedTeamTest(unittest.TestCase):
                 self.assertEqual(run_kit(["--retrieve-only", question])[:2], (2, ""))
 
     def test_an_option_where_a_value_should_be_is_a_missing_value(self):
-        # --check-draft 后面紧跟着 --timeout：以前把“--timeout”当文件名去读，说回答被拒绝（退出码 4）
+        # --check-draft 后面紧跟着 --timeout：是缺了值，不能把“--timeout”当文件名去读、说回答被拒绝（退出码 4）
         code, out, err = run_kit(["--check-draft", "--timeout", "5", "试用几天？"])
         self.assertEqual((code, out), (2, ""))
         self.assertTrue(err.startswith("错误：--check-draft 后面缺少一个值。"), err)
@@ -373,8 +373,8 @@ class ClosedStreamTest(unittest.TestCase):
 
 
     def test_an_unwritable_stderr_loses_only_the_messages(self):
-        # stderr 开着却写不进去（2>/dev/full、只读打开的，比如 pyenv 的 python3 垫片在 2>&- 时留下的）：以前第一句提示
-        # 写不出去就当作“结果写不出去”，stdout 上什么也没有，退出码 1。现在提示丢掉，结果照常，退出码按结果
+        # stderr 开着却写不进去（2>/dev/full、只读打开的，比如 pyenv 的 python3 垫片在 2>&- 时留下的）：提示丢掉，结果照常，退出码按结果；
+        # 不能第一句提示写不出去就当作“结果写不出去”，stdout 上什么也没有，退出码 1
         with tempfile.TemporaryDirectory() as directory:
             draft = write_temp(directory, "review.json", json.dumps(
                 {"status": "draft", "draft": "新团队可以免费试用 30 天。", "sources": ["D01#1"]}, ensure_ascii=False))

@@ -78,7 +78,7 @@ class EvidenceHardRuleTest(unittest.TestCase):
         self.assertEqual(self.refused([item("试用 7 天", "D02#1", "试用期 7 天")]), ["evidence 第 1 项的来源「D02#1」不在 sources 里"])
 
     def test_a_thousand_bad_items_are_not_listed_one_by_one(self):
-        for items in ([{}] * 1000, list(range(1, 8))):   # 每项都不是对象的：以前跳过了上限，七项七句全列出来
+        for items in ([{}] * 1000, list(range(1, 8))):   # 每项都不是对象的：也守上限，不能七项七句全列出来
             with self.subTest(first=items[0]):
                 problems = self.refused(items)
                 self.assertEqual(len(problems), model_reply_assistant.MAX_NAMED_SOURCES + 1)
@@ -371,7 +371,7 @@ class BadInputOnTheModelPathTest(unittest.TestCase):
             with self.assertRaises(model_reply_assistant.KitError) as caught:
                 model_reply_assistant.model_target()
         self.assertIn("环境变量 LOCAL_MODEL_NAME 的值不是 UTF-8 文本", str(caught.exception))
-        with self.assertRaises(NoAnswer) as caught:   # 密钥也一样：以前说成“看不见的控制字符”
+        with self.assertRaises(NoAnswer) as caught:   # 密钥也一样：不说成“看不见的控制字符”
             model_reply_assistant.checked_key("sk-abc\udcffdef0123456789", "DEEPSEEK_API_KEY")
         self.assertIn("环境变量 DEEPSEEK_API_KEY 的值不是 UTF-8 文本", caught.exception.problems[0])
 

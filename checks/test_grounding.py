@@ -433,7 +433,7 @@ class AppendedClauseTest(unittest.TestCase):
         self.assertEqual((verdict["status"], verdict["hints"]), ("draft", ["这个分句没有依据，片段里也没有像它的话：「另外赠送专属客户经理服务」"]))
 
     def test_a_draft_with_hints_is_not_called_fully_found(self):
-        # 状态是 draft、却有一处提示“找不到依据”：以前 stderr 和 note 都说“句子都能在引用的片段里找到”，和提示自相矛盾
+        # 状态是 draft、却有一处提示“找不到依据”：stderr 和 note 不能说“句子都能在引用的片段里找到”，那和提示自相矛盾
         with tempfile.TemporaryDirectory() as directory:
             path = write_temp(directory, "hint.json", json.dumps(
                 {"status": "draft", "draft": "体验版可以免费试用 7 天，另外赠送专属客户经理服务。", "sources": ["D01#1"]}, ensure_ascii=False))

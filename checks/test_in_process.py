@@ -67,7 +67,7 @@ class InProcessTest(unittest.TestCase):
     @unittest.skipIf(sys.platform == "win32", "POSIX 的做法：Windows 的新进程不解析当前文件夹里的链接")
     def test_a_working_folder_behind_a_link_names_the_real_path_like_a_process(self):
         # macOS 的临时目录在链接（/var → /private/var）后面：新进程把相对路径接在解析过链接的 os.getcwd() 后面，
-        # traceback 里是真实路径。以前进程内用的是链接的路径，在 Mac 上这一项对不上
+        # traceback 里是真实路径。进程内也用真实路径：用链接的路径，在 Mac 上这一项对不上
         real = self.folder
         self.folder = real.parent / "link"
         self.folder.symlink_to(real, target_is_directory=True)
@@ -383,7 +383,7 @@ class WorkQueueTest(unittest.TestCase):
 
     def test_passed_failed_and_skipped_are_counted_by_what_happened(self):
         """一项通过、一项里两个子检查失败、一个被整个跳过的类里两项：1 passed、2 failed、2 skipped。
-        以前用 testsRun 去减：这里会算成 0 passed，Python 3.12.1 上（testsRun 不算跳过的）还会是负数。"""
+        不能用 testsRun 去减：那样这里会算成 0 passed，Python 3.12.1 上（testsRun 不算跳过的）还会是负数。"""
         import run_checks
         probe = ("import unittest\n"
                  "class Good(unittest.TestCase):\n    def test_ok(self):\n        pass\n"
@@ -415,8 +415,8 @@ class WorkQueueTest(unittest.TestCase):
     @unittest.skipUnless(can_take_a_terminal(), "这个系统上没有伪终端（Windows），或不能让进程把它当作控制终端")
     def test_ctrl_c_in_a_terminal_stops_every_worker_and_says_so_once(self):
         """在（伪）终端里跑，按 Ctrl-C：终端把 SIGINT 送到前台那一组。子进程各自成一个会话，只有主进程收到；它停掉子进程
-        连同检查开的进程，只说一句“已中断”，退出码 130，临时目录删掉。以前子进程也收到，报出一串没坏的“失败”和
-        traceback；后来子进程分了组，检查自己开的、自成会话的进程又停不掉（帮手实测：一个要睡 600 秒的留了 9 分钟）。"""
+        连同检查开的进程，只说一句“已中断”，退出码 130，临时目录删掉。子进程也收到的话，会报出一串没坏的“失败”和
+        traceback；只给子进程分组还不够，检查自己开的、自成会话的进程也要停掉（不然一个要睡 600 秒的会一直留到睡完）。"""
         import select
         probe = ("import os, subprocess, sys, time, unittest, kit_helpers\n"   # 检查开进程的样子和真的检查一样
                  "class Slow(unittest.TestCase):\n"

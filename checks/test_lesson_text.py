@@ -93,7 +93,7 @@ class LengthTest(unittest.TestCase):
 
 class WrongFolderTest(unittest.TestCase):
     def test_lesson_01_quotes_what_python_really_says_for_a_missing_script(self):
-        # 第 01 课说在 lessons/ 里运行会看到 Python 的英文报错（新手试读：第一个撞上的就是它，以前没有一课提到）；
+        # 第 01 课说在 lessons/ 里运行会看到 Python 的英文报错（新手试读：第一个撞上的就是它）；
         # 引的那两段必须是这个 Python 真会打印的
         with tempfile.TemporaryDirectory() as directory:
             done = subprocess.run(KIT_PYTHON + ["reply_assistant.py"], cwd=directory, capture_output=True, text=True)
@@ -106,7 +106,7 @@ class WrongFolderTest(unittest.TestCase):
 
 class TraceTimingTest(unittest.TestCase):
     def test_a_lesson_that_shows_trace_timings_says_they_vary(self):
-        # 课文检查不比 trace 的毫秒数；学生却会逐行对照。第 07 课以前没说，学生以为自己的输出不对（新手试读）
+        # 课文检查不比 trace 的毫秒数；学生却会逐行对照。课文不说的话，学生会以为自己的输出不对（新手试读）
         showing = [path for path in LESSONS if re.search(r"^\[trace\] .* \d+(\.\d+)? ms", path.read_text(encoding="utf-8-sig"), re.M)]
         self.assertGreaterEqual(len(showing), 2)   # 第 05、07 课都有
         for path in showing:

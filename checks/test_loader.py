@@ -134,7 +134,7 @@ class SyntaxHintTest(LoaderCase):
                          " 第 3 行第 3 列：JSON 格式不对，这里应当是逗号「,」。提示：上一项的末尾可能漏了逗号「,」。")
 
     def test_a_missing_or_extra_closing_bracket_is_named_from_the_brackets_still_open(self):
-        # 以前两种都说“上一项的末尾可能漏了逗号”，照着补了逗号又说“多了一个逗号”，学生来回打转；括号是开是关，数一数就知道
+        # 两种都不说“上一项的末尾可能漏了逗号”：照着补了逗号又说“多了一个逗号”，学生来回打转；括号是开是关，数一数就知道
         read_through = "（试过了：这样改完，整个文件就能读通）"
         missing = '[\n  {"id": "A1", "keywords": ["试用", "几天"\n  },\n  {"id": "A2"}\n]\n'
         self.assertEqual(self.error_for(missing), " 第 3 行第 3 列：JSON 格式不对，这里之前少了「]」。"
@@ -143,8 +143,8 @@ class SyntaxHintTest(LoaderCase):
         self.assertEqual(self.error_for(extra), f" 第 2 行第 35 列：JSON 格式不对，这里多了一个「}}」。提示：删掉它{read_through}。")
         quoted = '[{"id": "A]}", "keywords": ["试用"\n}]'   # 字符串里的括号不算
         self.assertIn("这里之前少了「]」。提示：第 1 行第 28 列的「[」还没有关上", self.error_for(quoted))
-        # 学生做练习一时真写出来的两种（新手试读）：多敲一个「]」，以前说“少了「}」”，照着补了又报“多余的文字”；
-        # 「]」敲成「}」，以前说“补上「]」”，补了又说后面的「}」多余。三种改法在文件上各试一遍，说那个真能读通的
+        # 学生做练习一时真写出来的两种（新手试读）：多敲一个「]」，不说“少了「}」”（照着补了又报“多余的文字”）；
+        # 「]」敲成「}」，不说“补上「]」”（补了又说后面的「}」多余）。三种改法在文件上各试一遍，说那个真能读通的
         twice = '[\n  {"id": "A1", "keywords": ["试用", "免费用多久"]],\n  "title": "t"},\n  {"id": "A2"}\n]\n'
         self.assertEqual(self.error_for(twice), f" 第 2 行第 43 列：JSON 格式不对，这里多了一个「]」。提示：删掉它{read_through}。")
         swapped = '[\n  {"id": "A1", "keywords": ["试用", "免费用多久"},\n  "title": "t"},\n  {"id": "A2"}\n]\n'
@@ -162,8 +162,8 @@ class SyntaxHintTest(LoaderCase):
                              ("这里应当是「]」，写成了「}」", "它要关上第 1 行第 13 列的「[」：把「}」换成「]」"))
 
     def test_what_a_chinese_input_method_types_is_named(self):
-        # 新手试读：拼音输入法里 [ ] \ 是【】、，引号是「」＂‘’，还有看不见的全角空格；以前多半只说“这里缺少一个值”，
-        # ‘’ 还被指点成单引号「'」（照做了又说不能用单引号）
+        # 新手试读：拼音输入法里 [ ] \ 是【】、，引号是「」＂‘’，还有看不见的全角空格；不能只说“这里缺少一个值”，
+        # ‘’ 也不能指点成单引号「'」（照做了又说不能用单引号）
         record = '[{"id": "A1", "title": "t", "text": "x", "keywords": %s}]'
         for typed, char, plain in (('【"试用"]', "【", "["), ('["试用"】', "】", "]"), ('["试用"、"几天"]', "、", ","),
                                    ('[＂试用＂]', "＂", '"'), ("[‘试用’]", "‘", '"'), ('["试用",「几天」]', "「", '"')):
@@ -184,7 +184,7 @@ class SyntaxHintTest(LoaderCase):
         for answer, hint in (('{"status": "draft", "draft": "试用期是“7 天”，到期后可以升级。" "sources": ["D01#1"]}',
                               "上一项的末尾可能漏了逗号「,」"),   # 少了逗号，不是引号的错
                              ('{"status": "draft", "draft": "试用 7 天。", "sources": ["D01#1”]}\n',   # 文件末尾有换行：
-                              "第 1 行第 59 列的「”」要写成半角的「\"」")):   # 以前说“意外结束”，补了括号还是一样
+                              "第 1 行第 59 列的「”」要写成半角的「\"」")):   # 不说“意外结束”：那样学生补了括号还是一样
             with self.subTest(answer=answer[-20:]), self.assertRaises(JsonProblem) as caught:
                 parse_json(answer)
             self.assertIn(hint, caught.exception.hint)
@@ -224,7 +224,7 @@ class SyntaxHintTest(LoaderCase):
                 self.assertNotIn("要写成半角", caught.exception.hint)
 
     def test_a_quote_repair_is_offered_even_when_the_file_has_another_mistake(self):
-        # 第六轮审阅：文件里另有一处错时，整个文件读不通，以前就不给引号的提示了；读过了下一行就说，但不说“能读通”
+        # 第六轮审阅：文件里另有一处错时，整个文件读不通，引号的提示也照样给：读过了下一行就说，但不说“能读通”
         broken = ('[\n  {"id": "A1", "title”: "t", "keywords": ["k"]},\n  {"id": "A2", "title": "t",\n'
                   '   "keywords": ["k",]}\n]\n')
         message = self.error_for(broken)
@@ -253,7 +253,7 @@ class SyntaxHintTest(LoaderCase):
                       self.error_for(mixed))
 
     def test_a_record_or_the_file_that_lost_its_opening_bracket(self):
-        # 练习三删记录时多删了一点（新手试读）：下一条的「{」、或文件开头的「[」跟着删掉了；以前都说“可能少了逗号”或没有提示
+        # 练习三删记录时多删了一点（新手试读）：下一条的「{」、或文件开头的「[」跟着删掉了；不能说“可能少了逗号”或没有提示
         lost_brace = '[\n  {"id": "A1", "keywords": ["k"]},\n  "id": "A2", "keywords": ["k"]}\n]\n'
         self.assertEqual(self.error_for(lost_brace), " 第 3 行第 7 列：JSON 格式不对，这里在数组「[」里，却写了「字段名: 值」。"
                                                      "提示：这条记录开头的「{」可能删掉了：补上它。")
@@ -266,7 +266,7 @@ class SyntaxHintTest(LoaderCase):
         self.assertIn("提示：最外层的数组在这里之前就关上了：前面可能多写了一个「]」。", self.error_for(closed_early))
 
     def test_a_second_bom_is_named_in_chinese(self):
-        # 存了两次 BOM：读的时候去掉一个，剩下的以前原样报出 json 的英文“Unexpected UTF-8 BOM”
+        # 存了两次 BOM：读的时候去掉一个，剩下的不能原样报出 json 的英文“Unexpected UTF-8 BOM”
         self.assertEqual(self.error_for("\ufeff\ufeff" + json.dumps([GOOD])),
                          "：开头存了两个看不见的 BOM（\\ufeff），请在编辑器里另存为“UTF-8”（不带 BOM）。")
 
@@ -277,7 +277,7 @@ class SyntaxHintTest(LoaderCase):
                          "提示：这里是全角字符「，」，JSON 的标点要用半角的「,」（切换到英文输入法再输入）。")
 
     def test_a_full_width_closing_quote_is_named_in_documents_and_saved_answers(self):
-        # "title”: 的全角引号被当成字符串的一部分，错误报在后面；以前只说“这里应当是冒号”
+        # "title”: 的全角引号被当成字符串的一部分，错误报在后面；不能只说“这里应当是冒号”
         hint = "的「”」要写成半角的「\"」（试过了：这样改完，整个文件就能读通）"
         self.assertIn(hint, self.error_for('[{"id": "A", "title”: "t", "text": "x", "keywords": ["k"]}]'))
         from model_reply_assistant import JsonProblem, parse_json

@@ -1,6 +1,6 @@
 """每个 Markdown 文件都能正常显示：代码块开了就关、表格每行的列数和表头一样、相对链接和锚点都找得到。
 
-课文记录由 transcripts.py 执行核对；这里只看 Markdown 本身的结构（以前第 06 课有一个没关上的代码块，后面的表格整个被吞进去）。
+课文记录由 transcripts.py 执行核对；这里只看 Markdown 本身的结构（一个没关上的代码块，会把后面的表格整个吞进去）。
 """
 import re
 import unittest

@@ -260,7 +260,7 @@ class BaselineSavedAnswerTest(unittest.TestCase):
         # 学生在 lessons/ 里运行 ../retrieval_qa.py --check-draft trick.json；记事本把回答存成了 GBK
         with tempfile.TemporaryDirectory() as directory:
             Path(directory, "gbk.json").write_bytes('{"status": "draft", "draft": "试用期 7 天"}'.encode("gbk"))
-            # 记事本的“Unicode”是 UTF-16，以前也被说成 GBK；存了两个 BOM 的，以前说“JSON 之外还写了别的话”（新手试读）
+            # 记事本的“Unicode”是 UTF-16，不能也说成 GBK；存了两个 BOM 的，不能说“JSON 之外还写了别的话”（新手试读）
             Path(directory, "utf16.json").write_bytes('{"status": "draft", "draft": "试用期 7 天"}'.encode("utf-16"))
             Path(directory, "bom2.json").write_bytes('\ufeff\ufeff{"status": "draft", "draft": "试用期 7 天"}'.encode("utf-8"))
             Path(directory, "empty.json").write_bytes(b"\xef\xbb\xbf\r\n")   # 记事本新建、没写内容就保存
@@ -291,7 +291,7 @@ class RefusalTest(StandInCase):
         self.assert_rejected(GOOD, "finish_reason：length，应当是 stop", finish_reason="length")
 
     def test_an_answer_without_finish_reason_says_the_field_is_missing(self):
-        # 没写 finish_reason 不是写了 null：以前两种都说“finish_reason 是 null”
+        # 没写 finish_reason 不是写了 null：不能两种都说“finish_reason 是 null”
         reply = completion(GOOD)
         del reply["choices"][0]["finish_reason"]
         self.server.respond(200, reply)
@@ -342,7 +342,7 @@ class RefusalTest(StandInCase):
         for sources in ([], "D01#1", None):
             with self.subTest(sources=sources):
                 self.assert_rejected(dict(GOOD, sources=sources), "sources 应当是非空的字符串数组")
-        # 第 07 课的编号最容易写成数字：以前只说“实际是数组（1 项）”，学生看不出错在哪（新手试读）
+        # 第 07 课的编号最容易写成数字：只说“实际是数组（1 项）”的话，学生看不出错在哪（新手试读）
         self.assert_rejected(dict(GOOD, sources=["D01#1", 1]), "sources 第 2 项应当是非空字符串，实际是数字 1")
         self.assert_rejected(dict(GOOD, sources=[None]), "sources 第 1 项应当是非空字符串，实际是null")
         # 加上引号正是这次发送的编号（第 07 课的 "1"）才说“要加引号”；这里的编号是 D01#1，加了引号也不对，不那样说（审阅时发现）
@@ -422,7 +422,7 @@ class FailureTest(StandInCase):
         self.assert_failed("服务器的响应不是 JSON")
 
     def test_a_streamed_response_is_named_as_streaming(self):
-        # 请求写了 stream: false，有的代理还是一段段地发：以前只说“不是 JSON”，学生看不出是流式
+        # 请求写了 stream: false，有的代理还是一段段地发：只说“不是 JSON”的话，学生看不出是流式
         chunk = json.dumps({"choices": [{"delta": {"content": "{"}, "index": 0}]})
         for media, body in (("text/event-stream", f"data: {chunk}\n\ndata: [DONE]\n\n"), ("application/x-ndjson", chunk + "\n"),
                             ("Text/Event-Stream", f"data: {chunk}\n\n")):   # 类型名不分大小写
@@ -431,7 +431,7 @@ class FailureTest(StandInCase):
                 self.assert_failed(f"服务器发来的是流式响应（Content-Type: {media.lower()}）")
 
     def test_a_bom_before_the_json_body_is_not_an_error(self):
-        # RFC 8259 允许读的一方忽略开头的 BOM：以前说“服务器的响应不是 JSON”
+        # RFC 8259 允许读的一方忽略开头的 BOM：不能说“服务器的响应不是 JSON”
         self.server.raw(b"\xef\xbb\xbf" + json.dumps(completion(GOOD)).encode())
         code, result, err = self.ask("试用几天？")
         self.assertEqual((code, result["status"]), (0, "draft"), err)
@@ -443,7 +443,7 @@ class FailureTest(StandInCase):
         self.assert_failed("响应体超过 1 MiB 上限")
 
     def test_an_oversize_error_page_still_names_the_http_status(self):
-        # 错误页再长，要紧的是状态码：以前只说“响应体超过 1 MiB 上限”，HTTP 500 和它的说明都丢了
+        # 错误页再长，要紧的是状态码：不能只说“响应体超过 1 MiB 上限”，把 HTTP 500 和它的说明都丢了
         self.server.raw(b"<html>" + b"x" * (2 * 1024 * 1024) + b"</html>", status=500, headers={"Content-Type": "text/html"})
         result = self.assert_failed("内部出错（HTTP 500）")
         self.assertNotIn("1 MiB", result["problems"][0])
@@ -516,13 +516,13 @@ class LoopbackOnlyTest(unittest.TestCase):
                 self.assertIn(f"错误：{said}请把 LOCAL_MODEL_URL 里的 localhost 换成 127.0.0.1。资料不会发出。", err)
 
     def test_a_local_variable_without_a_url_never_falls_back_to_the_official_endpoint(self):
-        # 学生想用本机模型，地址变量却是空的（或忘了设）：以前会悄悄把资料和 DeepSeek 密钥发到官方地址，退出码 0
+        # 学生想用本机模型，地址变量却是空的（或忘了设）：不能悄悄把资料和 DeepSeek 密钥发到官方地址、退出码 0
         cases = [({"LOCAL_MODEL_URL": "", "LOCAL_MODEL_NAME": "m"}, "LOCAL_MODEL_URL 是空的"),
                  ({"LOCAL_MODEL_URL": "  "}, "LOCAL_MODEL_URL 是空的"),
                  ({"LOCAL_MODEL_NAME": "m"}, "设置了 LOCAL_MODEL_NAME，却没有设置 LOCAL_MODEL_URL"),
                  ({"LOCAL_MODEL_NAME": "", "LOCAL_MODEL_API_KEY": "x"},
                   "设置了 LOCAL_MODEL_API_KEY、LOCAL_MODEL_NAME，却没有设置 LOCAL_MODEL_URL"),
-                 # 地址变量拼错了（README：LOCAL_MODEL_ 开头的变量只要有一个设了）：以前照样发往官方地址
+                 # 地址变量拼错了（README：LOCAL_MODEL_ 开头的变量只要有一个设了）：也不能照样发往官方地址
                  ({"LOCAL_MODEL_URI": "http://127.0.0.1:11434/v1"}, "设置了 LOCAL_MODEL_URI，却没有设置 LOCAL_MODEL_URL")]
         if os.name != "nt":   # 只差大小写（Windows 的环境变量名不分大小写，那里它就是 LOCAL_MODEL_URL）
             cases.append(({"local_model_url": "http://127.0.0.1:11434/v1"}, "设置了 local_model_url，却没有设置 LOCAL_MODEL_URL"))

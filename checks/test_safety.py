@@ -124,7 +124,7 @@ class FoldingTest(unittest.TestCase):
             with self.subTest(value=value), tempfile.TemporaryDirectory() as directory:
                 path = write_temp(directory, "documents.json", json.dumps(records))
                 code, out, err = run_kit(["--retrieve-only", "价格是多少？", "--documents", str(path)])
-            self.assertEqual((code, out), (2, ""))   # 以前这个词折叠成空字符串，在每个问题里都“找得到”：零命中的问题也去请求模型
+            self.assertEqual((code, out), (2, ""))   # 这个词折叠成空字符串，在每个问题里都“找得到”：不拦下的话，零命中的问题也去请求模型
             self.assertIn("第 1 条记录", err)
             self.assertIn(named, err)
             self.assertIn("里没有字或数字：只有标点，或零宽字符、方向标记这样看不见的字符", err)
@@ -305,7 +305,7 @@ class SecretTest(unittest.TestCase):
 
     def test_a_key_is_hidden_before_text_is_cut_short_or_escaped(self):
         with mock.patch.dict(os.environ, {"SEARCH_API_KEY": SEARCH_KEY}):
-            title = "标" * 110 + SEARCH_KEY   # 截到 120 个字时正好切在密钥中间：前半截以前照样印出来
+            title = "标" * 110 + SEARCH_KEY   # 截到 120 个字时正好切在密钥中间：前半截也不能印出来
             self.assertNotIn(SEARCH_KEY[:6], retrieval_qa.adapt("tavily", {"query": "q", "results": [{"title": title, "url": "https://a.example/",
                                                                                               "content": "x"}]})[0]["title"])
             self.assertNotIn(SEARCH_KEY[:6], kit.visible(SEARCH_KEY + "尾巴", 20))
@@ -383,7 +383,7 @@ class CacheTest(unittest.TestCase):
 
     @unittest.skipUnless(hasattr(os, "mkfifo"), "没有命名管道的系统")
     def test_a_named_pipe_at_the_cache_name_is_not_waited_on(self):
-        os.mkfifo(retrieval_qa.cache_path(self.TARGET, "试用几天"))   # 以前打开它就一直等下去
+        os.mkfifo(retrieval_qa.cache_path(self.TARGET, "试用几天"))   # 打开它就会一直等下去
         outcome, said = self.use_cache()
         self.assertIsInstance(outcome, NoAnswer)
         self.assertIn("不是普通文件", said)
@@ -393,7 +393,7 @@ class CacheTest(unittest.TestCase):
         self.plant({"saved": time.time() - 5, "results": odd})
         outcome, _ = self.use_cache()
         self.assertEqual([result["published"] for result in outcome[0]], [None, None, "2025-02-10"])
-        retrieval_qa.source_hit(dict(outcome[0][0], n=1))   # 以前 int("2024"[5:7]) 是一段 traceback
+        retrieval_qa.source_hit(dict(outcome[0][0], n=1))   # int("2024"[5:7]) 不能变成一段 traceback
 
     def test_malformed_or_future_entries_are_ignored_with_one_line(self):
         good = {"title": "t", "url": "https://a.example/", "snippet": "x", "published": None}

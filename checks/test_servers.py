@@ -271,7 +271,7 @@ class KeyScrubTest(ServerCase):
                 self.assertNotIn(LOCAL_KEY[:12].casefold(), (json.dumps(result, ensure_ascii=False) + err).casefold())
 
     def test_a_key_the_server_wrote_in_other_case_is_still_hidden(self):
-        # 不是 sk- 开头的密钥（LiteLLM 代理的 master key 常这样起名）只靠 scrub 抹掉：服务器把它改成大写回显，以前原样打印出来
+        # 不是 sk- 开头的密钥（LiteLLM 代理的 master key 常这样起名）只靠 scrub 抹掉：服务器把它改成大写回显，也不能原样打印出来
         key = "litellm-master-9f8e7d6c5b4a3210"
         for shown in (key.upper(), key.title()):
             with self.subTest(shown=shown):
@@ -322,7 +322,7 @@ class KeyScrubTest(ServerCase):
         self.assertNotIn(KEY, json.dumps(request, ensure_ascii=False))
 
     def test_a_local_key_without_a_local_url_sends_nothing_anywhere(self):
-        # 以前会改发官方地址（只带 DeepSeek 密钥）；现在是用法错误：学生多半是忘了设 LOCAL_MODEL_URL
+        # 不改发官方地址（只带 DeepSeek 密钥），而是用法错误：学生多半是忘了设 LOCAL_MODEL_URL
         self.server.reply(GOOD)
         with mock.patch.object(model_reply_assistant, "ENDPOINT", self.server.url + "/chat/completions"):
             code, out, err = run_main(retrieval_qa, [QUESTION, "--documents", str(FIXTURE_DOCUMENTS)],
@@ -477,7 +477,7 @@ class BodyTest(ServerCase):
         self.assert_failed(result, code, "响应不完整", "分块的格式不对")
 
     def test_interim_1xx_responses_are_skipped(self):
-        # 103 Early Hints 之后才是真正的 200：以前报成“HTTP 103”
+        # 103 Early Hints 之后才是真正的 200：不能报成“HTTP 103”
         body = json.dumps(completion(GOOD), ensure_ascii=False).encode("utf-8")
         final = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n"
         for interim in (b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n",
@@ -699,7 +699,7 @@ class LocalUrlTest(unittest.TestCase):
 class RealServerHabitsTest(ServerCase):
 
     def test_official_http_errors_say_why_not_just_the_number(self):
-        # 官方地址的每个错误码都有原因和该做什么；502、504 是网关和代理常回的（以前只说“服务器返回 HTTP 502”）
+        # 官方地址的每个错误码都有原因和该做什么；502、504 是网关和代理常回的（不能只说“服务器返回 HTTP 502”）
         for status in (400, 401, 402, 408, 422, 429, 500, 502, 503, 504):
             with self.subTest(status=status):
                 self.server.respond(status, {"error": {"message": "stand-in error"}})

@@ -162,7 +162,7 @@ class PipelineTest(unittest.TestCase):
             self.assertEqual(web.read_domains(str(path)), {"deny": ["test", "2001:db8::1", "论坛.test"]})
 
     def test_a_link_urllib_cannot_read_as_written_is_not_usable(self):
-        # 反斜杠当作斜杠时读得出主机，原样却读不了：以前过了过滤，去重时一段 traceback
+        # 反斜杠当作斜杠时读得出主机，原样却读不了：不能让它过了过滤，到去重时变成一段 traceback
         self.assertIsNone(web.urlsplit_host("https://a.example\\[x/p"))
         self.assertEqual(web.urlsplit_host("https://a.example\\p"), "a.example")
 
@@ -222,14 +222,14 @@ class DomainFileTest(unittest.TestCase):
             twice = write_temp(directory, "twice.json", '{"deny": ["bbs.efficiency-club.test"],\n "deny": ["download-soft.test"]}')
             empty = write_temp(directory, "empty.json", "\n")
             bracket = write_temp(directory, "bracket.json", '{"deny": ["bbs.test", "http://[x/"]}')   # 不是 traceback
-            star = write_temp(directory, "star.json", '{"allow": ["*"]}')   # 什么也不剩的一项：以前收下，allow 把来源全去掉了
+            star = write_temp(directory, "star.json", '{"allow": ["*"]}')   # 什么也不剩的一项：不能收下，不然 allow 把来源全去掉了
             for path, expected in ((comma, "第 1 行第 37 列：这里多了一个逗号。提示：数组或对象的最后一项后面不能再写逗号，删掉它。"),
                                    (gbk, "不是 UTF-8 编码（第 1 行有无法解码的字节 0xC2，可能是用 GBK/ANSI 保存的），请在编辑器里选择“UTF-8”重新保存。"),
                                    (utf16, "是 UTF-16 或 UTF-32 编码（记事本里叫“Unicode”），请在编辑器里选择“UTF-8”重新保存。"),
-                                   # 又加了一行 deny：以前只留下后一个，论坛悄悄还在，练习 7 还说“你没去掉它”（新手试读）
+                                   # 又加了一行 deny：不说出来的话只留下后一个，论坛悄悄还在，练习 7 还说“你没去掉它”（新手试读）
                                    (twice, '字段 deny 写了 2 次（["bbs.efficiency-club.test"] 和 ["download-soft.test"]）。'
                                            "提示：JSON 只会悄悄保留最后一个值：删掉多余的，或把它们合成一个。"),
-                                   (empty, "是空的：还没有写内容，或保存时没存上。"),   # 以前说“意外结束，可能少了「]」”
+                                   (empty, "是空的：还没有写内容，或保存时没存上。"),   # 不说“意外结束，可能少了「]」”
                                    (bracket, '的 deny 第 2 项「http://[x/」不是网址，也不是域名。'),
                                    (star, '的 allow 第 1 项「*」里没有字或数字：只有标点，或零宽字符、方向标记这样看不见的字符。')):
                 with self.subTest(path=path.name), self.assertRaises(KitError) as caught:
@@ -574,7 +574,7 @@ class CommandLineTest(unittest.TestCase):
         code, _, err = run_kit(["--web", QUESTION], env=clean_env(SEARCH_API_URL="http://example.com/search"), documents=None)
         self.assertEqual(code, 2)
         self.assertIn("SEARCH_API_URL 只能是本机的地址", err)
-        # 变量名拼错了（新手试读）：以前直接去找真的搜索接口、问 SEARCH_API_KEY；设了真密钥的人就悄悄花了钱
+        # 变量名拼错了（新手试读）：不能直接去找真的搜索接口、问 SEARCH_API_KEY：设了真密钥的人会悄悄花掉钱
         for name in ("SEARCH_API_ULR",) + (("search_api_url",) if os.name != "nt" else ()):   # Windows 的变量名不分大小写
             with self.subTest(name=name):
                 code, out, err = run_kit(["--web", QUESTION], env=clean_env(**{name: "http://127.0.0.1:8765/search",
@@ -586,7 +586,7 @@ class CommandLineTest(unittest.TestCase):
             self.assertIn("设置了 search_api_key（是不是想写 SEARCH_API_KEY？）", err)
         _, _, err = run_kit(["--web", QUESTION], env=clean_env(SEARCH_API_PROVIDER="bocha"), documents=None)
         self.assertIn("设置了 SEARCH_API_PROVIDER（是不是想写 SEARCH_PROVIDER？）", err)
-        # 全角冒号（新手试读）：以前只说“只能是本机的地址”，学生看着地址明明是 127.0.0.1；点名那个全角字符，和 LOCAL_MODEL_URL 一样
+        # 全角冒号（新手试读）：不能只说“只能是本机的地址”，学生看着地址明明是 127.0.0.1；点名那个全角字符，和 LOCAL_MODEL_URL 一样
         code, _, err = run_kit(["--web", QUESTION], env=clean_env(SEARCH_API_URL="http://127.0.0.1：8765/search"), documents=None)
         self.assertEqual(code, 2)
         self.assertIn("SEARCH_API_URL 只能是本机的地址（里面有「：」：网址里不能有空格、反斜杠、全角或看不见的字符）", err)
