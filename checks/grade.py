@@ -20,7 +20,7 @@ import stat
 import sys
 from pathlib import Path
 
-from kit_helpers import ROOT, SHIPPED_FILES, is_linked, link_description, parse_tool_options, python_would_use, run_tool, write_out
+from kit_helpers import ROOT, SHIPPED_FILES, as_committed, is_linked, link_description, parse_tool_options, python_would_use, run_tool, write_out
 
 import acceptance
 import evaluate
@@ -55,11 +55,6 @@ LEGEND = [
     "链接（符号链接、硬链接）写明指向哪里或和几个文件共用，资料或 trick.json 是链接的不算分。",
     "要看一眼：这一行为什么需要老师打开副本看看（改了 Python 文件、检查或课文，有链接，和别的副本改得一模一样，练习只有自报……）。",
 ]
-
-
-def as_committed(data):
-    """文件内容去掉开头的 BOM、把 CRLF 换成 LF，就是仓库里存的样子：Windows 上存过、克隆过的副本不会因此被算作“改过”。"""
-    return data.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")
 
 
 def fingerprint(path, data=None):

@@ -312,18 +312,19 @@ def holdout_report(results, details=False):
     return "\n".join(lines)
 
 
-def measure_everything():
+def measure_everything(pick=lambda items: items):
     """真的量一遍检查和课文命令要的全部结果：标注集、留出集，带依据的回答只用核心、去掉依据各一次，第 07 课的几样。
-    返回 {种类: {键: 结果}}（kit_helpers.Measured.saving）。"""
+    pick(一串回答) 选出要量的（抽查时每 50 项取一项）。返回 {种类: {键: 结果}}（kit_helpers.Measured.saving）。"""
     import web_eval
     Measured.saving = {}
     try:
-        evaluate()
-        evaluate(*load_holdout())
+        evaluate(pick(load_cases()), json.loads(DOCUMENT_SETS.read_text(encoding="utf-8-sig")))
+        cases, documents = load_holdout()
+        evaluate(pick(cases), documents)
         for cases, documents in evidence_sets():
-            evaluate(cases, documents, core=True)
-            evaluate(without_evidence(cases), documents)
-        web_eval.measure_everything()
+            evaluate(pick(cases), documents, core=True)
+            evaluate(without_evidence(pick(cases)), documents)
+        web_eval.measure_everything(pick)
         return Measured.saving
     finally:
         Measured.saving = None
@@ -332,19 +333,19 @@ def measure_everything():
 def save_or_verify(save):
     """--save：把 measure_everything 量到的连同代码的指纹写进 checks/measured.json。--verify：和文件里记下的逐项比，
     说出不同的、没记下的有多少（退出码 1），都一样时退出码 0。"""
-    fresh = measure_everything()
+    fresh, fingerprint = measure_everything(), code_fingerprint()
     count = sum(map(len, fresh.values()))
     if save:
         kinds = [f'{json.dumps(kind)}: {{\n' + ",\n".join(f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}" for key, value in sorted(known.items()))
                  + "}" for kind, known in sorted(fresh.items())]   # 一项一行：重新量以后 git diff 看得出哪几项变了
-        MEASURED.write_text(f'{{"fingerprint": "{code_fingerprint()}",\n' + ",\n".join(kinds) + "}\n", encoding="utf-8")
-        print(f"量了 {count} 项，写进了 checks/{MEASURED.name}（代码的指纹 {code_fingerprint()}）：把它和改过的代码一起提交。")
+        MEASURED.write_text(f'{{"fingerprint": "{fingerprint}",\n' + ",\n".join(kinds) + "}\n", encoding="utf-8")
+        print(f"量了 {count} 项，写进了 checks/{MEASURED.name}（代码的指纹 {fingerprint}）：把它和改过的代码一起提交。")
         return 0
     kept = read_measured()
     if kept is None:
         print(f"checks/{MEASURED.name} 没有、读不了或不是量具写的样子：运行 python3 checks/grounding_eval.py --save")
         return 1
-    stale = kept["fingerprint"] != code_fingerprint()
+    stale = kept["fingerprint"] != fingerprint
     unlike = [(kind, key) for kind, known in fresh.items() for key, value in known.items() if kept.get(kind, {}).get(key) != value]
     print(f"真的量了 {count} 项，和 checks/{MEASURED.name} 记下的不同或没记下的有 {len(unlike)} 项" +
           ("；文件是另一份代码量的" if stale else "") + ("" if not (unlike or stale) else "：运行 python3 checks/grounding_eval.py --save"))

@@ -229,12 +229,16 @@ MEASURING_CODE = [ROOT / name for name in KIT_FILES[:3]] + [CHECKS_DIR / name fo
     "grounding_eval.py", "web_eval.py", "stand_in_search.py", "web_pages.json")]
 
 
+def as_committed(data):
+    """文件内容去掉开头的 BOM、把 CRLF 换成 LF，就是仓库里存的样子：Windows 上存过、克隆过的副本不会因此被算作“改过”。"""
+    return data.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")
+
+
 def code_fingerprint():
-    """MEASURING_CODE 每一个字节的 SHA-256（前 16 个十六进制字符）。CRLF 换行和开头的 BOM 不算差别：Windows 上编辑过的副本
-    和仓库里的是同一份代码。"""
+    """MEASURING_CODE 的 SHA-256（前 16 个十六进制字符），按 as_committed 的样子算：Windows 上编辑过的副本和仓库里的是同一份代码。"""
     digest = hashlib.sha256()
     for path in MEASURING_CODE:
-        digest.update(path.read_bytes().removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n") + b"\0")
+        digest.update(as_committed(path.read_bytes()) + b"\0")
     return digest.hexdigest()[:16]
 
 
@@ -277,12 +281,17 @@ class Measured:
         （不记下：这一次量的可能是换掉了函数的代码）。结果要是 JSON 能原样表示的值（列表而不是元组），记下的和新量的才比得了。"""
         results = []
         for item in items:
-            key = hashlib.sha256(json.dumps(content_of(item), ensure_ascii=False, sort_keys=True).encode("utf-8")).hexdigest()[:16]
+            key = self.key(content_of(item))
             result = self.known[key] if key in self.known else measure(item)
             if self.saving is not None:
                 self.saving.setdefault(self.kind, {})[key] = result
             results.append(result)
         return results
+
+    @staticmethod
+    def key(content):
+        """一项在文件里的键：决定结果的全部输入（JSON 能表示的值）的 SHA-256，前 16 个十六进制字符。"""
+        return hashlib.sha256(json.dumps(content, ensure_ascii=False, sort_keys=True).encode("utf-8")).hexdigest()[:16]
 
 
 def has_terminal():

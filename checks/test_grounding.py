@@ -9,7 +9,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from kit_helpers import ON_SHIPPED, ROOT, SHIPPED_DOCUMENTS, Measured, assert_same_in_a_process, code_fingerprint, read_measured, run_kit, run_main, write_temp
+from kit_helpers import ON_SHIPPED, ROOT, SHIPPED_DOCUMENTS, assert_same_in_a_process, code_fingerprint, read_measured, run_kit, run_main, write_temp
 import bench
 import grounding_eval
 from grounding_eval import (DOCUMENT_SETS, FLAGGED, catch_rate, errors_caught, evaluate, faithful_flagged, holdout_figures,
@@ -512,23 +512,12 @@ class MeasuredFileTest(unittest.TestCase):
                          "一起提交。学生自己改了套件的代码时，这一项失败是正常的")
 
     def test_a_sample_of_every_kind_measured_again_gives_the_committed_results(self):
-        """每一种记下的结果都抽：每 50 项抽一项，从哪一项抽起随代码的指纹变（改一次代码换一批）；第 07 课的摘录全量。"""
-        import web_eval
+        """每一种记下的结果都抽：grounding_eval.py --save 量的那些，每 50 项抽一项，从哪一项抽起随代码的指纹变
+        （改一次代码换一批）；第 07 课的摘录全量。"""
         saved = read_measured() or {}
         step = 50
         start = int(code_fingerprint(), 16) % step
-        (labelled_evidence, documents), (holdout_evidence, holdout_documents) = grounding_eval.evidence_sets()
-        holdout = load_holdout()[0]
-        with mock.patch.object(Measured, "saving", {}):   # 每项都真的量，记进 saving
-            evaluate(load_cases()[start::step], documents)
-            evaluate(holdout[start::step], holdout_documents)
-            for cases, docs in ((labelled_evidence, documents), (holdout_evidence, holdout_documents)):
-                evaluate(cases[start::step], docs, core=True)
-                evaluate(grounding_eval.without_evidence(cases[start::step]), docs)
-            spans = json.loads(web_eval.SPANS.read_text(encoding="utf-8"))
-            web_eval.snippet_recall(spans, retrieval_qa.SNIPPET_BUDGET)
-            web_eval.judge_answers(json.loads(web_eval.ANSWERS.read_text(encoding="utf-8"))[start::step])
-            fresh = Measured.saving
+        fresh = grounding_eval.measure_everything(lambda items: items[start::step])
         self.assertEqual(set(fresh), set(saved) - {"fingerprint"}, f"从第 {start} 项抽起")
         for kind, known in fresh.items():
             for key, value in known.items():

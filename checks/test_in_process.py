@@ -1,7 +1,6 @@
 """检查的机器：checks/in_process.py 在检查的进程里运行脚本（看到的和新进程一样，运行完什么也不留下）；
 kit_helpers.Measured 用 checks/measured.json 里记下的结果；KitCopy 的副本用完改回原样再给下一个检查；
 run_checks.py 的子进程按队列领模块。"""
-import hashlib
 import json
 import os
 import shutil
@@ -154,7 +153,7 @@ class MeasuredTest(unittest.TestCase):
         return [item, "真的量了"]
 
     def commit(self, fingerprint, value):
-        key = hashlib.sha256(json.dumps(["问题", 1], ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
+        key = kit_helpers.Measured.key(["问题", 1])
         kit_helpers.MEASURED.write_text(json.dumps({"fingerprint": fingerprint, "demo": {key: value}}), encoding="utf-8")
         kit_helpers.committed_results.cache_clear()
 

@@ -35,7 +35,7 @@ import tempfile
 from pathlib import Path
 
 from in_process import run_script
-from kit_helpers import (ALL_IN_PROCESSES, KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, clean_env, has_terminal, parse_tool_options, restore, run_tool,
+from kit_helpers import (ALL_IN_PROCESSES, KIT_PYTHON, ROOT, SHIPPED_DOCUMENTS, as_committed, clean_env, has_terminal, parse_tool_options, restore, run_tool,
                          snapshot)
 
 PROMPT = "问题："
@@ -110,7 +110,7 @@ def make_copy(directory):
                                                              "retrieval_documents.json"))
     # 学生的编辑器可能把副本存成了 CRLF、加了 BOM：课文里的字节数（--trace）按发布时的 LF、无 BOM 记
     kit.joinpath("retrieval_documents.json").write_bytes(
-        SHIPPED_DOCUMENTS.read_bytes().removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n"))
+        as_committed(SHIPPED_DOCUMENTS.read_bytes()))
     return kit
 
 

@@ -127,12 +127,13 @@ def answer_figures(verdicts):
     return table
 
 
-def measure_everything():
-    """检查和这个工具要的第 07 课的结果都量一遍：各种摘录上限下留住的答案句、每份标注过的回答（grounding_eval.py --save 用）。"""
+def measure_everything(pick=lambda items: items):
+    """检查和这个工具要的第 07 课的结果都量一遍：各种摘录上限下留住的答案句、pick 选出的标注过的回答
+    （grounding_eval.measure_everything 用）。"""
     spans = json.loads(SPANS.read_text(encoding="utf-8-sig"))
     for budget in sorted({*BUDGETS, retrieval_qa.SNIPPET_BUDGET}):
         snippet_recall(spans, budget)
-    judge_answers(json.loads(ANSWERS.read_text(encoding="utf-8-sig")))
+    judge_answers(pick(json.loads(ANSWERS.read_text(encoding="utf-8-sig"))))
 
 
 def main(argv):
