@@ -11,7 +11,10 @@
 （资料又改成别的样子时显示“之前做完过”），老师的 grade.py 也能用可信的检查重判那份存档，不必只凭你自己的记录。
 老师用 --documents 判学生副本里的资料时也一样：进度文件不认，只用那个副本 checks/.exercise-done/ 里的存档重判。
 """
+import ast
+import bisect
 import contextlib
+import functools
 import io
 import json
 import os
@@ -152,9 +155,9 @@ def exercise_4(documents, path):
     if result["status"] != "draft":
         reason = (result["problems"] or [result["note"]])[0]
         return False, [f"检查没被骗过：结果是 {result['status']}。程序说：{reason}"]
-    copied = lesson_drafts().get(retrieval_qa.plain(result["draft"]))
-    if copied:   # 课文里的草稿（对的、或课文自己演示盲区的）：不是自己写的
-        return False, [f"检查判它为 draft，可这份草稿照抄的是{copied}里的草稿：要自己写一份错了、又能骗过检查的草稿。"]
+    copied = shipped_copy(result["draft"])
+    if copied:   # 课文、检查里的草稿（对的、演示盲区的、建班用的）：不是自己写的
+        return False, [f"检查判它为 draft，可这份草稿照抄的是套件里 {copied} 的一份草稿：要自己写一份错了、又能骗过检查的草稿。"]
     sent = " ".join(hit["text"] for hit in result["hits"])
     facts = [part for part in re.split(r"[。！？!?\n]", result["draft"]) if retrieval_qa.plain(part)]
     if facts and all(retrieval_qa.plain(part) in retrieval_qa.plain(sent) for part in facts):   # 每句都照抄原文：本来就对
@@ -166,40 +169,72 @@ def exercise_4(documents, path):
     return True, [f"检查判它为 draft，而你说它错在：{why.strip()[:60]}", "对照第 04 课“这些检查不能证明什么”一节，这正是出处核对证明不了的地方。"]
 
 
-def lesson_drafts():
-    """课文里出现过的每一份草稿（file= 块、命令输出里的、说明里举的例子，去掉标点空白）-> “第 NN 课”。照抄它们交练习四不算。
-    不只看 file= 块：第 03 课的输出里也有一份对的草稿，照抄它也不能算“做完”。"""
-    drafts = {}
-    for lesson in sorted((ROOT / "lessons").glob("*.md")):
-        try:
-            text = lesson.read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError):
-            continue
-        for quoted in re.findall(r'"draft":\s*("(?:[^"\\\n]|\\.)*")', text):   # JSON 里 "draft" 后面的那个字符串
-            try:
-                draft = json.loads(quoted)
-            except ValueError:
-                continue
-            if retrieval_qa.plain(draft):
-                drafts.setdefault(retrieval_qa.plain(draft), f"第 {lesson.name[:2]} 课")
-    return drafts
+MIN_EXAMPLE = 6   # 字：比这短的字符串（“公告”“试用”）不算示范，谁都会写
 
 
-def lesson_examples():
-    """课文 ```json edit= 块里示范记录的正文（第 05 课第一节的 X9 等）。照抄示范不算“换个说法”。
-    块用课文执行器的 parse_markdown 读出：和它照做的是同一批。"""
-    texts = set()
-    for lesson in sorted((ROOT / "lessons").glob("*.md")):
+@functools.lru_cache(maxsize=None)   # 老师的套件：一次运行只读一遍
+def shipped_examples():
+    """老师这份套件里写着的每一段文字（retrieval_qa.plain 之后，至少 MIN_EXAMPLE 个字）-> 出处，和它的 4 字片段：
+    课文里的每个 JSON 字符串（草稿、示范记录、命令输出），checks/ 里 .py 的字符串常量（检查和建班用的草稿、记录、结果对），
+    checks/ 和资料文件里 .json 的每个字符串值（dedupe_pairs.json 的结果对……）。练习四、五、六交的文字照抄（或几乎照抄）
+    其中一段就不算做完：见 shipped_copy。返回 ({plain 文字: 出处}, [(片段数, plain 文字, 片段)]，按片段数排好)。measured.json 只有量出的结论，不看。"""
+    found = {}
+    for path in sorted((ROOT / "lessons").glob("*.md")) + sorted(CHECKS_DIR.glob("*.py")) + [path for path in sorted(CHECKS_DIR.glob("*.json")) if path.name != "measured.json"] + [SHIPPED_DOCUMENTS]:
         try:
-            steps = transcripts.parse_markdown(lesson)
-        except (OSError, UnicodeDecodeError):
+            text = path.read_text(encoding="utf-8-sig")
+            if path.suffix == ".py":
+                strings = [node.value for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+            elif path.suffix == ".md":   # 课文里引号括起来的 JSON 字符串，不管在哪个块里
+                strings = [json.loads(quoted) for quoted in re.findall(r'"(?:[^"\\\n]|\\.)*"', text)]
+            else:
+                strings, stack = [], [json.loads(text)]
+                while stack:
+                    value = stack.pop()
+                    strings += [value] if isinstance(value, str) else []
+                    stack += value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+        except (OSError, ValueError, SyntaxError):
             continue
-        for step in (step for step in steps if step[0] == "edit"):   # ("edit", 行号, 文件名, 块的内容)
-            try:
-                texts.add(retrieval_qa.plain(json.loads(step[3])["text"]))
-            except (ValueError, KeyError, TypeError, AttributeError):
-                continue
-    return texts
+        for string in set(strings):
+            key = retrieval_qa.plain(string)
+            if len(key) >= MIN_EXAMPLE:
+                found.setdefault(key, f"{path.parent.name}/{path.name}")
+    prints = sorted((len(pieces), text, pieces) for text, pieces in ((text, retrieval_qa.shingles(text)) for text in found))
+    return found, prints
+
+
+def shipped_copy(text):
+    """text 照抄的套件示范的出处（“lessons/05-untrusted-materials.md”），不是照抄的返回 None。去掉标点空白后一字不差，
+    或 4 字片段有 NEAR_DUPLICATE（第 05 课认“同一规则的两个版本”的那个相似度）那么像，都算照抄：改个标点、换个网址里的
+    gift → gift2 还是同一段。"""
+    found, prints = shipped_examples()
+    key = retrieval_qa.plain(text)
+    if key in found:
+        return found[key]
+    mine, near = retrieval_qa.shingles(text), retrieval_qa.NEAR_DUPLICATE
+    low = bisect.bisect_left(prints, (int(len(mine) * near),))   # Jaccard ≥ near 要两边的片段数相差不太多：只比这一段
+    for size, other, theirs in prints[low:]:
+        if size > len(mine) / near:
+            break
+        if len(mine & theirs) / len(mine | theirs) >= near:
+            return found[other]
+    return None
+
+
+def own_added(documents):
+    """资料里学生自己加的记录：不是发布版的（按 id），也不是照抄套件示范的（shipped_copy）。"""
+    shipped_ids = {record["id"] for record in shipped()}
+    return [record for record in documents if record["id"] not in shipped_ids and not shipped_copy(record["text"])]
+
+
+def unverified_claims(documents):
+    """练习五只凭学生说“这句是指令”做完时，那几句（“X8「……」”）：清单没认出它们，程序核对不了它真是指令还是一句普通的话，
+    所以只给老师看（grade.py 记“待看”），不算分。有会触发警告的新记录时是空的：那条程序自己认得出来。"""
+    added = own_added(documents)
+    if any(instruction_like(record["title"] + " " + record["text"]) for record in added):
+        return []
+    return [f"{record['id']}「{visible(record['instruction'].strip(), 60)}」" for record in added
+            if isinstance(record.get("instruction"), str) and record["instruction"].strip()
+            and record["instruction"].strip() in record["title"] + " " + record["text"]]
 
 
 def exercise_5(documents, path):
@@ -207,11 +242,10 @@ def exercise_5(documents, path):
     new = [record for record in documents if record["id"] not in shipped_ids]
     if not new:
         return False, ["资料里还没有你新加的记录。照第 05 课第一节，加一条正文里藏着指令的记录。"]
-    examples = lesson_examples()
-    added = [record for record in new if retrieval_qa.plain(record["text"]) not in examples]   # 只改标点、空格也是照抄
+    added = own_added(documents)   # 只改标点、空格、一两个字也是照抄
     if not added:
-        ids = "、".join(record["id"] for record in new)
-        return False, [f"{ids} 照抄的是课文里的示范记录。练习要你换个说法：自己写一句藏在正文里的指令，看警告认不认得。"]
+        copied = "、".join(f"{record['id']}（{shipped_copy(record['text'])}）" for record in new)
+        return False, [f"{copied} 照抄的是套件里的示范记录。练习要你换个说法：自己写一句藏在正文里的指令，看警告认不认得。"]
     flagged = [r["id"] for r in added if instruction_like(r["title"] + " " + r["text"])]
     if flagged:
         return True, [f"{'、'.join(flagged)} 会触发警告；引用它的草稿一律要人工复核：照第 05 课的 obey-cite.json 写一份引用它的回答，用 --check-draft 看它变成 needs_review。"]
@@ -221,7 +255,8 @@ def exercise_5(documents, path):
         if sentence not in record["title"] + " " + record["text"]:
             return False, [f"{record['id']} 的 instruction 写的是“{sentence[:30]}”，可这句话不在它的标题或正文里：请原样抄写。"]
         return True, [f"{record['id']} 里的“{sentence[:30]}”没有被清单认出来——你找到了一种能绕过第一道筛子的说法。"
-                      "想一想：这时是哪一道防线在起作用？"]
+                      "想一想：这时是哪一道防线在起作用？",
+                      "程序分不出这句是指令还是一句普通的话：老师的 grade.py 会把它列出来，由老师看。"]
     ids = "、".join(r["id"] for r in added)
     fields = {r["id"]: instruction_field(r) for r in added}
     misspelt = [(record_id, field) for record_id, field in fields.items() if field not in (None, "instruction")]
@@ -282,10 +317,11 @@ def exercise_6(documents, path):
     if problem:
         end = "" if problem.endswith("？") else "。"   # 猜了拼错的字段名，那句以问号结尾
         return False, [f'{problem}{end}pairs.json 应当是数组，每项是 {{"a": {{title, url, snippet}}, "b": {{…}}, "same": true 或 false}}。']
+    copied = [f"第 {number} 对（{shipped_copy(pair['a']['snippet'])}）" for number, pair in enumerate(pairs, 1)
+              if shipped_copy(pair["a"]["snippet"]) and shipped_copy(pair["b"]["snippet"])]   # a、b 对调、多个空格也认得
+    if copied:
+        return False, [f"pairs.json 的{'、'.join(copied)}两边的摘要都照抄套件里的示范：练习要你自己找（或自己写）两对。"]
     import web_eval   # 真要判的时候才导入（它带着假搜索接口和 unittest.mock）：还没做第 07 课的，自查不必等它
-    given = {(pair["a"]["snippet"], pair["b"]["snippet"]) for pair in json.loads(web_eval.PAIRS.read_text(encoding="utf-8"))}
-    if any((pair["a"]["snippet"], pair["b"]["snippet"]) in given for pair in pairs):
-        return False, ["pairs.json 里有照抄 checks/dedupe_pairs.json 的结果对：练习要你自己找（或自己写）两对。"]
     for number, pair in enumerate(pairs, 1):   # 摘要太短的结果在过滤那一步就去掉了，轮不到去重：这样的一对判了也不算数
         for side in ("a", "b"):
             snippet = pair[side]["snippet"].strip()

@@ -18,6 +18,7 @@ import os
 import re
 import stat
 import sys
+import time
 from pathlib import Path
 
 from kit_helpers import ROOT, SHIPPED_FILES, as_committed, is_linked, link_description, parse_tool_options, python_would_use, run_tool, write_out
@@ -27,7 +28,7 @@ import evaluate
 import exercise
 import retrieval_qa
 import transcripts
-from model_reply_assistant import one_line, read_head, visible
+from model_reply_assistant import describe_os_error, one_line, read_head, visible
 from model_reply_assistant import KitError
 
 USAGE = "用法：python3 checks/grade.py 学生的套件文件夹 … [--out FILE.md | FILE.csv] [--details]"
@@ -36,8 +37,12 @@ DATA = "retrieval_documents.json"
 OWN_FILES = exercise.OWN_FILES   # 练习自己写的文件：是链接（别人的）就不算分
 STUDENT_FILES = {DATA, *OWN_FILES.values()} | {exercise.saved_copy(number, Path("checks")).as_posix() for number in exercise.SAVED}
 # 学生自己写的（练习做完时存的资料也是）；课文让存的文件见 lesson_files()
-SKIPPED_NAMES = {".git", "__pycache__", ".exercise-progress.json", ".DS_Store", "Thumbs.db", "__MACOSX",
-                 ".venv", "venv", "node_modules", ".idea", ".vscode"}   # 虚拟环境、编辑器的文件夹：和作业无关，也不会被套件导入
+SKIPPED_NAMES = {".exercise-progress.json", ".DS_Store", "Thumbs.db", "__MACOSX",
+                 ".venv", "venv", "node_modules", ".idea", ".vscode"}   # 虚拟环境、编辑器、系统的：和作业无关（见 is_tool_folder）
+COPY_SECONDS = 2   # 每份副本的时间（走文件夹、比内容、比字节码）：平常一份几十毫秒，用完了这一行说明哪些没比完，接着判下一份
+MAX_ENTRIES = 50000   # 一份副本最多看这么多个文件：一个班的副本不会有这么多，再多就是故意的
+MAX_COMPARED_BYTES = 4 * 2 ** 20   # 比内容的文件最大 4 MB：老师的套件里最大的文件几百 KB，更大的一定改过，不读
+CHUNK = 2 ** 20   # 读文件一次读 1 MB
 APPLE_DOUBLE = "._"   # macOS 打包时给每个文件配的附属文件（._retrieval_qa.py）：不是 Python 代码，也导入不了
 GIT = "git"   # 老师的套件是 git 仓库时，用它列出跟踪的文件、改过没提交的文件
 MAX_LISTED = 15   # “和老师的套件不同”最多列这么多条，其余只说个数
@@ -57,52 +62,92 @@ LEGEND = [
 ]
 
 
-def fingerprint(path, data=None):
-    """文件内容（data，或者读 path）按 as_committed 换过以后的 SHA-256。"""
-    return hashlib.sha256(as_committed(path.read_bytes() if data is None else data)).hexdigest()
+def walk_copy(kit, deadline):
+    """走一遍副本，什么文件都不打开：返回 (文件, 字节码, git, 说明)。文件是 {相对路径: lstat}（不进 SKIPPED_NAMES、
+    虚拟环境），字节码是 __pycache__ 里的 {相对路径: lstat}，git 是每一处 .git 的相对路径，说明是要记在这一行的 [(原因, 细节)]。
+    用一张待走的清单而不用递归（上千层的文件夹也走得完），不跟着链接走；读不了的文件夹、太长的路径、时间用完、文件太多，
+    都只是一条说明。"""
+    files, caches, gits, notes, pending = {}, {}, [], [], [""]
+    while pending:
+        folder = pending.pop()
+        if time.monotonic() > deadline or len(files) + len(caches) >= MAX_ENTRIES:
+            notes.append(("没看完", f"文件太多或太深，看了 {len(files) + len(caches)} 个就停了"))
+            break
+        try:
+            with os.scandir(kit / folder) as listing:
+                entries = sorted((entry.name, entry.stat(follow_symlinks=False)) for entry in listing)
+        except OSError as error:
+            notes.append(("有读不了的地方", f"{shortened_path(folder)}/（{describe_os_error(error)}）"))
+            continue
+        in_cache = os.path.basename(folder) == "__pycache__"
+        for name, info in entries:
+            path = f"{folder}/{name}" if folder else name
+            if name == ".git":
+                gits.append(path)
+            elif stat.S_ISDIR(info.st_mode):
+                if not in_cache and not is_tool_folder(kit, path):
+                    pending.append(path)
+            elif name in SKIPPED_NAMES or name.startswith(APPLE_DOUBLE):
+                continue
+            elif in_cache:
+                caches[path] = info
+            else:
+                files[path] = info
+    return files, caches, gits, notes
+
+
+def shortened_path(path, limit=60):
+    """说明里的路径：太长（几十层的文件夹）只留头尾。"""
+    return path if len(path) <= limit else path[:20] + "…" + path[-(limit - 21):]
+
+
+def is_tool_folder(kit, path):
+    """不看的文件夹：名字在 SKIPPED_NAMES 里的（.venv、node_modules、__MACOSX……），和 python3 -m venv 建的虚拟环境
+    （不管叫什么：顶层有 pyvenv.cfg（PEP 405），还有 bin/ 或 Scripts/）。一个新建的虚拟环境就有上千个文件，和作业无关。
+    可顶层有 __init__ 的是 Python 能按这个名字导入的包（checks/unittest/、json/ 打扮成虚拟环境，就换掉了标准库），照样看；
+    老师的套件里也有的文件夹（checks/、lessons/）也照样看。"""
+    try:
+        names = set(os.listdir(kit / path))
+    except OSError:
+        return False
+    venv = "pyvenv.cfg" in names and bool(names & {"bin", "Scripts"})
+    if not (venv or os.path.basename(path) in SKIPPED_NAMES) or any(name.startswith("__init__.") for name in names):
+        return False
+    return not any(name.startswith(path + "/") for name in teacher_files())
+
+
+def committed_digest(path, info, blob=False):
+    """文件内容按 as_committed 的样子（去掉开头的 BOM、CRLF 换成 LF）的 SHA-256；blob=True 时是 git 给它的编号
+    （和 git hash-object 一样，老师仓库里的旧版本按它比）。一块块读，从不把整个文件读进来；超过 MAX_COMPARED_BYTES 的不读，
+    返回 None（老师的套件里没有这么大的文件，它一定是改了）。读不了时抛出 OSError。"""
+    if info.st_size > MAX_COMPARED_BYTES:
+        return None
+    digest = hashlib.sha1(b"blob %d\0" % sum(map(len, committed_chunks(path)))) if blob else hashlib.sha256()
+    for chunk in committed_chunks(path):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def committed_chunks(path):
+    """path 的内容按 as_committed 的样子一块块给出：块尾的 \r 留到下一块，CRLF 被切在两块之间也认得。"""
+    carry, first = b"", True
+    with open(path, "rb") as handle:
+        while True:
+            chunk = handle.read(CHUNK)
+            data = carry + chunk
+            if first:
+                data, first = data.removeprefix(b"\xef\xbb\xbf"), False
+            if not chunk:
+                yield data
+                return
+            carry = b"\r" if data.endswith(b"\r") else b""
+            yield data[:len(data) - len(carry)].replace(b"\r\n", b"\n")
 
 
 @functools.lru_cache(maxsize=None)
-def teacher_fingerprint(name):
-    return fingerprint(ROOT / name)
-
-
-@functools.lru_cache(maxsize=None)
-def teacher_bytes(name):
-    return (ROOT / name).read_bytes()
-
-
-def same_as_teacher(path, name):
-    """和老师的这个文件一样（BOM、换行符不算不同）。多数副本的多数文件一字不差：先直接比字节，不一样再比指纹
-    （全班 30 份、每份 2.5 MB 时省下一半时间）。"""
-    data = path.read_bytes()
-    return data == teacher_bytes(name) or fingerprint(path, data) == teacher_fingerprint(name)
-
-
-def kit_files(folder):
-    """套件文件夹里的文件：{相对路径: lstat 结果}。不进 .git、__pycache__、__MACOSX（macOS 的压缩包在别处解开时多出来的），
-    不跟着链接走，什么都不打开。"""
-    found = {}
-    for directory, names, files in os.walk(folder):
-        names[:] = sorted(name for name in names
-                          if name not in SKIPPED_NAMES and not is_virtual_environment(Path(directory) / name, folder))
-        for name in files + [name for name in names if os.path.islink(os.path.join(directory, name))]:
-            if name not in SKIPPED_NAMES and not name.startswith(APPLE_DOUBLE):
-                path = Path(directory) / name
-                found[path.relative_to(folder).as_posix()] = os.lstat(path)
-    return found
-
-
-def is_virtual_environment(folder, copy):
-    """python3 -m venv 建的文件夹（不管叫 env、.venv 还是别的）：顶层有 pyvenv.cfg（PEP 405），还有 bin/ 或 Scripts/，
-    和作业无关，套件也不从里面导入。copy 是副本的根：老师的套件里也有的文件夹（checks/、lessons/）放一个 pyvenv.cfg
-    也不算，不然改过的检查就藏起来了。是链接的不算：链接另有一条。"""
-    if folder.is_symlink() or not (folder / "pyvenv.cfg").is_file():
-        return False
-    if not ((folder / "bin").is_dir() or (folder / "Scripts").is_dir()):
-        return False
-    relative = folder.relative_to(copy).as_posix() + "/"
-    return not any(name.startswith(relative) for name in teacher_files())
+def teacher_digest(name):
+    path = ROOT / name
+    return committed_digest(path, os.stat(path))
 
 
 @functools.lru_cache(maxsize=None)   # 老师这一份只看一次，不是每个副本看一次
@@ -127,11 +172,10 @@ def teacher_history():
     return versions
 
 
-def earlier_version(path, name):
-    """path 的内容是老师仓库里 name 以前提交过的某个版本（BOM、CRLF 不算不同，见 as_committed）。按内容的 git 编号比，
-    和 git hash-object 算法一样：对得上就是一字不差的旧版本，不是看着像。"""
-    data = as_committed(path.read_bytes())
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() in teacher_history().get(name, ())
+def earlier_version(path, info, name):
+    """path 的内容是老师仓库里 name 以前提交过的某个版本（BOM、CRLF 不算不同）。按 git 给内容的编号比：
+    对得上就是一字不差的旧版本，不是看着像。"""
+    return committed_digest(path, info, blob=True) in teacher_history().get(name, ())
 
 
 def teacher_edits():
@@ -150,29 +194,28 @@ def git_output(*args):
     return done.stdout if done.returncode == 0 else None
 
 
-def compare_with_teacher(folder, bytecode):
-    """和老师的套件比：返回 (差别的说明列表, 要看一眼的原因列表)。整个没带的文件夹（lessons/、checks/……）只说一次。
-    bytecode：这个副本里有问题的字节码（forged_bytecode 给全班一起查好的）。"""
+def compare_with_teacher(kit, files, deadline):
+    """和老师的套件比：返回 (差别的说明列表, 要看一眼的原因列表)。files 是 walk_copy 走出来的文件。
+    整个没带的文件夹（lessons/、checks/……）只说一次；读不了、太大、时间用完没比的文件各记一条，算要看一眼。"""
     mine = {name for name in teacher_files() if not is_student_file(name)}
-    theirs = kit_files(folder)
-    differences, concerns, absent, older = [], [], set(), []
-    for name in sorted(mine | set(theirs)):
-        info = theirs.get(name)
+    differences, concerns, absent, older, unread = [], [], set(), [], []
+    for name in sorted(mine | set(files)):
+        info = files.get(name)
         if is_student_file(name):   # 学生照课文存的文件不算差别；可它是链接（指向别人的），就是拿别人的作业
-            if info is not None and is_linked(folder / name):
-                differences.append(f"{name}（{link_description(folder / name)}）")
+            if info is not None and is_linked(kit / name):
+                differences.append(f"{name}（{link_description(kit / name)}）")
                 concerns.append(("有链接", name))
             continue
         if info is None:
             top = name.split("/")[0]
-            if "/" in name and (not (folder / top).exists() or (folder / top).is_symlink()):   # 没带，或者是链接（链接另有一条）
-                if top not in absent and not (folder / top).is_symlink():
+            if "/" in name and top not in files and not any(other.startswith(top + "/") for other in files):
+                if top not in absent and not os.path.islink(kit / top):   # 没带，或者是链接（链接另有一条）
                     differences.append(f"{top}/（整个没带）")
                 absent.add(top)
             else:
                 differences.append(f"{name}（缺）")
         elif stat.S_ISLNK(info.st_mode):
-            differences.append(f"{name}（{link_description(folder / name)}）")
+            differences.append(f"{name}（{link_description(kit / name)}）")
             concerns.append(("有链接", name))
         elif not stat.S_ISREG(info.st_mode):
             differences.append(f"{name}（不是普通文件）")
@@ -183,76 +226,35 @@ def compare_with_teacher(folder, bytecode):
             if risky:
                 concerns.append(("加了 Python 文件", name))
         elif info.st_nlink > 1:   # 硬链接：和另一个文件（多半是别人的副本）共用同一份内容
-            differences.append(f"{name}（{link_description(folder / name)}）")
+            differences.append(f"{name}（{link_description(kit / name)}）")
             concerns.append(("有链接", name))
-        elif not same_as_teacher(folder / name, name):
-            if earlier_version(folder / name, name):   # 学生拿的是老师以前发的套件：不是改了，更不是和同学抄了一样的改动
-                older.append(name)
+        elif time.monotonic() > deadline:
+            unread.append(f"{name}（时间用完，没比）")
+        else:
+            try:
+                digest = committed_digest(kit / name, info)
+                if digest == teacher_digest(name):
+                    continue
+                if digest is not None and earlier_version(kit / name, info, name):   # 老师以前发的那一版：不是和同学抄了一样的改动
+                    older.append(name)
+                    continue
+            except OSError as error:
+                unread.append(f"{name}（{describe_os_error(error)}）")
                 continue
-            differences.append(f"{name}（改了）")
+            differences.append(f"{name}（{'改了' if digest else f'超过 {MAX_COMPARED_BYTES // 2 ** 20} MB，没读'}）")
             if name.endswith(RISKY):
                 concerns.append(("改了 Python 文件", name))
-            elif name.startswith(("checks/", "lessons/")):   # 改了检查的数据或课文：检查和练习的结论可能跟着变
-                concerns.append(("改了检查或课文", name))
+            elif name.startswith(("checks/", "lessons/")) or digest is None:   # 改了检查的数据或课文：检查和练习的结论可能跟着变
+                concerns.append(("改了检查或课文" if digest else "文件大得不正常", name))
     differences = shortened(differences)   # 整个副本是旧版本、带着一堆别的文件时，一格写不下
     if older:   # 旧版本的文件另起一条：早克隆的副本有二十几个，不能把真正的改动挤出这一格
         differences.append(f"（另有旧版本的文件 {len(older)} 个：{'、'.join(older[:3])}{'……' if len(older) > 3 else ''}）")
-    kept = sorted(name for name in theirs if name in lesson_files())
+        concerns += [("是老师以前发的旧版本", name) for name in older]   # 一字不差也要看：学生可能故意换回了旧的检查
+    concerns += [("有读不了的地方", name) for name in unread]
+    kept = sorted(name for name in files if name in lesson_files())
     if kept:   # 照课文存的文件：另起一条说个数，不和真正的差别混在一起
         differences.append(f"（另有课文让存的文件 {len(kept)} 个）")
-    git_config = folder / ".git" / "config"
-    if git_config.is_file() and not git_config.is_symlink():   # 老师在副本里敲 git status，这些设置就会执行命令
-        text = git_config.read_bytes()[:65536].decode("utf-8", errors="replace").lower()
-        risky = [key for key in ("fsmonitor", "hookspath", "sshcommand", "pager", "editor", "textconv", "askpass")
-                 if key in text]
-        if risky or any(hook.is_file() and not hook.name.endswith(".sample") for hook in (folder / ".git" / "hooks").glob("*")):
-            concerns.append(("git 设置会执行命令", "、".join(risky) or "hooks"))
-    for name, why in bytecode:
-        differences.append(f"{name}（{why}，风险）")
-        concerns.append(("字节码有问题", f"{name}（{why}）"))
     return differences, concerns
-
-
-def bytecode_folders(folder):
-    """副本里的 __pycache__ 文件夹，排好序。和 kit_files 一样不跟着链接走、不进虚拟环境：套件不从那里导入，
-    一个新建的虚拟环境就有上千个字节码文件。"""
-    found = []
-    for directory, names, _ in os.walk(folder):
-        names[:] = [name for name in names if not is_virtual_environment(Path(directory) / name, folder)]
-        found += [Path(directory) / name for name in names if name == "__pycache__" and not os.path.islink(Path(directory) / name)]
-    return sorted(found)
-
-
-def forged_bytecode(folders):
-    """各个副本 __pycache__ 里会被 Python 用上、却不是副本自己的源代码编出来的字节码：{副本文件夹: [(相对路径, 原因)]}。
-    - 头部记着的源代码大小和修改时间（或哈希）和现在的源代码对不上的，Python 会重新编译、不用它，不算（学生改过又改回的常见）；
-    - 对得上的，用老师这台机器的 Python 编译源代码，和字节码比代码本身（伪造的字节码可以把头部写得和源代码一样，骗过 Python）；
-    - 别的 Python 版本写的，这个版本读不了、也不会用，跳过。
-    比较在子进程里做（见 compare_bytecode）：字节码是学生给的数据，几十个字节就能让反序列化要几 GB 内存。
-    全班的字节码交给同一个子进程：运行过套件的副本都有字节码，源代码多半一样，一份源代码只编译一次
-    （30 份运行过套件和练习的副本：每份一个子进程时 grade.py 要 2.7 秒，一起查 0.6 秒左右）。"""
-    import importlib.util
-    found, candidates = {folder: [] for folder in folders}, []
-    for folder in folders:
-        for cache in bytecode_folders(folder):
-            for pyc in sorted(cache.iterdir()):
-                name, source = pyc.relative_to(folder).as_posix(), cache.parent / (pyc.name.split(".")[0] + ".py")
-                if pyc.is_symlink() or not pyc.is_file():
-                    found[folder].append((name, "是链接或不是普通文件"))
-                elif not source.is_file() or source.is_symlink():
-                    found[folder].append((name, "没有对应的源代码"))
-                else:
-                    with open(pyc, "rb") as handle:
-                        head = handle.read(16)
-                    if head[:4] != importlib.util.MAGIC_NUMBER or not python_would_use(head, source):
-                        continue
-                    optimize = 2 if ".opt-2." in pyc.name else 1 if ".opt-1." in pyc.name else 0
-                    candidates.append((folder, name, str(pyc), str(source), optimize))
-    verdicts = compare_bytecode([item[2:] for item in candidates])
-    for folder, name, pyc, _, _ in candidates:
-        if verdicts[pyc]:
-            found[folder].append((name, verdicts[pyc]))
-    return found
 
 
 BYTECODE_CHECKER = r"""
@@ -263,7 +265,8 @@ try:   # 只在类 Unix 系统上有：反序列化要的内存超过 1 GiB 就�
 except Exception:
     pass
 compiled = {}
-for pyc, source, optimize in json.load(sys.stdin):
+for line in sys.stdin:
+    pyc, source, optimize = json.loads(line)
     text = open(source, "rb").read()
     key = (hashlib.sha256(text).hexdigest(), optimize)
     if key not in compiled:   # 三十份副本的源代码多半一样：每份只编译一次
@@ -277,32 +280,165 @@ for pyc, source, optimize in json.load(sys.stdin):
         same = False
     print("ok" if same else "nosource" if compiled[key] is None else "bad", flush=True)
 """
-# 秒：全班的字节码一起比，平常不到半秒（30 份运行过套件的副本 0.2 秒左右）；卡在一份上这么久，那一份算不正常，剩下的接着比
-BYTECODE_SECONDS = 20
 BYTECODE_VERDICTS = {"ok": "", "nosource": "源代码编译不了，字节码却在", "bad": "字节码和副本里的源代码对不上",
-                     "died": "读这份字节码时要的内存或时间不正常"}
+                     "died": "读这份字节码时要的内存不正常", "late": "这一份的时间用完了，没比完"}
 
 
-def compare_bytecode(items):
-    """[(字节码, 源代码, optimize)] -> {字节码: 原因（一样就是空字符串）}。在一个子进程里一份份比；子进程在某一份上
-    死掉或超时，那一份就是“不正常”，剩下的换一个子进程接着比。"""
-    import subprocess
-    verdicts, rest = {}, list(items)
-    while rest:
+def bytecode_problems(kit, caches, deadline):
+    """副本 __pycache__ 里会被 Python 用上、却不是副本自己的源代码编出来的字节码：[(相对路径, 原因)]。
+    - 头部记着的源代码大小和修改时间（或哈希）和现在的源代码对不上的，Python 会重新编译、不用它，不算（学生改过又改回的常见）；
+    - 对得上的，用老师这台机器的 Python 编译源代码，和字节码比代码本身（伪造的字节码可以把头部写得和源代码一样，骗过 Python）；
+    - 别的 Python 版本写的，这个版本读不了、也不会用，跳过。
+    比较交给 CHECKER 这个子进程（字节码是学生给的数据，几十个字节就能让反序列化要几 GB 内存），用的是这份副本剩下的时间。"""
+    import importlib.util
+    found = []
+    for name, info in sorted(caches.items()):
+        pyc = kit / name
+        source = pyc.parent.parent / (pyc.name.split(".")[0] + ".py")
         try:
-            # -I：不看环境变量和用户的 site-packages；-S：也不加载 site（只用标准库，每个子进程少花几十毫秒）
-            done = subprocess.run([sys.executable, "-I", "-S", "-c", BYTECODE_CHECKER], input=json.dumps(rest).encode("utf-8"),
-                                  capture_output=True, timeout=BYTECODE_SECONDS)
-            answers = done.stdout.decode("ascii", errors="replace").split()
-        except subprocess.TimeoutExpired as error:
-            answers = (error.stdout or b"").decode("ascii", errors="replace").split()
-        for (pyc, _, _), answer in zip(rest, answers):
-            verdicts[pyc] = BYTECODE_VERDICTS.get(answer, BYTECODE_VERDICTS["bad"])
-        if len(answers) >= len(rest):
-            break
-        verdicts[rest[len(answers)][0]] = BYTECODE_VERDICTS["died"]
-        rest = rest[len(answers) + 1:]
-    return verdicts
+            if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+                found.append((name, "是链接或不是普通文件"))
+                continue
+            source_info = os.lstat(source)
+            if not stat.S_ISREG(source_info.st_mode):
+                found.append((name, "没有对应的源代码"))
+                continue
+            if max(info.st_size, source_info.st_size) > MAX_COMPARED_BYTES:
+                found.append((name, f"字节码或源代码超过 {MAX_COMPARED_BYTES // 2 ** 20} MB，没比"))
+                continue
+            head = read_head(pyc, 16)[:16]
+        except FileNotFoundError:
+            found.append((name, "没有对应的源代码"))
+            continue
+        except OSError as error:
+            found.append((name, f"读不了（{describe_os_error(error)}）"))
+            continue
+        if head[:4] != importlib.util.MAGIC_NUMBER or not python_would_use(head, source):
+            continue
+        optimize = 2 if ".opt-2." in pyc.name else 1 if ".opt-1." in pyc.name else 0
+        verdict = CHECKER.verdict(str(pyc), str(source), optimize, deadline)
+        if verdict:
+            found.append((name, verdict))
+    return found
+
+
+class BytecodeChecker:
+    """全班共用一个比字节码的子进程（运行过套件的副本源代码多半一样，只编译一次）；一份副本的时间用完、或子进程死了，
+    就关掉它，下一份再开一个新的。"""
+
+    def __init__(self):
+        self.process = None
+
+    def verdict(self, pyc, source, optimize, deadline):
+        """一份字节码的结论（BYTECODE_VERDICTS 里的一句，一样就是空字符串）；等到 deadline 还没有结论就是“时间用完”。"""
+        import queue
+        import subprocess
+        import threading
+        if time.monotonic() > deadline:
+            return BYTECODE_VERDICTS["late"]
+        if self.process is None:
+            # -I：不看环境变量和用户的 site-packages；-S：也不加载 site（只用标准库，子进程少花几十毫秒）
+            self.process = subprocess.Popen([sys.executable, "-I", "-S", "-c", BYTECODE_CHECKER], stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            self.answers = queue.Queue()   # 另一个线程读子进程的回答：读的时候也能按时间放弃
+            threading.Thread(target=lambda out, answers: [answers.put(line) for line in out] + [answers.put(b"")],
+                             args=(self.process.stdout, self.answers), daemon=True).start()
+        try:
+            self.process.stdin.write(json.dumps([pyc, source, optimize]).encode("utf-8") + b"\n")
+            self.process.stdin.flush()
+            answer = self.answers.get(timeout=max(0.0, deadline - time.monotonic())).decode("ascii", errors="replace").strip()
+        except OSError:   # 子进程已经死了
+            answer = "died"
+        except queue.Empty:
+            answer = "late"
+        if answer in ("", "died", "late"):
+            self.close()
+        return BYTECODE_VERDICTS.get(answer or "died", BYTECODE_VERDICTS["bad"])
+
+    def close(self):
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process.stdin.close()
+            self.process.stdout.close()
+            self.process = None
+
+
+CHECKER = BytecodeChecker()
+
+
+GIT_RUNS = ("core.fsmonitor", "core.hookspath", "core.sshcommand", "core.pager", "core.editor", "core.askpass", "core.gitproxy",
+            "core.worktree", "sequence.editor", "diff.external", "credential.helper", "gpg.program", "pager.", "alias.",
+            "interactive.difffilter", "uploadpack.packobjectshook", "include.path", "includeif.")
+GIT_RUNS_ANYWHERE = (".textconv", ".command", ".clean", ".smudge", ".process", ".helper", ".driver", ".program", ".cmd")
+GIT_FILES = 20   # 一个副本里最多读这么多份 git 设置（include 套 include、子模块）；再多本身就不正常
+
+
+def git_problems(kit, gits):
+    """老师在副本里敲 git status、git diff 时会执行命令或把 git 引到别处的设置：[(原因, 细节)]。只读文件，从不运行 git：
+    每一处 .git（文件夹，或写着 “gitdir: …” 的文件：worktree、子模块），它的 config、config.worktree、commondir 指向的
+    公共仓库、modules/ 下子模块的 config，以及 [include]、[includeIf] 引进来的文件，都照 git 的写法读。
+    钩子（hooks/ 里不是 .sample 的文件）、链接成别处的 config、指到副本外面的仓库也算。"""
+    problems, pending, seen = [], [], set()
+    for git in gits:
+        path = kit / git
+        if os.path.islink(path):
+            problems.append(("git 设置会执行命令", f"{git} 是链接"))
+        elif path.is_file():
+            target = read_head(path, 4096)[:4096].decode("utf-8", errors="replace").removeprefix("gitdir:").strip()
+            pending.append((path.parent / target, f"{git} 指向的 {target}"))
+        else:
+            pending.append((path, git))
+    while pending and len(seen) < GIT_FILES:
+        folder, shown = pending.pop()
+        if folder in seen:
+            continue
+        seen.add(folder)
+        if not str(folder.resolve()).startswith(str(kit.resolve())):
+            problems.append(("git 设置会执行命令", f"{shown} 在副本外面"))
+        commondir = folder / "commondir"
+        if commondir.is_file() and not commondir.is_symlink():
+            pending.append((folder / read_head(commondir, 4096)[:4096].decode("utf-8", errors="replace").strip(), shown + " 的公共仓库"))
+        hooks = folder / "hooks"
+        if hooks.is_dir():
+            problems += [("git 设置会执行命令", f"{shown}/hooks/{hook.name}") for hook in sorted(hooks.iterdir()) if not hook.name.endswith(".sample")]
+        modules = folder / "modules"
+        if modules.is_dir() and not modules.is_symlink():
+            pending += [(module, f"{shown}/modules/{module.name}") for module in sorted(modules.iterdir()) if module.is_dir()]
+        configs = [(folder / name, f"{shown}/{name}") for name in ("config", "config.worktree")]
+        while configs and len(seen) < GIT_FILES:
+            config, shown_config = configs.pop()
+            seen.add(config)
+            if config.is_symlink():
+                problems.append(("git 设置会执行命令", f"{shown_config} 是链接"))
+                continue
+            if not config.is_file():
+                continue
+            for key, value in git_config(read_head(config, MAX_COMPARED_BYTES)[:MAX_COMPARED_BYTES].decode("utf-8", errors="replace")):
+                if key.startswith(GIT_RUNS) or key.endswith(GIT_RUNS_ANYWHERE) and key.count(".") >= 2 or key.startswith("filter."):
+                    problems.append(("git 设置会执行命令", f"{shown_config}：{key}"))
+                if key == "include.path" or key.startswith("includeif.") and key.endswith(".path"):
+                    included = config.parent / os.path.expanduser(value)
+                    configs.append((included, f"{shown_config} 引进的 {value}"))
+    return [(kind, visible(detail, 120)) for kind, detail in dict.fromkeys(problems)]
+
+
+def git_config(text):
+    """git 设置文件里的每一项：[(节.子节.键，全小写；子节照原样, 值)]。照 git 的写法：[core]、[core "x"]、[core.x]，
+    注释 # 和 ;，行尾的 \\ 接下一行，“键”不写等号就是 true，节和键可以写在同一行（[core]fsmonitor = …）。"""
+    entries, section = [], ""
+    for line in re.sub(r"\\\r?\n", "", text).splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            header, _, line = line[1:].partition("]")
+            name, _, sub = header.strip().partition(" ")
+            section = name.lower() + ("." + sub.strip().strip('"') if sub.strip() else "")
+            line = line.strip()
+        if not line or line[0] in "#;":
+            continue
+        key, _, value = line.partition("=")
+        entries.append((f"{section}.{key.strip().lower()}", value.strip().strip('"')))
+    return entries
 
 
 def is_student_file(name):
@@ -339,41 +475,59 @@ def looks_like_kit(folder):
     return (folder / DATA).exists() or (folder / DATA).is_symlink() or (folder / "retrieval_qa.py").exists()
 
 
-def grade(found, forged):
-    """一个学生副本：返回一行的各项（dict）。found：这个文件夹的 find_kit 结果；forged：{副本文件夹: 有问题的字节码}，
-    全班一起查好的（forged_bytecode）。
-    资料文件在这一行里只读一次：练习、评测、验收都要用它。"""
+def grade(path):
+    """一个参数一行：返回这一行的各项（dict）。判这一份时出了任何错（读不了的文件、太深的路径、grade.py 自己没想到的），
+    都只记在这一行，整张表照样出。资料文件在这一行里只读一次：练习、评测、验收都要用它。"""
     from unittest import mock
     once = functools.lru_cache(maxsize=None)(retrieval_qa.read_and_check)
-    with mock.patch.object(retrieval_qa, "read_and_check", once):
-        return grade_copy(found, forged)
+    row = {"资料": "—", "练习": {}, "recall": None, "precision": None, "验收": None, "不同": [], "要看": []}
+    try:
+        with mock.patch.object(retrieval_qa, "read_and_check", once):
+            grade_copy(path, row, time.monotonic() + COPY_SECONDS)
+    except OSError as error:
+        row["要看"].append(("有读不了的地方", f"{shortened_path(error.filename or '') if isinstance(error.filename, str) else ''}（{describe_os_error(error)}），没判完"))
+    except Exception as error:   # grade.py 自己的漏洞也只坏这一行：老师照样拿到全班的表
+        row["要看"].append(("判这一份时出错", f"{type(error).__name__}，没判完：请把这一份发给维护者"))
+    return row
 
 
-def grade_copy(found, forged):
-    """grade() 的正文。行里的“套件”是找到的套件文件夹（没找到是 None）：后面比副本之间、--details 都用它，不再找一遍。"""
-    kit, kind, note = found
-    row = {"资料": "", "练习": {}, "recall": None, "precision": None, "验收": None, "不同": [], "要看": [], "套件": kit}
+def grade_copy(path, row, deadline):
+    """grade() 的正文：往 row 里填。row["套件"] 是找到的套件文件夹（没找到是 None）；row["作品"]、row["文件"] 留给
+    same_as_another、same_file_as_another 在全班之间比，比的时候不再读文件。"""
+    kit, kind, note = find_kit(path)
+    row["套件"] = kit
     if kit is None:
-        row.update(资料="—", 要看=[(kind, note)])
-        return row
+        row["要看"].append((kind, note))
+        return
     if kind:
         row["要看"].append((kind, note))
-    row["不同"], concerns = compare_with_teacher(kit, forged[kit])
+    files, caches, gits, notes = walk_copy(kit, deadline)
+    row["要看"] += notes
+    row["不同"], concerns = compare_with_teacher(kit, files, deadline)
     row["要看"] += concerns
+    try:
+        row["要看"] += git_problems(kit, gits)
+    except OSError as error:
+        row["要看"].append(("git 设置会执行命令", f"读不了（{describe_os_error(error)}），没法确认"))
+    for name, why in bytecode_problems(kit, caches, deadline):
+        row["不同"].append(f"{name}（{why}，风险）")
+        row["要看"].append(("字节码有问题", f"{name}（{why}）"))
+    row["文件"] = own_file_ids(kit)
+    changed = [entry.removesuffix("（改了）") for entry in row["不同"] if entry.endswith("（改了）")]
+    row["作品"] = [(None, name, "same", committed_digest(kit / name, files[name])) for name in changed]   # 改了的套件文件比内容
     data = kit / DATA
     if is_linked(data):   # 资料是别人的文件：不是这个副本里的证据，不算分
-        row.update(资料=f"{link_description(data)}，不算本人的资料")
+        row["资料"] = f"{link_description(data)}，不算本人的资料"
         row["要看"].append(("资料是链接", "练习不算分"))
-        return row
+        return
     linked = {number for number, name in OWN_FILES.items() if is_linked(kit / name)}   # 别人的 trick.json、pairs.json、domains.json：那个练习不算分
-    try:
-        documents = retrieval_qa.load_documents(str(data))
-    except KitError as error:
-        reason = str(error).removeprefix("错误：").replace(f"资料文件 {data}", "")   # 长长的路径换成一行里看得见的原因
-        row.update(资料="读不了：" + one_line(reason.lstrip("：:，, "), 60))
+    documents, error = exercise.load(data)
+    if error is not None:
+        reason = error.removeprefix("错误：").replace(f"资料文件 {data}", "")   # 长长的路径换成一行里看得见的原因
+        row["资料"] = "读不了：" + one_line(reason.lstrip("：:，, "), 60)
         row["要看"].append(("资料读不了", ""))
-        return row
-    row["资料"], row["自己加的记录"] = "能读", own_records(documents)   # 后者给 same_as_another 比：资料每行只读一次
+        return
+    row["资料"] = "能读"
     claimed = exercise.remembered_done(True, kit / "checks" / exercise.PROGRESS.name)   # 学生自己写的进度：只当作自报
     for number in exercise.EXERCISES:
         done = False if number in linked else exercise.CHECKS[number](documents, data)[0]
@@ -384,6 +538,12 @@ def grade_copy(found, forged):
             row["练习"][number] = "做完，已改回" if restored else "做完（有存档）"
         elif number in exercise.RESTORE and number in claimed and exercise.restored(number, documents):
             row["练习"][number] = "自报已改回"
+    state = row["练习"].get(5, "")
+    proof = documents if state == "做完，未改回" else exercise.load(exercise.saved_copy(5, kit / "checks"))[0] if state else None
+    claims = exercise.unverified_claims(proof or [])
+    if claims:   # 只凭学生说“这句是指令”：筛子没认出，程序核对不了它是不是指令，由老师看
+        row["练习"][5] = "待看"
+        row["要看"].append(("练习五待老师看", "、".join(claims)))
     unreadable = [name for number, name in OWN_FILES.items()   # 做了练习、文件却存坏了（GBK、语法错）：不能只是空着一格
                   if number not in linked and exercise.own_file_problem(number, kit)]
     if unreadable:
@@ -391,6 +551,7 @@ def grade_copy(found, forged):
     reported = [str(number) for number, state in row["练习"].items() if state == "自报已改回"]
     if reported:   # 谁都能手写进度文件：老师问一句，或看看副本
         row["要看"].append(("练习只有自报", "、".join(f"练习{number}" for number in reported)))
+    row["作品"] += own_work(kit, documents)
     questions = json.loads(evaluate.QUESTIONS.read_text(encoding="utf-8-sig"))
     metrics, _ = evaluate.measure(questions, lambda q: [hit["id"] for hit in retrieval_qa.retrieve(q, documents)])
     row["recall"], row["precision"] = metrics["recall"], metrics["precision"]
@@ -401,7 +562,6 @@ def grade_copy(found, forged):
         failed = [f"{one_line(line[0], 20)}（{one_line(line[-1].removeprefix('否：'), 40)}）" for line in accepted
                   if line[-1].startswith("否")]
         row["要看"].append(("验收没过", "、".join(failed)))
-    return row
 
 
 def rows_for(arguments):
@@ -409,26 +569,24 @@ def rows_for(arguments):
     unique = list(dict.fromkeys(os.path.abspath(argument) for argument in arguments))   # 不跟着链接走：链接就是链接
     paths = [Path(path) for path in unique]
     common = Path(os.path.commonpath(unique)) if len(paths) > 1 else paths[0].parent
-    folders = [path for path in paths if path.is_dir() and not path.is_symlink()]
-    found = {folder: find_kit(folder) for folder in folders}   # 每个文件夹只找一次套件
-    forged = forged_bytecode(list(dict.fromkeys(kit for kit, _, _ in found.values() if kit)))
     result = []
     for path in paths:
         name = os.path.relpath(path, common) if path != common else str(path)
+        skipped = {"资料": "—", "要看": []}
         if path.is_symlink():   # 整个副本指向别人的文件夹：一行也不判，说明指向哪里
-            result.append((name, {"资料": "—", "不同": [f"整个文件夹是{link_description(path)}"],
-                                  "要看": [("有链接", "整个文件夹是链接，不算分")]}))
-        elif not path.exists():
-            result.append((name, {"资料": "—", "要看": [("找不到", "没有这个文件夹")]}))
-        elif path.name in SKIPPED_NAMES or path.name.startswith(APPLE_DOUBLE):   # 作业/* 也会选中班级文件夹里的这些
+            result.append((name, dict(skipped, 不同=[f"整个文件夹是{link_description(path)}"], 要看=[("有链接", "整个文件夹是链接，不算分")])))
+        elif not os.path.lexists(path):
+            result.append((name, dict(skipped, 要看=[("找不到", "没有这个文件夹")])))
+        elif path.name in SKIPPED_NAMES or path.name.startswith(APPLE_DOUBLE) or path.name in ("__pycache__", ".git"):   # 作业/* 也会选中班级文件夹里的这些
             made_by = "macOS 打包时留下的" if path.name == "__MACOSX" or path.name.startswith(APPLE_DOUBLE) else "系统或工具自动生成的"
-            result.append((name, {"资料": "—", "要看": [("跳过", f"{made_by}，不是谁的作业")]}))
+            result.append((name, dict(skipped, 要看=[("跳过", f"{made_by}，不是谁的作业")])))
         elif is_zip(path):   # 交来的是压缩包：说清要先解开，不要只说“不是文件夹”
-            result.append((name, {"资料": "—", "要看": [("跳过", "是 zip 压缩包：先解压，再把解开的文件夹交给 grade.py")]}))
+            result.append((name, dict(skipped, 要看=[("跳过", "是 zip 压缩包：先解压，再把解开的文件夹交给 grade.py")])))
         elif not path.is_dir():
-            result.append((name, {"资料": "—", "要看": [("跳过", "不是文件夹（比如上次写出的成绩表）")]}))
+            result.append((name, dict(skipped, 要看=[("跳过", "不是文件夹（比如上次写出的成绩表）")])))
         else:
-            result.append((name, grade(found[path], forged)))
+            result.append((name, grade(path)))
+    CHECKER.close()
     same_as_another(result)
     same_file_as_another(result)
     return result
@@ -443,20 +601,28 @@ def is_zip(path):
         return False
 
 
+def own_file_ids(kit):
+    """副本里学生自己的文件（资料、trick.json、存档……）各是磁盘上的哪一个文件：{文件名: (设备号, inode, 这一边是不是链接, 是不是符号链接)}。
+    两个副本指向同一个文件，same_file_as_another 就认得出来。"""
+    found = {}
+    for file in sorted(STUDENT_FILES):
+        try:
+            info = os.stat(kit / file)   # 跟着链接走到真正的文件：同一个文件的设备号和 inode 相同
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode):
+            symlink = (kit / file).is_symlink()
+            found[file] = (info.st_dev, info.st_ino, symlink or info.st_nlink > 1, symlink)
+    return found
+
+
 def same_file_as_another(result):
     """资料、trick.json 或练习存档其实是另一个副本里的文件：链接过去的一边点名它指向谁的；硬链接分不出谁抄了谁，
     两边都点名对方。被符号链接指着的一边不点名：它多半是被抄的那个。"""
     owners = {}
     for name, row in result:
-        kit = row.get("套件")   # 只有判了的副本才有；整个链接过去的那一行已经说了指向谁
-        for file in sorted(STUDENT_FILES) if kit else []:
-            try:
-                info = os.stat(kit / file)   # 跟着链接走到真正的文件：同一个文件的设备号和 inode 相同
-            except OSError:
-                continue
-            if stat.S_ISREG(info.st_mode):
-                borrowed = (kit / file).is_symlink() or info.st_nlink > 1   # 这一边是链接：要点名另一边
-                owners.setdefault((info.st_dev, info.st_ino), []).append((name, row, file, borrowed, (kit / file).is_symlink()))
+        for file, (device, inode, borrowed, symlink) in row.get("文件", {}).items():
+            owners.setdefault((device, inode), []).append((name, row, file, borrowed, symlink))
     for shared in owners.values():
         for name, row, file, borrowed, _ in shared:
             others = [f"{other} 的 {their}" for other, _, their, _, symlink in shared if other != name and not symlink]
@@ -464,61 +630,53 @@ def same_file_as_another(result):
                 row["要看"].append(("和别的副本是同一个文件", f"{file}（{'、'.join(others)}）"))
 
 
+def own_work(kit, documents):
+    """这个副本里学生自己写的东西，拿去和全班比：[(练习编号, 说法, 比法, 内容)]。比法 "text" 是一段文字（见 similar），
+    "same" 是别的（一字不差才算）。练习四的草稿；练习六的结果对：不管先后、不管 a 和 b 谁在前，摘要去掉标点空白后的集合；
+    资料和练习存档里自己加的记录的正文（发布版的、照抄示范的不算：大家照课文贴的示范本来就一样）。
+    资料文件本身和照课文存的文件不比：大家照着同一篇课文做练习一、二、三，本来就一样。"""
+    work = []
+    trick, pairs = own_json(kit / "trick.json"), own_json(kit / "pairs.json")
+    draft = trick.get("draft") if isinstance(trick, dict) else None
+    if isinstance(draft, str) and retrieval_qa.plain(draft):
+        work.append((4, "trick.json 的草稿", "text", draft))
+    if pairs is not None and not exercise.pairs_problem(pairs):
+        work.append((6, "pairs.json 的结果对", "same", frozenset((pair["same"], frozenset(retrieval_qa.plain(pair[side]["snippet"]) for side in "ab"))
+                                                              for pair in pairs)))
+    saved = [exercise.saved_copy(number, kit / "checks") for number in exercise.SAVED]
+    copies = [documents] + [exercise.load(path)[0] or [] for path in saved if path.is_file() and not is_linked(path)]
+    texts = dict.fromkeys(record["text"] for copy in copies for record in exercise.own_added(copy))
+    work += [(5, f"{DATA} 或存档里加的记录", "text", text) for text in texts]
+    return work
+
+
 def same_as_another(result):
-    """几个副本里改了的同一个套件文件一模一样，或练习四、六自己写的 trick.json、pairs.json 意思一样（空白、字段顺序不算），
-    或练习四的草稿、练习五的存档、资料里自己加的记录的正文一样：在“要看一眼”里点名另一个副本。加的文件（验收记录 记录.csv 这种输出、.venv……）、
-    资料文件和照课文存的文件不算：大家照着同一篇课文做练习，本来就一样。"""
-    owners = {}
-    for name, row in result:
-        kit = row.get("套件")
-        if kit is None:
-            continue
-        keys = [(entry.rsplit("（", 1)[0], fingerprint(kit / entry.rsplit("（", 1)[0]))
-                for entry in row.get("不同", []) if entry.endswith("（改了）")]
-        for own in ("trick.json", "pairs.json"):
-            value = own_json(kit / own)
-            keys += [(own, meaning(value))] if value is not None else []
-            draft = value.get("draft") if isinstance(value, dict) else None
-            keys += [(f"{own} 的草稿", meaning(draft))] if isinstance(draft, str) and draft.strip() else []
-        saved = exercise.saved_copy(5, kit / "checks")   # 练习五的存档里有学生自己写的那句指令
-        if saved.is_file() and not saved.is_symlink():
-            keys.append((saved.relative_to(kit).as_posix(), fingerprint(saved)))
-        keys += [(f"{DATA} 里加的记录", text) for text in row.get("自己加的记录", [])]   # 还在资料里的那一条，也比
-        for key in keys:
-            owners.setdefault(key, []).append(name)
-    for (file, _), names in owners.items():
-        for name, row in result:
-            if name in names and len(names) > 1:
-                row["要看"].append(("和别的副本一模一样", f"{file}（{'、'.join(other for other in names if other != name)}）"))
+    """几个副本的作品（own_work）一样：在“要看一眼”里点名另一个副本，那个练习也不算做完——分不出谁抄了谁。"""
+    works = [(name, row, work) for name, row in result for work in row.get("作品", [])]
+    for name, row, (number, label, how, value) in works:
+        others = [other for other, _, (_, their_label, _, theirs) in works
+                  if other != name and their_label == label and (similar(value, theirs) if how == "text" else value == theirs)]
+        if others:
+            row["要看"].append(("和别的副本一样", f"{label}（{'、'.join(dict.fromkeys(others))}）"))
+            if number in row.get("练习", {}):
+                row["练习"][number] = "和别人一样"
 
 
-@functools.lru_cache(maxsize=None)   # 老师的课文：全班只读一次
-def teacher_lesson_examples():
-    return exercise.lesson_examples()
-
-
-def own_records(documents):
-    """资料里学生自己加的记录的正文（去掉标点空白，练习五那句藏着的指令就在这里）：发布版的、照抄课文示范的不算——
-    大家照课文贴的示范本来就一样。"""
-    shipped = {record["id"] for record in exercise.shipped()}
-    examples = teacher_lesson_examples()
-    return [retrieval_qa.plain(record["text"]) for record in documents
-            if record["id"] not in shipped and retrieval_qa.plain(record["text"]) not in examples]
+def similar(first, second):
+    """两段文字一样：去掉标点空白后一字不差，或 4 字片段的 Jaccard 有第 05 课认“同一规则的两个版本”的 NEAR_DUPLICATE 那么高。"""
+    if retrieval_qa.plain(first) == retrieval_qa.plain(second):
+        return True
+    mine, theirs = retrieval_qa.shingles(first), retrieval_qa.shingles(second)
+    return len(mine & theirs) / len(mine | theirs) >= retrieval_qa.NEAR_DUPLICATE
 
 
 def own_json(path):
     """学生自己写的 JSON 文件的内容；是链接（符号链接或硬链接）、不是普通文件、读不了的返回 None（链接另有一条：
-    “和别的副本是同一个文件”，不再算作“一模一样”）。"""
+    “和别的副本是同一个文件”，不再算作一样）。"""
     if is_linked(path) or not path.is_file():
         return None
     value, problem = exercise.student_json(path)
     return None if problem else value
-
-
-def meaning(value):
-    """一份 JSON 值的意思：按字段名排好、去掉字符串里的空白再取指纹，改个缩进、换个字段顺序还是同一份。"""
-    squeezed = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return hashlib.sha256(re.sub(r"\s+", "", squeezed).encode("utf-8")).hexdigest()
 
 
 def fraction(pair):
@@ -569,24 +727,28 @@ def summary(rows):
 
 
 def details(rows):
-    """--details：每个副本的练习四草稿和它说的错处（trick.json 的 draft 和 why），以及练习五里学生说“这句是指令”的那句
-    （instruction），老师一眼看得出它是不是真的错了、真的是指令。副本的名字和表里的一样；算没算分也写上。"""
+    """--details：每个副本的练习四草稿和它说的错处（trick.json 的 draft 和 why），以及练习五里学生加的每条记录（资料里的和
+    存档里的）：说是指令的那句（instruction），清单认不认得。老师一眼看得出草稿是不是真的错了、那句是不是真的指令。
+    副本的名字和表里的一样；算没算分也写上。"""
     lines = ["", "练习四、五学生自己写的（算没算分见表）："]
     for name, row in rows:
         kit = row.get("套件")
-        answer, problem = exercise.student_json(kit / "trick.json") if kit else (None, "不是套件")
-        credit = "算" if row.get("练习", {}).get(4) else "不算"
         if kit is None:   # 不是套件（文件、命名管道、找不到……）或整个是链接：不打开它，原因见表里这一行
-            said = "不看：见表里这一行的说明"
-        elif isinstance(answer, dict):
-            said = f"草稿「{visible(str(answer.get('draft', '')), 80)}」；说它错在「{visible(str(answer.get('why', '')), 80)}」（练习四：{credit}）"
+            lines.append(f"- {visible(name, 60).replace('|', '｜')}：不看：见表里这一行的说明")
+            continue
+        answer, problem = exercise.student_json(kit / "trick.json")
+        state = row.get("练习", {}).get(4) or "不算"
+        if isinstance(answer, dict):
+            said = f"草稿「{visible(str(answer.get('draft', '')), 80)}」；说它错在「{visible(str(answer.get('why', '')), 80)}」（练习四：{state}）"
         else:
-            said = "没有 trick.json" if problem and problem.startswith("没有找到") else f"trick.json 读不了（练习四：{credit}）"
-        documents = exercise.load(kit / DATA)[0] if kit and (kit / DATA).is_file() and not (kit / DATA).is_symlink() else None
-        named = [f"{record['id']}「{visible(str(record['instruction']), 60)}」" for record in documents or []
-                 if isinstance(record, dict) and "instruction" in record]
-        if named:
-            said += f"；练习五说是指令的：{'、'.join(named)}"
+            said = "没有 trick.json" if problem and problem.startswith("没有找到") else f"trick.json 读不了（练习四：{state}）"
+        for where, path in (("资料", kit / DATA), ("存档", exercise.saved_copy(5, kit / "checks"))):
+            documents = exercise.load(path)[0] if path.is_file() and not is_linked(path) else None
+            for record in exercise.own_added(documents or []):
+                claim = record.get("instruction")
+                screen = "清单认得" if retrieval_qa.instruction_like(record["title"] + " " + record["text"]) else "清单不认得"
+                said += (f"；练习五{where}里的 {visible(record['id'], 20)}「{visible(record['text'], 60)}」（{screen}"
+                         + (f"，说是指令的：「{visible(str(claim), 60)}」" if claim is not None else "") + "）")
         lines.append(f"- {visible(name, 60).replace('|', '｜')}：{said.replace('|', '｜')}")
     return "\n".join(lines) + "\n"
 

@@ -638,6 +638,9 @@ def parse_tool_options(argv, usage, help_text, flags=(), values=(), positionals=
     return options
 
 
+FORMULA = ("=", "+", "-", "@", "\t", "\r")   # CSV 格子以这些开头，表格软件会当公式算
+
+
 def write_out(out, table, text):
     """把工具的结果写进 --out 给的文件：名字以 .csv 结尾就写表格 table（每行一个列表；带 BOM，Windows 的 Excel 才认得中文），
     否则写 Markdown 文字 text；换行原样。写不了时和三个脚本的结果写不出去一样：stderr 上一行中文，返回退出码 5
@@ -648,8 +651,9 @@ def write_out(out, table, text):
     as_csv = out.lower().endswith(".csv")
     try:
         with open(out, "w", encoding="utf-8-sig" if as_csv else "utf-8", newline="") as handle:
-            if as_csv:
-                csv.writer(handle).writerows(table)
+            if as_csv:   # 以 = + - @ 制表符、回车开头的格子，Excel 当公式算：前面加一个 ' 就只是文字
+                csv.writer(handle).writerows([f"'{cell}" if isinstance(cell, str) and cell.startswith(FORMULA) else cell
+                                              for cell in line] for line in table)
             else:
                 handle.write(text)
     except OSError as error:
@@ -706,6 +710,20 @@ def forge_bytecode(source, pyc, change):
     Path(pyc).write_bytes(pyc_header(source) + marshal.dumps(code))
 
 
+def own_words(*pieces):
+    """检查里“学生自己写的话”（练习四的草稿、练习五的记录、练习六的摘要）：几段不到 6 个字的拼起来。套件里写着的每一段
+    至少 6 个字的文字都算示范（exercise.shipped_examples），照抄示范不算做完：写成一整段，这句话自己就成了示范。"""
+    return "".join(pieces)
+
+
+def own_trick(number):
+    """检查和建班里“学生自己写的”练习四 trick.json：编号不同，草稿就不同。草稿由不到 6 个字的几段拼成：套件里写着的每一段
+    至少 6 个字的文字都算示范（exercise.shipped_examples），照抄示范不算做完，这份草稿自己就不能是一段示范。"""
+    who = ("老用户", "个人版用户", "付费团队", "老会员", "学校", "企业", "续费的人", "老客户", "内测用户", "合作伙伴")[number % 10]
+    how = ("也能", "同样可以", "还能再", "都可以")[number // 10 % 4]
+    return {"status": "draft", "draft": who + how + "试用 7 天。", "sources": ["D01#1"], "why": "原文" + "只说新注册的团队"}
+
+
 def build_class(folder, size=30):
     """在 folder 里建一个班：size 份套件副本，一半是老实做练习的，一半用了学生真会试的花招。
     返回 {副本名: 要看一眼里应当出现的原因，老实的是 None}。grade.py 的检查和 bench.py 的计时用的是同一个班。"""
@@ -716,7 +734,7 @@ def build_class(folder, size=30):
     # 和 grade.py 比的是同一批文件，老实的副本才会一处不差。老师提交进仓库的自己做的练习（checks/.exercise-done/、
     # trick.json……）不带进班里，资料用发布版的
     names = sorted(name for name in grade.teacher_files() if name == "retrieval_documents.json" or not grade.is_student_file(name))
-    trial = {"status": "draft", "draft": "老用户也可以再试用 7 天。", "sources": ["D01#1"], "why": "原文只说新注册的团队"}
+    trial = own_trick(0)
 
     def copy(name):
         kit = folder / name
@@ -764,7 +782,7 @@ def build_class(folder, size=30):
             for file in ("good.json", "answer.json", "bad-evidence.json", "obey-send.json", "broken.json"):
                 write(kit / file, "{}\n")
         elif way == "练习四":
-            write(kit / "trick.json", json.dumps(trial, ensure_ascii=False))
+            write(kit / "trick.json", json.dumps(own_trick(number), ensure_ascii=False))
         elif way == "备份":
             write(kit / "retrieval_documents.backup.json", SHIPPED_DOCUMENTS.read_text(encoding="utf-8"))
         elif way == "怪文件名":
@@ -781,8 +799,8 @@ def build_class(folder, size=30):
         ("资料硬链接", "资料是链接"),
         ("草稿软链接", "有链接"),
         ("存档软链接", "有链接"),
-        ("草稿抄的", "和别的副本一模一样"),
-        ("改动一样", "和别的副本一模一样"),
+        ("草稿抄的", "和别的副本一样"),
+        ("改动一样", "和别的副本一样"),
         ("只有自报", "练习只有自报"),
         ("命名管道", "有命名管道或设备"),
         ("套了一层", "放深了一层"),
@@ -796,7 +814,7 @@ def build_class(folder, size=30):
             (kit / "checks" / "difflib.pyc").write_bytes(importlib.util.MAGIC_NUMBER + bytes(12))
         elif way == "加了模块":   # 它的 trick.json 被“草稿抄的”原样抄走：两边都耍了花招
             write(kit / "unicodedata.py", "# 悄悄换掉标准库\n")
-            write(kit / "trick.json", json.dumps(dict(trial, draft="老客户也可以试用 7 天。"), ensure_ascii=False))
+            write(kit / "trick.json", json.dumps(trial, ensure_ascii=False))
         elif way in ("改了代码", "改动一样"):   # 两个人交上来一模一样的改动
             write(kit / "model_reply_assistant.py", "# 改过的\n")
         elif way == "改了检查":
