@@ -46,7 +46,7 @@ SHIPPED_FILES = KIT_FILES + [".ci/run", ".gitattributes", ".gitignore", "LICENSE
         "run_checks.py", "stand_in_model.py", "stand_in_search.py", "transcripts.py", "web_eval.py",
         "test_cli.py", "test_evidence.py", "test_exercises.py", "test_grounding.py", "test_in_process.py", "test_layout.py",
         "test_lesson_text.py", "test_lessons.py", "test_loader.py", "test_markdown.py", "test_model.py", "test_retrieval.py",
-        "test_safety.py", "test_servers.py", "test_tools.py", "test_untrusted.py", "test_web.py",
+        "test_grade.py", "test_safety.py", "test_servers.py", "test_tools.py", "test_untrusted.py", "test_web.py",
         "answer_spans.json", "dedupe_pairs.json", "eval_questions.json", "fixture_documents.json", "grounding_cases.json",
         "grounding_documents.json", "grounding_holdout.json", "measured.json", "shipped_documents.json", "web_answers.json", "web_pages.json",
         "web_questions.json")]
