@@ -53,12 +53,16 @@ LEGEND = [
     "练习 1–7：“做完”= 副本里的资料、trick.json、pairs.json、domains.json 现在就能证明；“做完，未改回”= 练习二、三、五做完还没改回去；"
     "“做完，已改回”= 做完时存下的资料（checks/.exercise-done/）用老师的检查重判过；“做完（有存档）”= 现在的资料看不出来，"
     "做完时存下的资料重判过；"
-    "“自报已改回”= 只有学生自己的进度文件这么说，老师核实不了；空 = 没做。练习 4 的“做完”只证明检查判它为 draft、写了 why、"
-    "不是照抄课文或原文：草稿是真错还是本来就对，程序分不出，用 --details 看草稿和 why。",
+    "“自报已改回”= 只有学生自己的进度文件这么说，老师核实不了；“待看”= 练习五只凭学生说“这句是指令”，清单没认出，程序核对不了，"
+    "那句在“要看一眼”里；“和别人一样”= 练习四、五、六的作品和别的副本的一样（改标点、换顺序、改一两个字也算），两边都不算；空 = 没做。"
+    "照抄套件里的示范（课文、检查、dedupe_pairs.json）不算做完。练习 4 的“做完”只证明检查判它为 draft、写了 why："
+    "草稿是真错还是本来就对，程序分不出，用 --details 看草稿和 why。",
     "recall@3、精确率：关键词检索在 checks/eval_questions.json 上的成绩。验收：离线验收记录通过几行。",
-    "和老师的套件不同：加了、改了、缺了的文件（内容按 SHA-256 比；和老师 git 仓库里以前提交过的某一版一样的不算改了，另起一条“另有旧版本的文件”）；新加的 .py/.pth 会被 Python 自动导入，标“风险”；"
+    "和老师的套件不同：加了、改了、缺了的文件（内容按 SHA-256 比，超过 4 MB 的不读；和老师 git 仓库里以前提交过的某一版一样的另起一条"
+    "“另有旧版本的文件”）；新加的 .py/.pth 会被 Python 自动导入，标“风险”；"
     "链接（符号链接、硬链接）写明指向哪里或和几个文件共用，资料或 trick.json 是链接的不算分。",
-    "要看一眼：这一行为什么需要老师打开副本看看（改了 Python 文件、检查或课文，有链接，和别的副本改得一模一样，练习只有自报……）。",
+    "要看一眼：这一行为什么需要老师打开副本看看（改了 Python 文件、检查或课文，换回了旧版本，有链接，和别的副本一样，练习只有自报，"
+    "git 设置会在老师敲 git 命令时执行命令，有读不了的地方……）。每份副本最多判 2 秒，没看完的也写在这里。",
 ]
 
 
@@ -96,8 +100,8 @@ def walk_copy(kit, deadline):
     return files, caches, gits, notes
 
 
-def shortened_path(path, limit=60):
-    """说明里的路径：太长（几十层的文件夹）只留头尾。"""
+def shortened_path(path, limit=80):
+    """表格里的一条说明或路径：太长（一千层的文件夹）只留头尾。"""
     return path if len(path) <= limit else path[:20] + "…" + path[-(limit - 21):]
 
 
@@ -691,7 +695,7 @@ def markdown(rows):
         cells = [name, row["资料"], *[row.get("练习", {}).get(n, "") for n in exercise.EXERCISES],
                  evaluate.ratio(row["recall"]) if row.get("recall") else "—",
                  evaluate.ratio(row["precision"]) if row.get("precision") else "—", fraction(row.get("验收")),
-                 "、".join(row.get("不同", [])) or "无", looks(row)]
+                 "、".join(map(shortened_path, row.get("不同", []))) or "无", looks(row)]
         lines.append("| " + " | ".join(visible(str(cell), 10 ** 6).replace("|", "｜") for cell in cells) + " |")   # 换行、控制字符写出来
     return "\n".join(lines + ["", summary(rows)]) + "\n"
 
@@ -701,7 +705,7 @@ def looks(row):
     其余只说个数（副本里带了一整个虚拟环境，一格也不会写上几万字）。"""
     kinds = {}
     for kind, detail in row["要看"]:
-        kinds.setdefault(kind, []).extend([detail] if detail else [])
+        kinds.setdefault(kind, []).extend([shortened_path(detail)] if detail else [])
     return "；".join(kind + (f"：{'、'.join(shortened(details))}" if details else "") for kind, details in kinds.items())
 
 
@@ -762,7 +766,7 @@ def csv_rows(rows):
         accepted = row.get("验收") or ("", "")
         body.append([name, row["资料"], *[row.get("练习", {}).get(n, "") for n in exercise.EXERCISES],
                      share(row.get("recall")), share(row.get("precision")), *accepted,
-                     "、".join(row.get("不同", [])), looks(row)])
+                     "、".join(map(shortened_path, row.get("不同", []))), looks(row)])
     return [header] + [[visible(cell, 10 ** 6) if isinstance(cell, str) else cell for cell in line] for line in body]
 
 

@@ -725,7 +725,8 @@ def own_trick(number):
 
 
 def build_class(folder, size=30):
-    """在 folder 里建一个班：size 份套件副本，一半是老实做练习的，一半用了学生真会试的花招。
+    """在 folder 里建一个班：size 份套件副本，一半是老实做练习的，一半用了学生真会试的花招（第 31 份起是故意做坏的：
+    一千多层的文件夹、6 GB 的稀疏文件、一万个小文件……，用完要用 remove_tree 删）。
     返回 {副本名: 要看一眼里应当出现的原因，老实的是 None}。grade.py 的检查和 bench.py 的计时用的是同一个班。"""
     import importlib.util
     import py_compile
@@ -804,6 +805,12 @@ def build_class(folder, size=30):
         ("只有自报", "练习只有自报"),
         ("命名管道", "有命名管道或设备"),
         ("套了一层", "放深了一层"),
+        # 班里第 31 份起：故意做坏的副本，一份都不能让整张表作废，也不能让老师等
+        ("很深的文件夹", "加了 Python 文件"),
+        ("稀疏大文件", "文件大得不正常"),
+        ("一万个小文件", "加了 Python 文件"),
+        ("包装成虚拟环境", "加了 Python 文件"),
+        ("git 设置", "git 设置会执行命令"),
     ]
     for number, (way, reason) in enumerate(tricks[:size - len(expected)], 1):
         name = f"t{number:02d}-{way}"
@@ -849,4 +856,40 @@ def build_class(folder, size=30):
             shutil.move(str(kit), str(folder / "inner"))
             kit.mkdir()
             shutil.move(str(folder / "inner"), str(kit / "kit"))
+        elif way == "很深的文件夹":   # 一千一百层（os.makedirs 是递归的，只能一层层建），最里面藏一个 .py
+            deep = kit / "笔记"
+            for _ in range(1100):
+                deep.mkdir()
+                deep = deep / "d"
+            write(deep / "hook.py", "")
+        elif way == "稀疏大文件":   # 6 GB 的课文：不占磁盘（类 Unix 系统上），读出来却有这么大
+            with open(kit / "lessons" / "glossary.md", "r+b") as handle:
+                handle.truncate(6 * 2 ** 30 if os.name == "posix" else 64 * 2 ** 20)
+        elif way == "一万个小文件":
+            (kit / "笔记").mkdir()
+            for index in range(10000):
+                (kit / "笔记" / f"{index}.py").write_bytes(b"")
+        elif way == "包装成虚拟环境":   # pyvenv.cfg 加 bin/，像虚拟环境；顶层的 __init__.py 却让 Python 把它当 json 导入
+            write(kit / "json" / "pyvenv.cfg", "home = /usr/bin\n")
+            (kit / "json" / "bin").mkdir()
+            write(kit / "json" / "__init__.py", "loads = lambda text: {}\n")
+        elif way == "git 设置":   # 老师在副本里敲 git status 就会执行：七十 KB 的注释后面
+            write(kit / ".git" / "config", "# " + "x" * 70000 + "\n[core]\n\tfsmonitor = touch /tmp/pwned\n")
     return expected
+
+
+def remove_tree(folder):
+    """删掉 folder 和里面的一切，和 shutil.rmtree 一样，只是不递归：一千多层的文件夹也删得掉
+    （shutil.rmtree、os.walk 在 Python 3.12 以前都是递归的）。链接只删链接本身。"""
+    pending = [Path(folder)]
+    while pending:
+        path = pending[-1]
+        inner = [child for child in path.iterdir() if child.is_dir() and not child.is_symlink()]
+        for child in path.iterdir():
+            if child not in inner:
+                child.unlink()
+        if inner:
+            pending += inner
+        else:
+            path.rmdir()
+            pending.pop()
