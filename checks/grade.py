@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from kit_helpers import ROOT, SHIPPED_FILES, as_committed, is_linked, link_description, parse_tool_options, python_would_use, run_tool, write_out
+from kit_helpers import ROOT, SHIPPED_FILES, committed_chunks, is_linked, link_description, parse_tool_options, python_would_use, run_tool, write_out
 
 import acceptance
 import evaluate
@@ -42,7 +42,6 @@ SKIPPED_NAMES = {".exercise-progress.json", ".DS_Store", "Thumbs.db", "__MACOSX"
 COPY_SECONDS = 2   # 每份副本的时间（走文件夹、比内容、比字节码）：平常一份几十毫秒，用完了这一行说明哪些没比完，接着判下一份
 MAX_ENTRIES = 50000   # 一份副本最多看这么多个文件：一个班的副本不会有这么多，再多就是故意的
 MAX_COMPARED_BYTES = 4 * 2 ** 20   # 比内容的文件最大 4 MB：老师的套件里最大的文件几百 KB，更大的一定改过，不读
-CHUNK = 2 ** 20   # 读文件一次读 1 MB
 APPLE_DOUBLE = "._"   # macOS 打包时给每个文件配的附属文件（._retrieval_qa.py）：不是 Python 代码，也导入不了
 GIT = "git"   # 老师的套件是 git 仓库时，用它列出跟踪的文件、改过没提交的文件
 MAX_LISTED = 15   # “和老师的套件不同”最多列这么多条，其余只说个数
@@ -100,7 +99,7 @@ def walk_copy(kit, deadline):
     return files, caches, gits, notes
 
 
-def shortened_path(path, limit=80):
+def shortened_path(path, limit=160):
     """表格里的一条说明或路径：太长（一千层的文件夹）只留头尾。"""
     return path if len(path) <= limit else path[:20] + "…" + path[-(limit - 21):]
 
@@ -122,30 +121,17 @@ def is_tool_folder(kit, path):
 
 def committed_digest(path, info, blob=False):
     """文件内容按 as_committed 的样子（去掉开头的 BOM、CRLF 换成 LF）的 SHA-256；blob=True 时是 git 给它的编号
-    （和 git hash-object 一样，老师仓库里的旧版本按它比）。一块块读，从不把整个文件读进来；超过 MAX_COMPARED_BYTES 的不读，
+    （和 git hash-object 一样，老师仓库里的旧版本按它比）。一块块读（committed_chunks），超过 MAX_COMPARED_BYTES 的不读，
     返回 None（老师的套件里没有这么大的文件，它一定是改了）。读不了时抛出 OSError。"""
     if info.st_size > MAX_COMPARED_BYTES:
         return None
-    digest = hashlib.sha1(b"blob %d\0" % sum(map(len, committed_chunks(path)))) if blob else hashlib.sha256()
-    for chunk in committed_chunks(path):
-        digest.update(chunk)
-    return digest.hexdigest()
-
-
-def committed_chunks(path):
-    """path 的内容按 as_committed 的样子一块块给出：块尾的 \r 留到下一块，CRLF 被切在两块之间也认得。"""
-    carry, first = b"", True
     with open(path, "rb") as handle:
-        while True:
-            chunk = handle.read(CHUNK)
-            data = carry + chunk
-            if first:
-                data, first = data.removeprefix(b"\xef\xbb\xbf"), False
-            if not chunk:
-                yield data
-                return
-            carry = b"\r" if data.endswith(b"\r") else b""
-            yield data[:len(data) - len(carry)].replace(b"\r\n", b"\n")
+        size = sum(map(len, committed_chunks(handle))) if blob else 0
+        handle.seek(0)
+        digest = hashlib.sha1(b"blob %d\0" % size) if blob else hashlib.sha256()
+        for chunk in committed_chunks(handle):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 @functools.lru_cache(maxsize=None)

@@ -13,6 +13,7 @@ import contextlib   # noqa: E402
 import functools   # noqa: E402
 import hashlib   # noqa: E402
 import importlib.util   # noqa: E402
+import io   # noqa: E402
 import json   # noqa: E402
 import os   # noqa: E402
 import shutil   # noqa: E402
@@ -231,7 +232,26 @@ MEASURING_CODE = [ROOT / name for name in KIT_FILES[:3]] + [CHECKS_DIR / name fo
 
 def as_committed(data):
     """文件内容去掉开头的 BOM、把 CRLF 换成 LF，就是仓库里存的样子：Windows 上存过、克隆过的副本不会因此被算作“改过”。"""
-    return data.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")
+    return b"".join(committed_chunks(io.BytesIO(data)))
+
+
+def committed_chunks(handle, size=2 ** 20):
+    """从打开的二进制文件 handle 一块块读出 as_committed 的样子：从不把整个文件读进来（grade.py 读学生的大文件），
+    块尾的 \\r 留到下一块，CRLF 被切在两块之间也认得。"""
+    carry, first = b"", True
+    while True:
+        chunk = handle.read(size)
+        data = carry + chunk
+        if first and len(data) < 3 and chunk:   # BOM 有 3 个字节：攒够了再看开头
+            carry = data
+            continue
+        if first:
+            data, first = data.removeprefix(b"\xef\xbb\xbf"), False
+        if not chunk:
+            yield data
+            return
+        carry = b"\r" if data.endswith(b"\r") else b""
+        yield data[:len(data) - len(carry)].replace(b"\r\n", b"\n")
 
 
 def code_fingerprint():

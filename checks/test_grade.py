@@ -147,6 +147,15 @@ class GradeSafetyTest(unittest.TestCase):
         self.assertIn("没看完", [kind for kind, _ in row["要看"]])
         self.assertEqual(row["资料"], "能读")
 
+    def test_files_are_read_in_chunks_and_crlf_across_a_boundary_is_still_one_line_break(self):
+        import io
+        from kit_helpers import committed_chunks
+        for data in (b"", b"\xef\xbb\xbfa\r\nb", b"a\r", b"\r\n" * 3, b"\xef\xbb", b"\xef\xbb\xbf\xef\xbb\xbfx\r\r\n"):
+            committed = data.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")   # 仓库里存的样子：只去一个 BOM
+            for size in (1, 2, 3, 5, 100):
+                with self.subTest(data=data, size=size):
+                    self.assertEqual(b"".join(committed_chunks(io.BytesIO(data), size=size)), committed)
+
     def test_git_settings_that_run_commands_are_read_never_run(self):
         """每一种都真会在老师敲 git status / git diff 时执行命令或把 git 引到别处；grade.py 只读文件，不运行 git。"""
         kit, worktree, submodule = self.copies(3)
