@@ -11,7 +11,6 @@
 （资料又改成别的样子时显示“之前做完过”），老师的 grade.py 也能用可信的检查重判那份存档，不必只凭你自己的记录。
 老师用 --documents 判学生副本里的资料时也一样：进度文件不认，只用那个副本 checks/.exercise-done/ 里的存档重判。
 """
-import ast
 import bisect
 import contextlib
 import functools
@@ -169,30 +168,34 @@ def exercise_4(documents, path):
     return True, [f"检查判它为 draft，而你说它错在：{why.strip()[:60]}", "对照第 04 课“这些检查不能证明什么”一节，这正是出处核对证明不了的地方。"]
 
 
-MIN_EXAMPLE = 6   # 字：比这短的字符串（“公告”“试用”）不算示范，谁都会写
+MIN_EXAMPLE = 6   # 字：比这短的（“公告”“试用”）不算示范，谁都会写
+EXAMPLE_FIELDS = ("draft", "text", "snippet", "claim", "instruction")   # 练习四、五、六交的就是这几种文字
+EXAMPLE = re.compile(r"""["']?\b(?:draft|text|snippet|claim|instruction)["']?\s*[:=]\s*("(?:[^"\\\n]|\\.)*")""")
 
 
 @functools.lru_cache(maxsize=None)   # 老师的套件：一次运行只读一遍
 def shipped_examples():
-    """老师这份套件里写着的每一段文字（retrieval_qa.plain 之后，至少 MIN_EXAMPLE 个字）-> 出处，和它的 4 字片段：
-    课文里的每个 JSON 字符串（草稿、示范记录、命令输出），checks/ 里 .py 的字符串常量（检查和建班用的草稿、记录、结果对），
-    checks/ 和资料文件里 .json 的每个字符串值（dedupe_pairs.json 的结果对……）。练习四、五、六交的文字照抄（或几乎照抄）
-    其中一段就不算做完：见 shipped_copy。返回 ({plain 文字: 出处}, [(片段数, plain 文字, 片段)]，按片段数排好)。measured.json 只有量出的结论，不看。"""
+    """老师这份套件里写着的每一份草稿、记录正文、搜索结果的摘要、claim 和 instruction（retrieval_qa.plain 之后，
+    至少 MIN_EXAMPLE 个字）-> 出处，和它们的 4 字片段：checks/ 和资料文件里 .json 的这些字段，课文和 checks/ 里 .py 写成
+    "draft": "…"、text="…" 的字符串（课文的示范、检查和建班用的草稿、记录、结果对）。练习四、五、六交的文字照抄（或几乎照抄）
+    其中一段就不算做完：见 shipped_copy。返回 ({plain 文字: 出处}, [(片段数, plain 文字, 片段)]，按片段数排好)。
+    measured.json 只有量出的结论，不看。"""
     found = {}
-    for path in sorted((ROOT / "lessons").glob("*.md")) + sorted(CHECKS_DIR.glob("*.py")) + [path for path in sorted(CHECKS_DIR.glob("*.json")) if path.name != "measured.json"] + [SHIPPED_DOCUMENTS]:
+    files = sorted((ROOT / "lessons").glob("*.md")) + sorted(CHECKS_DIR.glob("*.py")) + [SHIPPED_DOCUMENTS] \
+        + [path for path in sorted(CHECKS_DIR.glob("*.json")) if path.name != "measured.json"]
+    for path in dict.fromkeys(files):
         try:
             text = path.read_text(encoding="utf-8-sig")
-            if path.suffix == ".py":
-                strings = [node.value for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
-            elif path.suffix == ".md":   # 课文里引号括起来的 JSON 字符串，不管在哪个块里
-                strings = [json.loads(quoted) for quoted in re.findall(r'"(?:[^"\\\n]|\\.)*"', text)]
+            if path.suffix != ".json":
+                strings = [json.loads(quoted) for quoted in EXAMPLE.findall(text) if "\\x" not in quoted]   # \x1b 是 Python 的写法，不是 JSON 的
             else:
                 strings, stack = [], [json.loads(text)]
                 while stack:
                     value = stack.pop()
-                    strings += [value] if isinstance(value, str) else []
+                    if isinstance(value, dict):
+                        strings += [item for field, item in value.items() if field in EXAMPLE_FIELDS and isinstance(item, str)]
                     stack += value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
-        except (OSError, ValueError, SyntaxError):
+        except (OSError, ValueError):
             continue
         for string in set(strings):
             key = retrieval_qa.plain(string)
