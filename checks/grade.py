@@ -39,14 +39,16 @@ STUDENT_FILES = {DATA, *OWN_FILES.values()} | {exercise.saved_copy(number, Path(
 # 学生自己写的（练习做完时存的资料也是）；课文让存的文件见 lesson_files()
 SKIPPED_NAMES = {".exercise-progress.json", ".DS_Store", "Thumbs.db", "__MACOSX",
                  ".venv", "venv", "node_modules", ".idea", ".vscode"}   # 虚拟环境、编辑器、系统的：和作业无关（见 is_tool_folder）
-COPY_SECONDS = 2   # 每份副本的时间（走文件夹、比内容、比字节码）：平常一份几十毫秒，用完了这一行说明哪些没比完，接着判下一份
+COPY_SECONDS = 2   # 每份副本最多的时间（走文件夹、比内容、比字节码）：平常一份几十毫秒，用完了这一行说明哪些没比完，接着判下一份
+CLASS_SECONDS = 8   # 全班一共的时间：剩下的时间平分给还没判的副本，故意拖慢的副本再多，全班也在这么久里判完
+MAX_WORKS = 20   # 每份副本最多拿这么多份作品（自己加的记录……）和全班比：几百条记录的副本只比前面的，并注明
 MAX_ENTRIES = 50000   # 一份副本最多看这么多个文件：一个班的副本不会有这么多，再多就是故意的
 MAX_COMPARED_BYTES = 4 * 2 ** 20   # 比内容的文件最大 4 MB：老师的套件里最大的文件几百 KB，更大的一定改过，不读
 APPLE_DOUBLE = "._"   # macOS 打包时给每个文件配的附属文件（._retrieval_qa.py）：不是 Python 代码，也导入不了
 GIT = "git"   # 老师的套件是 git 仓库时，用它列出跟踪的文件、改过没提交的文件
 MAX_LISTED = 15   # “和老师的套件不同”最多列这么多条，其余只说个数
 # 新加了就要看一眼：Python 启动时、导入时会自动读它们
-RISKY = (".py", ".pth", ".pyc", ".pyo", ".so", ".pyd")   # Python 会自动导入或执行的文件
+RISKY = (".py", ".pyw", ".pth", ".pyc", ".pyo", ".so", ".pyd")   # Python 会自动导入或执行的文件（.pyw 是 Windows 上的源代码）
 LEGEND = [
     "副本：相对于这些副本共同的文件夹。资料：能不能读；读不了时是程序自己的报错（截短）。",
     "练习 1–7：“做完”= 副本里的资料、trick.json、pairs.json、domains.json 现在就能证明；“做完，未改回”= 练习二、三、五做完还没改回去；"
@@ -61,7 +63,7 @@ LEGEND = [
     "“另有旧版本的文件”）；新加的 .py/.pth 会被 Python 自动导入，标“风险”；"
     "链接（符号链接、硬链接）写明指向哪里或和几个文件共用，资料或 trick.json 是链接的不算分。",
     "要看一眼：这一行为什么需要老师打开副本看看（改了 Python 文件、检查或课文，换回了旧版本，有链接，和别的副本一样，练习只有自报，"
-    "git 设置会在老师敲 git 命令时执行命令，有读不了的地方……）。每份副本最多判 2 秒，没看完的也写在这里。",
+    "git 设置会在老师敲 git 命令时执行命令，有读不了的地方……）。每份副本最多判 2 秒、全班一共约 8 秒，没看完的也写在这里。",
 ]
 
 
@@ -70,7 +72,7 @@ def walk_copy(kit, deadline):
     虚拟环境），字节码是 __pycache__ 里的 {相对路径: lstat}，git 是每一处 .git 的相对路径，说明是要记在这一行的 [(原因, 细节)]。
     用一张待走的清单而不用递归（上千层的文件夹也走得完），不跟着链接走；读不了的文件夹、太长的路径、时间用完、文件太多，
     都只是一条说明。"""
-    files, caches, gits, notes, pending = {}, {}, [], [], [""]
+    files, caches, gits, notes, pending = {}, {}, [], [], [""]   # 待走的文件夹，相对于 kit
     while pending:
         folder = pending.pop()
         if time.monotonic() > deadline or len(files) + len(caches) >= MAX_ENTRIES:
@@ -83,6 +85,8 @@ def walk_copy(kit, deadline):
             notes.append(("有读不了的地方", f"{shortened_path(folder)}/（{describe_os_error(error)}）"))
             continue
         in_cache = os.path.basename(folder) == "__pycache__"
+        if {"HEAD", "objects", "refs"} <= {name for name, _ in entries}:   # 文件夹本身就是 git 仓库（没有 .git 的“裸仓库”）
+            gits.append(folder or ".")
         for name, info in entries:
             path = f"{folder}/{name}" if folder else name
             if name == ".git":
@@ -184,9 +188,10 @@ def git_output(*args):
     return done.stdout if done.returncode == 0 else None
 
 
-def compare_with_teacher(kit, files, deadline):
-    """和老师的套件比：返回 (差别的说明列表, 要看一眼的原因列表)。files 是 walk_copy 走出来的文件。
-    整个没带的文件夹（lessons/、checks/……）只说一次；读不了、太大、时间用完没比的文件各记一条，算要看一眼。"""
+def compare_with_teacher(kit, files, deadline, complete=True):
+    """和老师的套件比：返回 (差别的说明列表, 要看一眼的原因列表)。files 是 walk_copy 走出来的文件；complete=False（没走完）时
+    不说缺了什么：没看到不等于没有。整个没带的文件夹（lessons/、checks/……）只说一次；读不了、太大、时间用完没比的文件各记一条，
+    算要看一眼。"""
     mine = {name for name in teacher_files() if not is_student_file(name)}
     differences, concerns, absent, older, unread = [], [], set(), [], []
     for name in sorted(mine | set(files)):
@@ -195,6 +200,8 @@ def compare_with_teacher(kit, files, deadline):
             if info is not None and is_linked(kit / name):
                 differences.append(f"{name}（{link_description(kit / name)}）")
                 concerns.append(("有链接", name))
+            continue
+        if info is None and not complete:
             continue
         if info is None:
             top = name.split("/")[0]
@@ -275,13 +282,13 @@ BYTECODE_VERDICTS = {"ok": "", "nosource": "源代码编译不了，字节码却
 
 
 def bytecode_problems(kit, caches, deadline):
-    """副本 __pycache__ 里会被 Python 用上、却不是副本自己的源代码编出来的字节码：[(相对路径, 原因)]。
+    """副本 __pycache__ 里会被 Python 用上、却不是副本自己的源代码编出来的字节码：([(相对路径, 原因)], 别的版本的个数)。
     - 头部记着的源代码大小和修改时间（或哈希）和现在的源代码对不上的，Python 会重新编译、不用它，不算（学生改过又改回的常见）；
     - 对得上的，用老师这台机器的 Python 编译源代码，和字节码比代码本身（伪造的字节码可以把头部写得和源代码一样，骗过 Python）；
-    - 别的 Python 版本写的，这个版本读不了、也不会用，跳过。
+    - 别的 Python 版本写的，这台机器读不了、核对不了，只数一数（返回的第二项）。
     比较交给 CHECKER 这个子进程（字节码是学生给的数据，几十个字节就能让反序列化要几 GB 内存），用的是这份副本剩下的时间。"""
     import importlib.util
-    found = []
+    found, others = [], 0
     for name, info in sorted(caches.items()):
         pyc = kit / name
         source = pyc.parent.parent / (pyc.name.split(".")[0] + ".py")
@@ -303,13 +310,16 @@ def bytecode_problems(kit, caches, deadline):
         except OSError as error:
             found.append((name, f"读不了（{describe_os_error(error)}）"))
             continue
-        if head[:4] != importlib.util.MAGIC_NUMBER or not python_would_use(head, source):
+        if head[:4] != importlib.util.MAGIC_NUMBER:
+            others += 1
+            continue
+        if not python_would_use(head, source):
             continue
         optimize = 2 if ".opt-2." in pyc.name else 1 if ".opt-1." in pyc.name else 0
         verdict = CHECKER.verdict(str(pyc), str(source), optimize, deadline)
         if verdict:
             found.append((name, verdict))
-    return found
+    return found, others
 
 
 class BytecodeChecker:
@@ -404,7 +414,10 @@ def git_problems(kit, gits):
                 continue
             if not config.is_file():
                 continue
-            for key, value in git_config(read_head(config, MAX_COMPARED_BYTES)[:MAX_COMPARED_BYTES].decode("utf-8", errors="replace")):
+            data = read_head(config, MAX_COMPARED_BYTES)
+            if len(data) > MAX_COMPARED_BYTES:   # 后面没读的部分可能藏着设置
+                problems.append(("git 设置会执行命令", f"{shown_config} 超过 {MAX_COMPARED_BYTES // 2 ** 20} MB，没读完"))
+            for key, value in git_config(data[:MAX_COMPARED_BYTES].decode("utf-8", errors="replace")):
                 if key.startswith(GIT_RUNS) or key.endswith(GIT_RUNS_ANYWHERE) and key.count(".") >= 2 or key.startswith("filter."):
                     problems.append(("git 设置会执行命令", f"{shown_config}：{key}"))
                 if key == "include.path" or key.startswith("includeif.") and key.endswith(".path"):
@@ -465,15 +478,15 @@ def looks_like_kit(folder):
     return (folder / DATA).exists() or (folder / DATA).is_symlink() or (folder / "retrieval_qa.py").exists()
 
 
-def grade(path):
+def grade(path, seconds=COPY_SECONDS):
     """一个参数一行：返回这一行的各项（dict）。判这一份时出了任何错（读不了的文件、太深的路径、grade.py 自己没想到的），
-    都只记在这一行，整张表照样出。资料文件在这一行里只读一次：练习、评测、验收都要用它。"""
+    都只记在这一行，整张表照样出。seconds 是这一份的时间。资料文件在这一行里只读一次：练习、评测、验收都要用它。"""
     from unittest import mock
     once = functools.lru_cache(maxsize=None)(retrieval_qa.read_and_check)
     row = {"资料": "—", "练习": {}, "recall": None, "precision": None, "验收": None, "不同": [], "要看": []}
     try:
         with mock.patch.object(retrieval_qa, "read_and_check", once):
-            grade_copy(path, row, time.monotonic() + COPY_SECONDS)
+            grade_copy(path, row, time.monotonic() + seconds)
     except OSError as error:
         row["要看"].append(("有读不了的地方", f"{shortened_path(error.filename or '') if isinstance(error.filename, str) else ''}（{describe_os_error(error)}），没判完"))
     except Exception as error:   # grade.py 自己的漏洞也只坏这一行：老师照样拿到全班的表
@@ -493,18 +506,20 @@ def grade_copy(path, row, deadline):
         row["要看"].append((kind, note))
     files, caches, gits, notes = walk_copy(kit, deadline)
     row["要看"] += notes
-    row["不同"], concerns = compare_with_teacher(kit, files, deadline)
+    row["不同"], concerns = compare_with_teacher(kit, files, deadline, complete=not notes or notes[-1][0] != "没看完")
     row["要看"] += concerns
     try:
         row["要看"] += git_problems(kit, gits)
     except OSError as error:
         row["要看"].append(("git 设置会执行命令", f"读不了（{describe_os_error(error)}），没法确认"))
-    for name, why in bytecode_problems(kit, caches, deadline):
-        row["不同"].append(f"{name}（{why}，风险）")
-        row["要看"].append(("字节码有问题", f"{name}（{why}）"))
+    problems, others = bytecode_problems(kit, caches, deadline)
+    row["不同"] += shortened([f"{name}（{why}，风险）" for name, why in problems])
+    row["要看"] += [("字节码有问题", f"{name}（{why}）") for name, why in problems]
+    if others:   # 学生用别的 Python 运行过套件就有：和伪造的分不出来，只提一句
+        row["不同"].append(f"（另有别的 Python 版本写的字节码 {others} 个，这台机器核对不了）")
     row["文件"] = own_file_ids(kit)
     changed = [entry.removesuffix("（改了）") for entry in row["不同"] if entry.endswith("（改了）")]
-    row["作品"] = [(None, name, "same", committed_digest(kit / name, files[name])) for name in changed]   # 改了的套件文件比内容
+    row["作品"] = [(None, name, committed_digest(kit / name, files[name])) for name in changed]   # 改了的套件文件比内容
     data = kit / DATA
     if is_linked(data):   # 资料是别人的文件：不是这个副本里的证据，不算分
         row["资料"] = f"{link_description(data)}，不算本人的资料"
@@ -541,7 +556,10 @@ def grade_copy(path, row, deadline):
     reported = [str(number) for number, state in row["练习"].items() if state == "自报已改回"]
     if reported:   # 谁都能手写进度文件：老师问一句，或看看副本
         row["要看"].append(("练习只有自报", "、".join(f"练习{number}" for number in reported)))
-    row["作品"] += own_work(kit, documents)
+    work = own_work(kit, documents)
+    if len(work) > MAX_WORKS:   # 几百条自己加的记录：不是做练习，只拿前面的和全班比
+        row["要看"].append(("作品多得不正常", f"{len(work)} 份，只和全班比了前 {MAX_WORKS} 份"))
+    row["作品"] += work[:MAX_WORKS]
     questions = json.loads(evaluate.QUESTIONS.read_text(encoding="utf-8-sig"))
     metrics, _ = evaluate.measure(questions, lambda q: [hit["id"] for hit in retrieval_qa.retrieve(q, documents)])
     row["recall"], row["precision"] = metrics["recall"], metrics["precision"]
@@ -559,8 +577,9 @@ def rows_for(arguments):
     unique = list(dict.fromkeys(os.path.abspath(argument) for argument in arguments))   # 不跟着链接走：链接就是链接
     paths = [Path(path) for path in unique]
     common = Path(os.path.commonpath(unique)) if len(paths) > 1 else paths[0].parent
-    result = []
-    for path in paths:
+    result, deadline = [], time.monotonic() + CLASS_SECONDS
+    for index, path in enumerate(paths):
+        left = len(paths) - index   # 连这一份在内还剩几份：平分剩下的时间
         name = os.path.relpath(path, common) if path != common else str(path)
         skipped = {"资料": "—", "要看": []}
         if path.is_symlink():   # 整个副本指向别人的文件夹：一行也不判，说明指向哪里
@@ -575,7 +594,7 @@ def rows_for(arguments):
         elif not path.is_dir():
             result.append((name, dict(skipped, 要看=[("跳过", "不是文件夹（比如上次写出的成绩表）")])))
         else:
-            result.append((name, grade(path)))
+            result.append((name, grade(path, min(COPY_SECONDS, max(0.2, (deadline - time.monotonic()) / left)))))
     CHECKER.close()
     same_as_another(result)
     same_file_as_another(result)
@@ -621,42 +640,52 @@ def same_file_as_another(result):
 
 
 def own_work(kit, documents):
-    """这个副本里学生自己写的东西，拿去和全班比：[(练习编号, 说法, 比法, 内容)]。比法 "text" 是一段文字（见 similar），
-    "same" 是别的（一字不差才算）。练习四的草稿；练习六的结果对：不管先后、不管 a 和 b 谁在前，摘要去掉标点空白后的集合；
-    资料和练习存档里自己加的记录的正文（发布版的、照抄示范的不算：大家照课文贴的示范本来就一样）。
-    资料文件本身和照课文存的文件不比：大家照着同一篇课文做练习一、二、三，本来就一样。"""
+    """这个副本里学生自己写的东西，拿去和全班比：[(练习编号, 说法, 文字)]。练习四的草稿；练习六的结果对
+    （所有摘要按字排好接起来：不管先后、不管 a 和 b 谁在前）；资料和练习存档里自己加的记录的正文（发布版的、照抄示范的不算：
+    大家照课文贴的示范本来就一样）。资料文件本身和照课文存的文件不比：大家照着同一篇课文做练习一、二、三，本来就一样。"""
     work = []
     trick, pairs = own_json(kit / "trick.json"), own_json(kit / "pairs.json")
     draft = trick.get("draft") if isinstance(trick, dict) else None
     if isinstance(draft, str) and retrieval_qa.plain(draft):
-        work.append((4, "trick.json 的草稿", "text", draft))
+        work.append((4, "trick.json 的草稿", draft))
     if pairs is not None and not exercise.pairs_problem(pairs):
-        work.append((6, "pairs.json 的结果对", "same", frozenset((pair["same"], frozenset(retrieval_qa.plain(pair[side]["snippet"]) for side in "ab"))
-                                                              for pair in pairs)))
+        work.append((6, "pairs.json 的结果对", "\n".join(sorted(retrieval_qa.plain(pair[side]["snippet"]) for pair in pairs for side in "ab"))))
     saved = [exercise.saved_copy(number, kit / "checks") for number in exercise.SAVED]
     copies = [documents] + [exercise.load(path)[0] or [] for path in saved if path.is_file() and not is_linked(path)]
     texts = dict.fromkeys(record["text"] for copy in copies for record in exercise.own_added(copy))
-    work += [(5, f"{DATA} 或存档里加的记录", "text", text) for text in texts]
+    work += [(5, f"{DATA} 或存档里加的记录", text) for text in texts]
     return work
 
 
 def same_as_another(result):
-    """几个副本的作品（own_work）一样：在“要看一眼”里点名另一个副本，那个练习也不算做完——分不出谁抄了谁。"""
-    works = [(name, row, work) for name, row in result for work in row.get("作品", [])]
-    for name, row, (number, label, how, value) in works:
-        others = [other for other, _, (_, their_label, _, theirs) in works
-                  if other != name and their_label == label and (similar(value, theirs) if how == "text" else value == theirs)]
-        if others:
-            row["要看"].append(("和别的副本一样", f"{label}（{'、'.join(dict.fromkeys(others))}）"))
-            if number in row.get("练习", {}):
-                row["练习"][number] = "和别人一样"
+    """几个副本的作品一样：在“要看一眼”里点名另一个副本，那个练习也不算做完——分不出谁抄了谁。改了的套件文件按内容的指纹比，
+    学生写的文字按 similar 比。每份作品的 4 字片段只算一次；片段数差得太多的不可能像，不比。"""
+    works = []
+    for name, row in result:
+        for number, label, value in row.get("作品", []):
+            if number is None:   # 改了的套件文件：指纹
+                works.append((name, row, number, label, value, None))
+            else:
+                works.append((name, row, number, label, retrieval_qa.plain(value), retrieval_qa.shingles(value)))
+    works.sort(key=lambda work: len(work[5] or ()))
+    for index, (name, row, number, label, value, pieces) in enumerate(works):
+        for other, other_row, _, other_label, other_value, other_pieces in works[index + 1:]:
+            if pieces is not None and len(other_pieces) * retrieval_qa.NEAR_DUPLICATE > len(pieces):
+                break
+            if other == name or other_label != label:
+                continue
+            if value == other_value or pieces is not None and similar(pieces, other_pieces):
+                for flagged, named in ((row, other), (other_row, name)):
+                    flagged["要看"].append(("和别的副本一样", f"{label}（{named}）"))
+                    if number in flagged.get("练习", {}):
+                        flagged["练习"][number] = "和别人一样"
+    for _, row in result:
+        row["要看"] = list(dict.fromkeys(row["要看"]))
 
 
-def similar(first, second):
-    """两段文字一样：去掉标点空白后一字不差，或 4 字片段的 Jaccard 有第 05 课认“同一规则的两个版本”的 NEAR_DUPLICATE 那么高。"""
-    if retrieval_qa.plain(first) == retrieval_qa.plain(second):
-        return True
-    mine, theirs = retrieval_qa.shingles(first), retrieval_qa.shingles(second)
+def similar(mine, theirs):
+    """两段文字的 4 字片段（retrieval_qa.shingles）几乎一样：Jaccard 有第 05 课认“同一规则的两个版本”的 NEAR_DUPLICATE 那么高。
+    去掉标点空白后一字不差的两段，片段也一样。"""
     return len(mine & theirs) / len(mine | theirs) >= retrieval_qa.NEAR_DUPLICATE
 
 

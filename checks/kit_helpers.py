@@ -659,6 +659,15 @@ def parse_tool_options(argv, usage, help_text, flags=(), values=(), positionals=
 
 
 FORMULA = ("=", "+", "-", "@", "\t", "\r")   # CSV 格子以这些开头，表格软件会当公式算
+MAX_CELL = 32000   # 字：Excel 一格最多 32767 个字，Python 的 csv 默认最多读 131072 个
+
+
+def csv_cell(cell):
+    """CSV 的一格：以公式的记号开头的文字前面加一个 '（只是文字，不会被算），太长的截短并注明；数字照原样。"""
+    if not isinstance(cell, str):
+        return cell
+    cell = cell if len(cell) <= MAX_CELL else cell[:MAX_CELL] + "……（太长，截短了）"
+    return f"'{cell}" if cell.startswith(FORMULA) else cell
 
 
 def write_out(out, table, text):
@@ -671,9 +680,8 @@ def write_out(out, table, text):
     as_csv = out.lower().endswith(".csv")
     try:
         with open(out, "w", encoding="utf-8-sig" if as_csv else "utf-8", newline="") as handle:
-            if as_csv:   # 以 = + - @ 制表符、回车开头的格子，Excel 当公式算：前面加一个 ' 就只是文字
-                csv.writer(handle).writerows([f"'{cell}" if isinstance(cell, str) and cell.startswith(FORMULA) else cell
-                                              for cell in line] for line in table)
+            if as_csv:
+                csv.writer(handle).writerows([csv_cell(cell) for cell in line] for line in table)
             else:
                 handle.write(text)
     except OSError as error:
