@@ -168,18 +168,17 @@ def exercise_4(documents, path):
     return True, [f"检查判它为 draft，而你说它错在：{why.strip()[:60]}", "对照第 04 课“这些检查不能证明什么”一节，这正是出处核对证明不了的地方。"]
 
 
-MIN_EXAMPLE = 6   # 字：比这短的（“公告”“试用”）不算示范，谁都会写
-EXAMPLE_FIELDS = ("draft", "text", "snippet", "claim", "instruction")   # 练习四、五、六交的就是这几种文字
-EXAMPLE = re.compile(r"""["']?\b(?:draft|text|snippet|claim|instruction)["']?\s*[:=]\s*("(?:[^"\\\n]|\\.)*")""")
+MIN_EXAMPLE = 3   # 4 字片段：比这少（不到 6 个字，“公告”“试用期”）的不算示范，谁都会写
+EXAMPLE_FIELDS = ("draft", "text", "snippet", "instruction")   # 练习四、五、六交的就是这几种文字
+EXAMPLE = re.compile(r"""["']?\b(?:draft|text|snippet|instruction)["']?\s*[:=]\s*("(?:[^"\\\n]|\\.)*")""")
 
 
 @functools.lru_cache(maxsize=None)   # 老师的套件：一次运行只读一遍
 def shipped_examples():
-    """老师这份套件里写着的每一份草稿、记录正文、搜索结果的摘要、claim 和 instruction（retrieval_qa.plain 之后，
-    至少 MIN_EXAMPLE 个字）-> 出处，和它们的 4 字片段：checks/ 和资料文件里 .json 的这些字段，课文和 checks/ 里 .py 写成
-    "draft": "…"、text="…" 的字符串（课文的示范、检查和建班用的草稿、记录、结果对）。练习四、五、六交的文字照抄（或几乎照抄）
-    其中一段就不算做完：见 shipped_copy。返回 ({plain 文字: 出处}, [(片段数, plain 文字, 片段)]，按片段数排好)。
-    measured.json 只有量出的结论，不看。"""
+    """老师这份套件里写着的每一份草稿、记录正文、搜索结果的摘要和 instruction 的 4 字片段（retrieval_qa.shingles），和它的出处：
+    checks/ 和资料文件里 .json 的这些字段（measured.json 只有量出的结论，不看），课文和 checks/ 里 .py 写成 "draft": "…"、
+    text="…" 的字符串（课文的示范，检查和建班用的草稿、记录、结果对，评测集里的回答）。练习四、五、六交的文字照抄（或几乎照抄）
+    其中一段就不算做完：见 shipped_copy。返回 [(片段数, 出处, 片段)]，按片段数排好。"""
     found = {}
     files = sorted((ROOT / "lessons").glob("*.md")) + sorted(CHECKS_DIR.glob("*.py")) + [SHIPPED_DOCUMENTS] \
         + [path for path in sorted(CHECKS_DIR.glob("*.json")) if path.name != "measured.json"]
@@ -197,29 +196,24 @@ def shipped_examples():
                     stack += value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
         except (OSError, ValueError):
             continue
-        for string in set(strings):
-            key = retrieval_qa.plain(string)
-            if len(key) >= MIN_EXAMPLE:
-                found.setdefault(key, f"{path.parent.name}/{path.name}")
-    prints = sorted((len(pieces), text, pieces) for text, pieces in ((text, retrieval_qa.shingles(text)) for text in found))
-    return found, prints
+        for string in strings:
+            found.setdefault(string, f"{path.parent.name}/{path.name}")
+    prints = [(len(pieces), source, pieces) for pieces, source in ((retrieval_qa.shingles(text), source) for text, source in found.items())]
+    return sorted((entry for entry in prints if entry[0] >= MIN_EXAMPLE), key=lambda entry: entry[0])
 
 
 def shipped_copy(text):
-    """text 照抄的套件示范的出处（“lessons/05-untrusted-materials.md”），不是照抄的返回 None。去掉标点空白后一字不差，
-    或 4 字片段有 NEAR_DUPLICATE（第 05 课认“同一规则的两个版本”的那个相似度）那么像，都算照抄：改个标点、换个网址里的
-    gift → gift2 还是同一段。"""
-    found, prints = shipped_examples()
-    key = retrieval_qa.plain(text)
-    if key in found:
-        return found[key]
+    """text 照抄的套件示范的出处（“lessons/05-untrusted-materials.md”），不是照抄的返回 None。4 字片段的 Jaccard 有
+    NEAR_DUPLICATE（第 05 课认“同一规则的两个版本”的那个相似度）那么高就算照抄：一字不差的、改个标点、换个网址里的
+    gift → gift2、换了数字，都还是同一段。"""
+    prints = shipped_examples()
     mine, near = retrieval_qa.shingles(text), retrieval_qa.NEAR_DUPLICATE
-    low = bisect.bisect_left(prints, (int(len(mine) * near),))   # Jaccard ≥ near 要两边的片段数相差不太多：只比这一段
-    for size, other, theirs in prints[low:]:
+    start = bisect.bisect_left(prints, len(mine) * near, key=lambda entry: entry[0])   # 片段数差得太多的不可能像：只比这一段
+    for size, source, theirs in prints[start:]:
         if size > len(mine) / near:
             break
         if len(mine & theirs) / len(mine | theirs) >= near:
-            return found[other]
+            return source
     return None
 
 

@@ -41,6 +41,7 @@ SKIPPED_NAMES = {".exercise-progress.json", ".DS_Store", "Thumbs.db", "__MACOSX"
                  ".venv", "venv", "node_modules", ".idea", ".vscode"}   # 虚拟环境、编辑器、系统的：和作业无关（见 is_tool_folder）
 COPY_SECONDS = 2   # 每份副本最多的时间（走文件夹、比内容、比字节码）：平常一份几十毫秒，用完了这一行说明哪些没比完，接着判下一份
 CLASS_SECONDS = 8   # 全班一共的时间：剩下的时间平分给还没判的副本，故意拖慢的副本再多，全班也在这么久里判完
+MIN_COPY_SECONDS = 0.2   # 全班的时间用完以后，每份仍有这么久：老实的副本一份几十毫秒，照样判得完
 MAX_WORKS = 20   # 每份副本最多拿这么多份作品（自己加的记录……）和全班比：几百条记录的副本只比前面的，并注明
 MAX_ENTRIES = 50000   # 一份副本最多看这么多个文件：一个班的副本不会有这么多，再多就是故意的
 MAX_COMPARED_BYTES = 4 * 2 ** 20   # 比内容的文件最大 4 MB：老师的套件里最大的文件几百 KB，更大的一定改过，不读
@@ -594,7 +595,7 @@ def rows_for(arguments):
         elif not path.is_dir():
             result.append((name, dict(skipped, 要看=[("跳过", "不是文件夹（比如上次写出的成绩表）")])))
         else:
-            result.append((name, grade(path, min(COPY_SECONDS, max(0.2, (deadline - time.monotonic()) / left)))))
+            result.append((name, grade(path, min(COPY_SECONDS, max(MIN_COPY_SECONDS, (deadline - time.monotonic()) / left)))))
     CHECKER.close()
     same_as_another(result)
     same_file_as_another(result)
