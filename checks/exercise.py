@@ -175,10 +175,10 @@ EXAMPLE = re.compile(r"""["']?\b(?:draft|text|snippet|instruction)["']?\s*[:=]\s
 
 @functools.lru_cache(maxsize=None)   # 老师的套件：一次运行只读一遍
 def shipped_examples():
-    """老师这份套件里写着的每一份草稿、记录正文、搜索结果的摘要和 instruction 的 4 字片段（retrieval_qa.shingles），和它的出处：
+    """老师这份套件里写着的每一份草稿、记录正文、搜索结果的摘要和 instruction，和它的出处：
     checks/ 和资料文件里 .json 的这些字段（measured.json 只有量出的结论，不看），课文和 checks/ 里 .py 写成 "draft": "…"、
     text="…" 的字符串（课文的示范，检查和建班用的草稿、记录、结果对，评测集里的回答）。练习四、五、六交的文字照抄（或几乎照抄）
-    其中一段就不算做完：见 shipped_copy。返回 [(片段数, 出处, 片段)]，按片段数排好。"""
+    其中一段就不算做完：见 shipped_copy。返回 [(字数（letters）, 文字, 出处)]，按字数排好。"""
     found = {}
     files = sorted((ROOT / "lessons").glob("*.md")) + sorted(CHECKS_DIR.glob("*.py")) + [SHIPPED_DOCUMENTS] \
         + [path for path in sorted(CHECKS_DIR.glob("*.json")) if path.name != "measured.json"]
@@ -198,21 +198,33 @@ def shipped_examples():
             continue
         for string in strings:
             found.setdefault(string, f"{path.parent.name}/{path.name}")
-    prints = [(len(pieces), source, pieces) for pieces, source in ((retrieval_qa.shingles(text), source) for text, source in found.items())]
-    return sorted((entry for entry in prints if entry[0] >= MIN_EXAMPLE), key=lambda entry: entry[0])
+    return sorted(((letters(text), text, source) for text, source in found.items()), key=lambda entry: entry[0])
+
+
+def letters(text):
+    """有几个字母、数字、汉字（标点、空白不算）：比示范时先按它粗筛。"""
+    return len(re.findall(r"[^\W_]", text))
+
+
+@functools.lru_cache(maxsize=None)   # 同一段示范的片段只算一次：每次只算字数差不多的那些
+def example_pieces(text):
+    return retrieval_qa.shingles(text)
 
 
 def shipped_copy(text):
     """text 照抄的套件示范的出处（“lessons/05-untrusted-materials.md”），不是照抄的返回 None。4 字片段的 Jaccard 有
     NEAR_DUPLICATE（第 05 课认“同一规则的两个版本”的那个相似度）那么高就算照抄：一字不差的、改个标点、换个网址里的
-    gift → gift2、换了数字，都还是同一段。"""
-    prints = shipped_examples()
+    gift → gift2、换了数字，都还是同一段。先按字数（letters）粗筛：差两倍以上的不可能这么像，不比。"""
     mine, near = retrieval_qa.shingles(text), retrieval_qa.NEAR_DUPLICATE
-    start = bisect.bisect_left(prints, len(mine) * near, key=lambda entry: entry[0])   # 片段数差得太多的不可能像：只比这一段
-    for size, source, theirs in prints[start:]:
-        if size > len(mine) / near:
+    if len(mine) < MIN_EXAMPLE:
+        return None
+    examples = shipped_examples()
+    start = bisect.bisect_left(examples, letters(text) / 2, key=lambda entry: entry[0])
+    for size, example, source in examples[start:]:
+        if size > letters(text) * 2:
             break
-        if len(mine & theirs) / len(mine | theirs) >= near:
+        theirs = example_pieces(example)
+        if len(theirs) >= MIN_EXAMPLE and len(mine & theirs) / len(mine | theirs) >= near:
             return source
     return None
 
