@@ -40,11 +40,12 @@ from kit_helpers import (KIT_PYTHON, borrowed, documents_state, has_terminal, in
 
 # 各模块在整套检查里大约要几秒（2 核的机器上量的，bench.py 的 KIT_CHECK_TIMINGS 也能看到）：只用来决定先发哪个，
 # 重的先发，最后就不会只剩一个大模块在跑。不准也不要紧，只影响快慢；没列出的算 1 秒
-WEIGHTS = {"test_tools.GradeTest": 3.4, "test_cli": 3.4, "test_grounding": 3.3, "test_model": 2.4, "test_safety": 2.3, "test_in_process": 1.9,
-           "test_servers": 1.9, "test_web": 1.7, "test_lessons": 1.3, "test_tools.SameInAProcessTest": 1.2, "test_tools.ToolShellTest": 1.1,
-           "test_tools.RunChecksCommandTest": 0.7, "test_untrusted": 0.6, "test_tools.ExerciseCommandTest": 0.6, "test_loader": 0.6,
-           "test_tools.OldPythonTest": 0.5, "test_evidence": 0.5, "test_exercises": 0.4, "test_layout": 0.2, "test_tools.AcceptanceTest": 0.2,
-           "test_lesson_text": 0.2, "test_markdown": 0.1, "test_retrieval": 0.1}
+WEIGHTS = {"test_tools.GradeTest": 4.2, "test_grade": 3.0, "test_cli": 2.5, "test_grounding": 2.4, "test_web": 2.3, "test_model": 1.7,
+           "test_lessons": 1.6, "test_safety": 1.6, "test_servers": 1.5, "test_in_process": 1.4, "test_tools.SameInAProcessTest": 1.1,
+           "test_tools.ExerciseCommandTest": 1.0, "test_tools.ToolShellTest": 0.8, "test_tools.OldPythonTest": 0.7, "test_evidence": 0.6,
+           "test_tools.RunChecksCommandTest": 0.6, "test_untrusted": 0.6, "test_loader": 0.4, "test_exercises": 0.3, "test_layout": 0.2,
+           "test_lesson_text": 0.1, "test_tools.EvaluateCommandTest": 0.1, "test_tools.AcceptanceTest": 0.1, "test_markdown": 0.1,
+           "test_retrieval": 0.1}
 # 最重的模块拆成一个个测试类排队：不拆时它一个人从头跑到尾，别的早跑完了
 SPLIT = ("test_tools",)
 # 关于资料文件本身的检查：--documents 只跑这几项

@@ -127,9 +127,9 @@ class GradeSafetyTest(unittest.TestCase):
         stuck.path.rename(stuck.path.with_name("stuck"))
         stuck.path = stuck.path.with_name("stuck")
         started = time.monotonic()
-        with mock.patch.object(grade, "BYTECODE_CHECKER", slow), mock.patch.object(grade, "COPY_SECONDS", 0.3):
+        with mock.patch.object(grade, "BYTECODE_CHECKER", slow), mock.patch.object(grade, "COPY_SECONDS", 0.2):
             rows = dict(grade.rows_for([str(stuck.path), str(honest.path)]))
-        self.assertLess(time.monotonic() - started, 10)   # 三份字节码各卡 60 秒：不是三分钟，是这一份的 0.3 秒
+        self.assertLess(time.monotonic() - started, 10)   # 三份字节码各卡 60 秒：不是三分钟，是这一份的 0.2 秒
         first, second = rows.values()
         late = [detail for kind, detail in first["要看"] if kind == "字节码有问题"]
         self.assertEqual(len(late), 3, first["要看"])
@@ -145,10 +145,10 @@ class GradeSafetyTest(unittest.TestCase):
             py_compile.compile(str(kit.path / "reply_assistant.py"), cfile=bytecode_path(kit.path, "reply_assistant.py"))
         stuck = "import sys, time\nfor line in sys.stdin:\n    time.sleep(60)\n"
         started = time.monotonic()
-        with mock.patch.object(grade, "BYTECODE_CHECKER", stuck), mock.patch.object(grade, "CLASS_SECONDS", 0.4), \
-                mock.patch.object(grade, "MIN_COPY_SECONDS", 0.05):
+        with mock.patch.object(grade, "BYTECODE_CHECKER", stuck), mock.patch.object(grade, "CLASS_SECONDS", 0.2), \
+                mock.patch.object(grade, "MIN_COPY_SECONDS", 0.02):
             rows = dict(grade.rows_for([str(kit.path) for kit in kits]))
-        self.assertLess(time.monotonic() - started, 0.4 + 4 * 0.05 + 2)   # 全班的时间，加上最后几份各自最少的时间，再留些余地
+        self.assertLess(time.monotonic() - started, 0.2 + 4 * 0.02 + 2)   # 全班的时间，加上最后几份各自最少的时间，再留些余地
         self.assertEqual([[kind for kind, _ in row["要看"]] for row in rows.values()], [["字节码有问题"]] * 4)
 
     def test_many_tiny_files_are_walked_within_the_budget(self):
