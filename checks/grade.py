@@ -139,6 +139,20 @@ def committed_digest(path, info, blob=False):
     return digest.hexdigest()
 
 
+def same_bytes(path, info, name):
+    """和老师的这个文件一字节不差：多数副本的多数文件就是这样，直接比字节，不必再换行、算指纹。"""
+    theirs = teacher_bytes(name)
+    if info.st_size != len(theirs):
+        return False
+    with open(path, "rb") as handle:
+        return handle.read(len(theirs)) == theirs
+
+
+@functools.lru_cache(maxsize=None)
+def teacher_bytes(name):
+    return (ROOT / name).read_bytes()
+
+
 @functools.lru_cache(maxsize=None)
 def teacher_digest(name):
     path = ROOT / name
@@ -230,6 +244,8 @@ def compare_with_teacher(kit, files, deadline, complete=True):
             unread.append(f"{name}（时间用完，没比）")
         else:
             try:
+                if same_bytes(kit / name, info, name):
+                    continue
                 digest = committed_digest(kit / name, info)
                 if digest == teacher_digest(name):
                     continue

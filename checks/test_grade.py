@@ -63,14 +63,11 @@ class GradeSafetyTest(unittest.TestCase):
         saved.parent.mkdir(parents=True, exist_ok=True)
         with open(saved, "wb") as handle:
             handle.truncate(6 * 2 ** 30)   # 6 GB 的存档：读它的地方都有上限
-        started = time.monotonic()
-        rows, _ = self.grade(deep.path, huge.path, honest.path)
-        self.assertLess(time.monotonic() - started, 30)
-        first, second, third = rows.values()
-        self.assertIn("笔记/d/d/", first["和老师的套件不同"])
-        self.assertIn(f"lessons/glossary.md（超过 {grade.MAX_COMPARED_BYTES // 2 ** 20} MB，没读）", second["和老师的套件不同"])
-        self.assertIn("文件大得不正常：lessons/glossary.md", second["要看一眼"])
-        self.assertEqual((third["资料"], third.get("要看一眼", "")), ("能读", ""))
+        first, second, third = dict(grade.rows_for([str(deep.path), str(huge.path), str(honest.path)])).values()
+        self.assertTrue(any(entry.startswith("笔记/d/d/") for entry in first["不同"]), first["不同"])
+        self.assertIn(f"lessons/glossary.md（超过 {grade.MAX_COMPARED_BYTES // 2 ** 20} MB，没读）", second["不同"])
+        self.assertIn(("文件大得不正常", "lessons/glossary.md"), second["要看"])
+        self.assertEqual((third["资料"], third["要看"]), ("能读", []))
 
     @unittest.skipUnless(sys.platform.startswith("linux"), "要 dir_fd 一层层地建：只在 Linux 上试")
     def test_a_path_longer_than_the_system_allows_is_a_note(self):

@@ -1278,7 +1278,7 @@ class GradeTest(unittest.TestCase):
             for (name, folder), data in zip(copies.items(), (b"VERSION = 1\n", b"\xef\xbb\xbfVERSION = 1\r\n", b"VERSION = 3\n")):
                 folder.mkdir()
                 (folder / "tool.py").write_bytes(data)
-            caches = (grade.teacher_files, grade.teacher_history, grade.teacher_digest)
+            caches = (grade.teacher_files, grade.teacher_history, grade.teacher_bytes, grade.teacher_digest)
             with mock.patch.object(grade, "ROOT", teacher):
                 for cache in caches:
                     cache.cache_clear()
