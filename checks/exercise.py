@@ -202,8 +202,9 @@ def shipped_examples():
 
 
 def letters(text):
-    """有几个字母、数字、汉字（标点、空白不算）：比示范时先按它粗筛。"""
-    return len(re.findall(r"[^\W_]", text))
+    """有几个字：字母、汉字各算一个，一串数字算一个，标点、空白不算（和 4 字片段 retrieval_qa.shingles 的数法一样）。
+    比示范时先按它粗筛。"""
+    return len(re.findall(r"\d+(?:\.\d+)?|[^\W\d_]", text))
 
 
 @functools.lru_cache(maxsize=None)   # 同一段示范的片段只算一次：每次只算字数差不多的那些
@@ -214,14 +215,15 @@ def example_pieces(text):
 def shipped_copy(text):
     """text 照抄的套件示范的出处（“lessons/05-untrusted-materials.md”），不是照抄的返回 None。4 字片段的 Jaccard 有
     NEAR_DUPLICATE（第 05 课认“同一规则的两个版本”的那个相似度）那么高就算照抄：一字不差的、改个标点、换个网址里的
-    gift → gift2、换了数字，都还是同一段。先按字数（letters）粗筛：差两倍以上的不可能这么像，不比。"""
+    gift → gift2、换了数字，都还是同一段。先按字数（letters）粗筛：Jaccard 有 0.8，两边的片段数最多差 1.25 倍；
+    字数留出余地（全角、大小写折叠后个别字会变），差得更多的不比。"""
     mine, near = retrieval_qa.shingles(text), retrieval_qa.NEAR_DUPLICATE
     if len(mine) < MIN_EXAMPLE:
         return None
-    examples = shipped_examples()
-    start = bisect.bisect_left(examples, letters(text) / 2, key=lambda entry: entry[0])
+    examples, count = shipped_examples(), letters(text)
+    start = bisect.bisect_left(examples, count * 0.7 - 2, key=lambda entry: entry[0])
     for size, example, source in examples[start:]:
-        if size > letters(text) * 2:
+        if size > count / 0.7 + 2:
             break
         theirs = example_pieces(example)
         if len(theirs) >= MIN_EXAMPLE and len(mine & theirs) / len(mine | theirs) >= near:

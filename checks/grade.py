@@ -80,7 +80,7 @@ def walk_copy(kit, deadline):
             notes.append(("没看完", f"文件太多或太深，看了 {len(files) + len(caches)} 个就停了"))
             break
         try:
-            with os.scandir(kit / folder) as listing:
+            with os.scandir(os.path.join(kit, folder)) as listing:   # 字符串拼路径：一千层的文件夹，Path 每层都要重新拆一遍
                 entries = sorted((entry.name, entry.stat(follow_symlinks=False)) for entry in listing)
         except OSError as error:
             notes.append(("有读不了的地方", f"{shortened_path(folder)}/（{describe_os_error(error)}）"))
@@ -115,7 +115,7 @@ def is_tool_folder(kit, path):
     可顶层有 __init__ 的是 Python 能按这个名字导入的包（checks/unittest/、json/ 打扮成虚拟环境，就换掉了标准库），照样看；
     老师的套件里也有的文件夹（checks/、lessons/）也照样看。"""
     try:
-        names = set(os.listdir(kit / path))
+        names = set(os.listdir(os.path.join(kit, path)))
     except OSError:
         return False
     venv = "pyvenv.cfg" in names and bool(names & {"bin", "Scripts"})
