@@ -942,11 +942,11 @@ class GradeTest(unittest.TestCase):
             started.extend([command] if grade.BYTECODE_CHECKER in command else [])   # 老师的 git 不算
             return real_popen(command, *args, **kwargs)
 
-        with mock.patch.object(subprocess, "Popen", counted):
-            rows, _ = self.grade(honest.path, forged.path, other.path)
+        with mock.patch.object(subprocess, "Popen", counted):   # 在本进程里判：子进程才数得到
+            rows = dict(grade.rows_for([str(honest.path), str(forged.path), str(other.path)]))
         self.assertEqual(len(started), 1, f"三份副本开了 {len(started)} 个子进程")
         pyc = f"__pycache__/model_reply_assistant.{sys.implementation.cache_tag}.pyc"
-        self.assertEqual([row.get("要看一眼", "") for row in rows.values()], ["", f"字节码有问题：{pyc}（字节码和副本里的源代码对不上）", ""])
+        self.assertEqual([row["要看"] for row in rows.values()], [[], [("字节码有问题", f"{pyc}（字节码和副本里的源代码对不上）")], []])
 
     def test_files_the_lessons_ask_for_are_counted_apart_and_odd_names_are_escaped(self):
         diligent, odd = self.copies(2)
