@@ -402,7 +402,7 @@ def git_problems(kit, gits):
         if os.path.islink(path):
             problems.append(("git 设置会执行命令", f"{git} 是链接"))
         elif path.is_file():
-            target = read_head(path, 4096)[:4096].decode("utf-8", errors="replace").removeprefix("gitdir:").strip()
+            target = read_head(path, 4096)[:4096].decode("utf-8-sig", errors="replace").removeprefix("gitdir:").strip()
             pending.append((path.parent / target, f"{git} 指向的 {target}"))
         else:
             pending.append((path, git))
@@ -415,7 +415,7 @@ def git_problems(kit, gits):
             problems.append(("git 设置会执行命令", f"{shown} 在副本外面"))
         commondir = folder / "commondir"
         if commondir.is_file() and not commondir.is_symlink():
-            pending.append((folder / read_head(commondir, 4096)[:4096].decode("utf-8", errors="replace").strip(), shown + " 的公共仓库"))
+            pending.append((folder / read_head(commondir, 4096)[:4096].decode("utf-8-sig", errors="replace").strip(), shown + " 的公共仓库"))
         hooks = folder / "hooks"
         if hooks.is_dir():
             problems += [("git 设置会执行命令", f"{shown}/hooks/{hook.name}") for hook in sorted(hooks.iterdir()) if not hook.name.endswith(".sample")]
@@ -434,7 +434,7 @@ def git_problems(kit, gits):
             data = read_head(config, MAX_COMPARED_BYTES)
             if len(data) > MAX_COMPARED_BYTES:   # 后面没读的部分可能藏着设置
                 problems.append(("git 设置会执行命令", f"{shown_config} 超过 {MAX_COMPARED_BYTES // 2 ** 20} MB，没读完"))
-            for key, value in git_config(data[:MAX_COMPARED_BYTES].decode("utf-8", errors="replace")):
+            for key, value in git_config(data[:MAX_COMPARED_BYTES].decode("utf-8-sig", errors="replace")):   # git 也跳过开头的 BOM
                 if key.startswith(GIT_RUNS) or key.endswith(GIT_RUNS_ANYWHERE) and key.count(".") >= 2 or key.startswith("filter."):
                     problems.append(("git 设置会执行命令", f"{shown_config}：{key}"))
                 if key == "include.path" or key.startswith("includeif.") and key.endswith(".path"):

@@ -184,7 +184,7 @@ class GradeSafetyTest(unittest.TestCase):
         common = worktree.path.parent / "repo" / ".git"
         (common / "worktrees" / "w").mkdir(parents=True)
         (common / "worktrees" / "w" / "commondir").write_text("../..\n", encoding="utf-8")
-        (common / "config").write_text('[core]\n\tsshCommand = "ssh -oProxyCommand=touch"\n', encoding="utf-8")
+        (common / "config").write_text('\ufeff[core]\n\tsshCommand = "ssh -oProxyCommand=touch"\n', encoding="utf-8")   # git 跳过开头的 BOM
         modules = submodule.path / ".git" / "modules" / "lib"
         modules.mkdir(parents=True)
         (modules / "config").write_text('[diff "x"]\n\ttextconv = touch /tmp/textconv\n', encoding="utf-8")
