@@ -279,7 +279,7 @@ class GradeSafetyTest(unittest.TestCase):
         self.assertEqual(cell, "字" * 32000 + "……（太长，截短了）")
 
     def test_a_classmate_s_work_with_small_edits_earns_nothing(self):
-        """改了标点的草稿、倒过来又把 a、b 对调的结果对、重新缩进的练习五存档、还留着同学自己那条记录的练习二存档：
+        """改了标点、多一个字的草稿，倒过来、a 和 b 对调、数换了写法的结果对，还留着同学自己那条记录、重新缩进的练习二存档：
         都和同学的一样，两边都不算分，互相点名。"""
         first, second, third, fourth = self.copies(4)
         trick = own_trick(3)
@@ -299,7 +299,9 @@ class GradeSafetyTest(unittest.TestCase):
         for kit in (third, fourth):
             (kit.path / "checks" / ".exercise-done").mkdir(parents=True, exist_ok=True)
         (third.path / "checks" / ".exercise-done" / "exercise-5.json").write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
-        (fourth.path / "checks" / ".exercise-done" / "exercise-5.json").write_text(json.dumps(records, ensure_ascii=False, indent=8),
+        classmates = json.loads(json.dumps(records))   # 同学做练习二时存的：D01#1 改成 14 天，还留着同学自己加的那条记录
+        classmates[0]["text"] = classmates[0]["text"].replace("7 天", "14 天")
+        (fourth.path / "checks" / ".exercise-done" / "exercise-2.json").write_text(json.dumps(classmates, ensure_ascii=False, indent=8),
                                                                                     encoding="utf-8")
         rows, _ = self.grade(first.path, second.path, third.path, fourth.path)
         names = list(rows)
@@ -307,8 +309,9 @@ class GradeSafetyTest(unittest.TestCase):
         self.assertEqual((one["练习4"], two["练习4"]), ("和别人一样", "和别人一样"))
         self.assertIn(f"和别的副本一样：trick.json 的草稿（{names[1]}）", one["要看一眼"])
         self.assertIn(f"pairs.json 的结果对（{names[0]}）", two["要看一眼"])
-        self.assertEqual((three["练习5"], four["练习5"]), ("和别人一样", "和别人一样"))
+        self.assertEqual(three["练习5"], "和别人一样")
         self.assertIn(f"retrieval_documents.json 或存档里加的记录（{names[3]}）", three["要看一眼"])
+        self.assertIn(f"retrieval_documents.json 或存档里加的记录（{names[2]}）", four["要看一眼"])
 
     def test_hundreds_of_own_records_are_compared_only_up_to_a_limit(self):
         kit, = self.copies(1)
