@@ -26,7 +26,6 @@ from pathlib import Path
 from kit_helpers import CHECKS_DIR, ROOT, SHIPPED_DOCUMENTS, borrowed, parse_tool_options, run_tool
 
 import retrieval_qa
-import transcripts
 from model_reply_assistant import JsonProblem, Many, decode_student_file, describe_os_error, one_line, parse_json, read_head, shape_problem, visible
 from model_reply_assistant import KitError, closest   # closest：和命令行选项、资料的字段一样猜拼错的名字
 from retrieval_qa import instruction_like

@@ -5,12 +5,16 @@
     $ python3 checks/grade.py 作业/* --out 成绩.md            # 同样的 Markdown 写进文件
 
 每个参数一行，从不因为一个副本不对就整张表作废：不是文件夹、是 zip 压缩包、不像套件、里面有两份套件的，那一行写明原因；
-套件放深了一两层的（压缩包解开两次），找到它照样判，并注明。学生副本里的代码一行也不运行、不导入：读的只是它的资料文件、trick.json、进度文件，
-以及每个文件的内容（和老师的比，换行符 CRLF/LF、开头的 BOM 不算不同）。命名管道、设备一律不打开，不会卡住。
+套件放深了一两层的（压缩包解开两次），找到它照样判，并注明。一份副本怎么坏（上千层的文件夹、几 GB 的文件、读不了的地方、
+grade.py 自己的漏洞）都只记在它那一行；每份副本有一份时间（全班的时间平分），用完了注明没比完。
+学生副本里的代码一行也不运行、不导入，git 也不在副本里运行：读的只是它的资料文件、练习的文件、进度文件、git 的设置，
+以及每个文件的内容（一块块读，有上限；和老师的比，换行符 CRLF/LF、开头的 BOM 不算不同）。命名管道、设备一律不打开，不会卡住。
+练习四、五、六的作品按意思和全班、和套件里的示范比，一样的不算。
 练习只凭副本里查得到的证据算“做完”：现在的资料和 trick.json，以及练习一、二、三、五做完时 exercise.py 存下的资料
 （checks/.exercise-done/，用老师的检查重判）。进度文件 checks/.exercise-progress.json 是学生自己也能写的，
 只有它这么说的“做完又改回了”标成“自报”。不联网，不需要密钥，不修改学生的文件。正常出表时退出码为 0，用法不对为 2，--out 写不出去为 5。
 """
+import contextlib
 import functools
 import hashlib
 import json
@@ -29,7 +33,6 @@ import exercise
 import retrieval_qa
 import transcripts
 from model_reply_assistant import describe_os_error, one_line, read_head, visible
-from model_reply_assistant import KitError
 
 USAGE = "用法：python3 checks/grade.py 学生的套件文件夹 … [--out FILE.md | FILE.csv] [--details]"
 DATA = "retrieval_documents.json"
@@ -358,8 +361,7 @@ class BytecodeChecker:
             self.process = subprocess.Popen([sys.executable, "-I", "-S", "-c", BYTECODE_CHECKER], stdin=subprocess.PIPE,
                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
             self.answers = queue.Queue()   # 另一个线程读子进程的回答：读的时候也能按时间放弃
-            threading.Thread(target=lambda out, answers: [answers.put(line) for line in out] + [answers.put(b"")],
-                             args=(self.process.stdout, self.answers), daemon=True).start()
+            threading.Thread(target=read_answers, args=(self.process.stdout, self.answers), daemon=True).start()
         try:
             self.process.stdin.write(json.dumps([pyc, source, optimize]).encode("utf-8") + b"\n")
             self.process.stdin.flush()
@@ -376,9 +378,20 @@ class BytecodeChecker:
         if self.process is not None:
             self.process.kill()
             self.process.wait()
-            self.process.stdin.close()
-            self.process.stdout.close()
+            for pipe in (self.process.stdin, self.process.stdout):
+                with contextlib.suppress(OSError):   # 子进程已经死了：管道里剩下的不要了
+                    pipe.close()
             self.process = None
+
+
+def read_answers(out, answers):
+    """另一个线程里：把子进程的回答一行行放进 answers，读完（或管道已被关掉）时放一个空行。"""
+    try:
+        for line in out:
+            answers.put(line)
+    except (OSError, ValueError):   # 这个子进程超时被关掉了，管道也关了
+        pass
+    answers.put(b"")
 
 
 CHECKER = BytecodeChecker()
