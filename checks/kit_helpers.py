@@ -886,9 +886,12 @@ def build_class(folder, size=30):
             shutil.move(str(folder / "inner"), str(kit / "kit"))
         elif way == "很深的文件夹":   # 一千一百层（os.makedirs 是递归的，只能一层层建），最里面藏一个 .py
             deep = kit / "笔记"
-            for _ in range(1100):
-                deep.mkdir()
-                deep = deep / "d"
+            try:
+                for _ in range(1100):
+                    deep.mkdir()
+                    deep = deep / "d"
+            except OSError:   # Windows 没开长路径时最多 260 个字：建到系统允许的深度，往回留几层放文件
+                deep = deep.parent.parent.parent.parent
             write(deep / "hook.py", "")
         elif way == "稀疏大文件":   # 6 GB 的课文：不占磁盘（类 Unix 系统上），读出来却有这么大
             with open(kit / "lessons" / "glossary.md", "r+b") as handle:
