@@ -216,7 +216,7 @@ def shipped_copy(text):
     NEAR_DUPLICATE（第 05 课认“同一规则的两个版本”的那个相似度）那么高就算照抄：一字不差的、改个标点、换个网址里的
     gift → gift2、换了数字，都还是同一段。先按字数（letters）粗筛：Jaccard 有 0.8，两边的片段数最多差 1.25 倍；
     字数留出余地（全角、大小写折叠后个别字会变），差得更多的不比。"""
-    mine, near = retrieval_qa.shingles(text), retrieval_qa.NEAR_DUPLICATE
+    mine = retrieval_qa.shingles(text)
     if len(mine) < MIN_EXAMPLE:
         return None
     examples, count = shipped_examples(), letters(text)
@@ -225,9 +225,15 @@ def shipped_copy(text):
         if size > count / 0.7 + 2:
             break
         theirs = example_pieces(example)
-        if len(theirs) >= MIN_EXAMPLE and len(mine & theirs) / len(mine | theirs) >= near:
+        if len(theirs) >= MIN_EXAMPLE and similar(mine, theirs):
             return source
     return None
+
+
+def similar(mine, theirs):
+    """两段文字的 4 字片段（retrieval_qa.shingles）几乎一样：Jaccard 有第 05 课认“同一规则的两个版本”的 NEAR_DUPLICATE 那么高。
+    照抄示范（shipped_copy）和 grade.py 比全班的作品都用它。"""
+    return len(mine & theirs) / len(mine | theirs) >= retrieval_qa.NEAR_DUPLICATE
 
 
 def own_added(documents):

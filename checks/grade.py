@@ -518,7 +518,8 @@ def grade(path, seconds=COPY_SECONDS):
         with mock.patch.object(retrieval_qa, "read_and_check", once):
             grade_copy(path, row, time.monotonic() + seconds)
     except OSError as error:
-        row["要看"].append(("有读不了的地方", f"{shortened_path(error.filename or '') if isinstance(error.filename, str) else ''}（{describe_os_error(error)}），没判完"))
+        where = shortened_path(error.filename) if isinstance(error.filename, str) else ""
+        row["要看"].append(("有读不了的地方", f"{where}（{describe_os_error(error)}），没判完"))
     except Exception as error:   # grade.py 自己的漏洞也只坏这一行：老师照样拿到全班的表
         row["要看"].append(("判这一份时出错", f"{type(error).__name__}，没判完：请把这一份发给维护者"))
     return row
@@ -573,9 +574,12 @@ def grade_copy(path, row, deadline):
             row["练习"][number] = "做完，已改回" if restored else "做完（有存档）"
         elif number in exercise.RESTORE and number in claimed and exercise.restored(number, documents):
             row["练习"][number] = "自报已改回"
-    state = row["练习"].get(5, "")
-    proof = documents if state == "做完，未改回" else exercise.load(exercise.saved_copy(5, kit / "checks"))[0] if state else None
-    claims = exercise.unverified_claims(proof or [])
+    proof = []   # 证明练习五做完的那份资料：现在的，或做完时存下的
+    if row["练习"].get(5) == "做完，未改回":
+        proof = documents
+    elif row["练习"].get(5):
+        proof = exercise.load(exercise.saved_copy(5, kit / "checks"))[0] or []
+    claims = exercise.unverified_claims(proof)
     if claims:   # 只凭学生说“这句是指令”：筛子没认出，程序核对不了它是不是指令，由老师看
         row["练习"][5] = "待看"
         row["要看"].append(("练习五待老师看", "、".join(claims)))
@@ -689,34 +693,21 @@ def own_work(kit, documents):
 
 def same_as_another(result):
     """几个副本的作品一样：在“要看一眼”里点名另一个副本，那个练习也不算做完——分不出谁抄了谁。改了的套件文件按内容的指纹比，
-    学生写的文字按 similar 比。每份作品的 4 字片段只算一次；片段数差得太多的不可能像，不比。"""
-    works = []
-    for name, row in result:
-        for number, label, value in row.get("作品", []):
-            if number is None:   # 改了的套件文件：指纹
-                works.append((name, row, number, label, value, None))
-            else:
-                works.append((name, row, number, label, retrieval_qa.plain(value), retrieval_qa.shingles(value)))
-    works.sort(key=lambda work: len(work[5] or ()))
-    for index, (name, row, number, label, value, pieces) in enumerate(works):
-        for other, other_row, _, other_label, other_value, other_pieces in works[index + 1:]:
-            if pieces is not None and len(other_pieces) * retrieval_qa.NEAR_DUPLICATE > len(pieces):
+    学生写的文字按 4 字片段比（exercise.similar）。片段按多少排好：差得太多的不可能像，不比。"""
+    works = [(name, row, number, label, value if number is None else retrieval_qa.shingles(value))
+             for name, row in result for number, label, value in row.get("作品", [])]
+    works.sort(key=lambda work: 0 if work[2] is None else len(work[4]))
+    for index, (name, row, number, label, key) in enumerate(works):
+        for other, other_row, _, other_label, other_key in works[index + 1:]:
+            if number is not None and len(other_key) * retrieval_qa.NEAR_DUPLICATE > len(key):
                 break
-            if other == name or other_label != label:
-                continue
-            if value == other_value or pieces is not None and similar(pieces, other_pieces):
+            if other != name and other_label == label and (key == other_key if number is None else exercise.similar(key, other_key)):
                 for flagged, named in ((row, other), (other_row, name)):
                     flagged["要看"].append(("和别的副本一样", f"{label}（{named}）"))
                     if number in flagged.get("练习", {}):
                         flagged["练习"][number] = "和别人一样"
     for _, row in result:
         row["要看"] = list(dict.fromkeys(row["要看"]))
-
-
-def similar(mine, theirs):
-    """两段文字的 4 字片段（retrieval_qa.shingles）几乎一样：Jaccard 有第 05 课认“同一规则的两个版本”的 NEAR_DUPLICATE 那么高。
-    去掉标点空白后一字不差的两段，片段也一样。"""
-    return len(mine & theirs) / len(mine | theirs) >= retrieval_qa.NEAR_DUPLICATE
 
 
 def own_json(path):

@@ -915,8 +915,9 @@ def remove_tree(folder):
     pending = [Path(folder)]
     while pending:
         path = pending[-1]
-        inner = [child for child in path.iterdir() if child.is_dir() and not child.is_symlink()]
-        for child in path.iterdir():
+        children = list(path.iterdir())
+        inner = [child for child in children if child.is_dir() and not child.is_symlink()]
+        for child in children:
             if child not in inner:
                 child.unlink()
         if inner:

@@ -12,7 +12,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from kit_helpers import ROOT, KitCopy, needs_symlinks, own_trick, own_words, run_kit
+from kit_helpers import ROOT, KitCopy, needs_symlinks, own_trick, own_words, remove_tree, run_kit
 
 import grade
 
@@ -22,17 +22,6 @@ def table(out):
     lines = [line for line in out.splitlines() if line.startswith("| ")]
     header = lines[0].strip("| ").split(" | ")
     return {cells[0]: dict(zip(header, cells)) for cells in (line.strip("| ").split(" | ") for line in lines[1:])}
-
-
-def remove_deep(folder):
-    """删掉 folder 和里面那一串 d/d/d……（每层只有一个子文件夹）：先走到最里面，再一层层往外删。"""
-    while (folder / "d").is_dir():
-        folder = folder / "d"
-    for item in folder.iterdir():
-        item.unlink()
-    while folder.name == "d":
-        folder.rmdir()
-        folder = folder.parent
 
 
 class GradeSafetyTest(unittest.TestCase):
@@ -52,7 +41,7 @@ class GradeSafetyTest(unittest.TestCase):
         deep, honest = self.copies(2)
         folder = deep.path / "笔记"
         folder.mkdir()
-        self.addCleanup(remove_deep, folder)   # shutil.rmtree 也是递归的：先一层层删掉
+        self.addCleanup(remove_tree, folder)   # shutil.rmtree 也是递归的：先用不递归的删掉
         try:
             for _ in range(1100):   # 每层一个字：路径不到 2300 字节（os.makedirs 自己也是递归的，只能一层层建）
                 folder = folder / "d"
